@@ -1,0 +1,41 @@
+# Two entry points for a fresh machine: `make run` (the examples) and `make test` (the suite).
+# Each creates .venv and installs what it needs first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_DEV := $(VENV)/.installed-dev
+
+.PHONY: run test lint typecheck unit bench docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[all]"
+	touch $@
+
+$(STAMP_DEV): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@ $(STAMP_RUN)
+
+## The main job: every example, on the offline model unless a provider key is set.
+run: $(STAMP_RUN)
+	$(BIN)/python examples/run_all.py
+
+## The whole test suite, with lint and type checks.
+test: $(STAMP_DEV) lint typecheck unit
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check alloy tests examples
+	$(BIN)/ruff format --check alloy tests examples
+
+typecheck: $(STAMP_DEV)
+	$(BIN)/mypy alloy
+
+unit: $(STAMP_DEV)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -1,0 +1,378 @@
+"""``@command``: a function that returns a prompt becomes a typed model call.
+
+The decorator does all checking it can up front — the output type becomes a strict schema, tools
+get their schemas, options are validated — so mistakes surface at import time, not mid-call.
+Each call then resolves settings, renders the prompt, and hands the engine to a driver.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
+
+from typing_extensions import ParamSpec, TypedDict, Unpack
+
+from . import _drivers, _engine
+from ._config import Config, check_options, resolve
+from ._output import OutputType, output_type_for
+from ._tools import Tool, as_tool
+from ._types import Media, Part, Text, Transcript, Usage
+from .errors import ConfigurationError
+from .providers import get_model
+
+if TYPE_CHECKING:
+    from ._model import Model
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+Prompt = Union[str, Media, Sequence[str | Media]]
+
+
+class Options(TypedDict, total=False):
+    """Options accepted by ``@command``, ``with_options``, ``configure`` and ``use_config``."""
+
+    model: str | Model | None
+    temperature: float | None
+    max_tokens: int | None
+    system: str | None
+    retries: int
+    max_tool_turns: int
+    parallel_tools_max: int
+    auto_finalize_missing_output: bool
+    timeout: float | None
+    extra_json: Mapping[str, Any]
+    max_reasks: int
+    output_mode: str
+    tool_errors: str
+    api_key: str | None
+    base_url: str | None
+
+
+@dataclass(frozen=True)
+class Result(Generic[R]):
+    """A call's value with its record: the raw output and the whole transcript."""
+
+    value: R
+    output: str | None
+    transcript: Transcript
+    #: Per parse attempt, what the output type reported (criteria results, fixes), if anything.
+    reports: tuple[Any, ...] = ()
+
+    @property
+    def usage(self) -> Usage:
+        return self.transcript.usage
+
+
+class Command(Generic[P, R]):
+    """A typed model call. Call it like the function it decorates."""
+
+    def __init__(
+        self,
+        fn: Callable[P, Any],
+        *,
+        output: OutputType,
+        options: Mapping[str, Any],
+        tools: tuple[Tool[Any], ...],
+        call_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._fn = fn
+        self._output = output
+        self._options = dict(options)
+        self._call_options = dict(call_options or {})
+        self._tools = tools
+        self._tool_map = {t.name: t for t in tools}
+        self._tool_defs = tuple(t.definition for t in tools)
+        self.last_result: Result[R] | None = None
+        functools.update_wrapper(self, fn)
+        self.__signature__ = inspect.signature(fn)
+
+    # -- introspection --
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """The exact canonical JSON Schema sent for the output (None for text output)."""
+        return self._output.schema
+
+    @property
+    def output_type(self) -> OutputType:
+        return self._output
+
+    @property
+    def tools(self) -> tuple[Tool[Any], ...]:
+        return self._tools
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self._fn, "__qualname__", "command"))
+
+    def __repr__(self) -> str:
+        return f"<alloy command {self.name} -> {self._output.expected}>"
+
+    def with_options(self, **options: Unpack[Options]) -> Command[P, R]:
+        """A copy of this command with per-call options (the highest-precedence layer)."""
+        checked = check_options(options, source=f"{self.name}.with_options()")
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._call_options = {**self._call_options, **checked}
+        clone.last_result = None
+        return clone
+
+    # -- calling --
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.run(*args, **kwargs).value
+
+    async def acall(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Await the call (also spelled ``async_``)."""
+        return (await self.arun(*args, **kwargs)).value
+
+    async_ = acall
+
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
+        """Call and return the value with its record (raw output, transcript, usage)."""
+        if inspect.iscoroutinefunction(self._fn):
+            raise ConfigurationError(
+                f"{self.name} has an async prompt function: await it or use acall()"
+            )
+        plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=False)
+        outcome = _drivers.run_sync(
+            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+        )
+        return self._record(outcome)
+
+    async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
+        """Async twin of :meth:`run`."""
+        plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=False)
+        outcome = await _drivers.run_async(
+            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+        )
+        return self._record(outcome)
+
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
+        """Yield the answer's text as it arrives; tool rounds run in between."""
+        if inspect.iscoroutinefunction(self._fn):
+            raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
+        self._check_streamable()
+        plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=True)
+        return _drivers.stream_sync(
+            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+        )
+
+    async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
+        """Async twin of :meth:`stream`."""
+        self._check_streamable()
+        plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=True)
+        async for chunk in _drivers.stream_async(
+            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+        ):
+            yield chunk
+
+    # -- internals --
+    def _check_streamable(self) -> None:
+        if self._output.schema is not None:
+            raise ConfigurationError(
+                f"{self.name} returns {self._output.expected}; stream() streams text, so use it on "
+                "commands without output= (call the command to get the typed value)"
+            )
+
+    def _plan(self, prompt: tuple[Part, ...], *, stream: bool) -> tuple[_engine.Plan, Model]:
+        config: Config = resolve(self._options, self._call_options)
+        model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
+        plan = _engine.Plan(
+            command=self.name,
+            model=model.name,
+            output=self._output,
+            config=config,
+            prompt=prompt,
+            tools=self._tool_defs,
+            capabilities=model.capabilities,
+            stream=stream,
+        )
+        return plan, model
+
+    def _record(self, outcome: _engine.Outcome) -> Result[R]:
+        result: Result[R] = Result(
+            outcome.value, outcome.raw_output, outcome.transcript, outcome.reports
+        )
+        self.last_result = result
+        return result
+
+    def __alloy_tool__(self) -> Tool[Any]:
+        """This command offered as a tool to another command."""
+        command = self
+
+        if inspect.iscoroutinefunction(self._fn):
+
+            async def call_async(*args: Any, **kwargs: Any) -> Any:
+                return await command.acall(*args, **kwargs)
+
+            target: Callable[..., Any] = call_async
+        else:
+
+            def call_sync(*args: Any, **kwargs: Any) -> Any:
+                return command(*args, **kwargs)
+
+            target = call_sync
+        functools.update_wrapper(target, self._fn)
+        target.__name__ = getattr(self._fn, "__name__", "command")
+        return Tool(target)
+
+
+class AsyncCommand(Command[P, R]):
+    """A command whose prompt function is ``async def``: calling it returns an awaitable."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
+        return self.acall(*args, **kwargs)
+
+
+def render_prompt(prompt: Any) -> tuple[Part, ...]:
+    """A prompt function's return value as message parts: text, and media when given."""
+    if isinstance(prompt, str):
+        return (Text(prompt),)
+    if isinstance(prompt, Media):
+        return (prompt,)
+    if isinstance(prompt, (list, tuple)):
+        parts: list[Part] = []
+        for item in prompt:
+            if isinstance(item, str):
+                parts.append(Text(item))
+            elif isinstance(item, Media):
+                parts.append(item)
+            else:
+                raise ConfigurationError(
+                    f"Prompt items must be str or media, got {type(item).__name__}"
+                )
+        return tuple(parts)
+    raise ConfigurationError(
+        f"A command's function must return the prompt (a str, or a list of str and media), "
+        f"got {type(prompt).__name__}"
+    )
+
+
+async def _prompt_async(fn: Callable[..., Any], args: Any, kwargs: Any) -> tuple[Part, ...]:
+    prompt = fn(*args, **kwargs)
+    if inspect.isawaitable(prompt):
+        prompt = await prompt
+    return render_prompt(prompt)
+
+
+class _Decorator(Generic[T]):
+    """What ``@command(...)`` returns: picks the sync or async command class per function."""
+
+    def __init__(self, output: OutputType, options: Mapping[str, Any]) -> None:
+        self.output = output
+        self.options = options
+
+    @overload
+    def __call__(self, fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, T]: ...
+    @overload
+    def __call__(self, fn: Callable[P, Prompt], /) -> Command[P, T]: ...
+    def __call__(self, fn: Callable[P, Any], /) -> Command[P, T]:
+        return _build(fn, self.output, self.options)
+
+
+def _build(
+    fn: Callable[P, Any], output_type: OutputType, options: Mapping[str, Any]
+) -> Command[P, Any]:
+    if not callable(fn):
+        raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
+    opts = dict(options)
+    raw_tools = opts.pop("tools", None) or ()
+    if isinstance(raw_tools, (str, bytes)) or not isinstance(raw_tools, Sequence):
+        raise ConfigurationError("tools= must be a list of functions, @tool objects or commands")
+    tools = tuple(as_tool(t) for t in raw_tools)
+    names = [t.name for t in tools]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ConfigurationError(f"Duplicate tool names: {sorted(duplicates)}")
+    name = getattr(fn, "__qualname__", repr(fn))
+    checked = check_options(opts, source=f"@command on {name}")
+    cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
+    return cls(fn, output=output_type, options=checked, tools=tools)
+
+
+_MISSING: Any = object()
+
+
+@overload
+def command(fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, str]: ...
+@overload
+def command(fn: Callable[P, Prompt], /) -> Command[P, str]: ...
+@overload
+def command(
+    *, output: type[T], tools: Sequence[Any] | None = None, **options: Unpack[Options]
+) -> _Decorator[T]: ...
+@overload
+def command(
+    *, output: None, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+) -> _Decorator[None]: ...
+@overload
+def command(
+    *, output: Any, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+) -> _Decorator[Any]: ...
+@overload
+def command(
+    *, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+) -> _Decorator[str]: ...
+def command(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    output: Any = _MISSING,
+    tools: Sequence[Any] | None = None,
+    **options: Any,
+) -> Any:
+    """Turn a prompt function into a typed model call.
+
+    ``output`` is the return type (a dataclass, TypedDict, pydantic model, primitive, list,
+    Enum, Literal, Optional or union); leave it out for text, or pass ``None`` for side effects.
+    """
+    has_output = output is not _MISSING
+    # Built here, once, so a bad output type fails where it is written.
+    output_type = output_type_for(output if has_output else None, has_output=has_output)
+    if fn is not None:
+        return _build(fn, output_type, {"tools": tools, **options})
+    return _Decorator(output_type, {"tools": tools, **options})
+
+
+class _Ask:
+    """``ask(prompt, **options)``: a one-off text question, with ``.stream`` and async twins."""
+
+    _base: Command[[str], str] | None = None
+
+    def _command(self, options: Mapping[str, Any]) -> Command[[str], str]:
+        if self._base is None:
+            self._base = _build(_ask_prompt, _TEXT, {})
+        return self._base.with_options(**options) if options else self._base
+
+    def __call__(self, prompt: str, **options: Unpack[Options]) -> str:
+        return self._command(options)(prompt)
+
+    async def acall(self, prompt: str, **options: Unpack[Options]) -> str:
+        return await self._command(options).acall(prompt)
+
+    def stream(self, prompt: str, **options: Unpack[Options]) -> Iterator[str]:
+        return self._command(options).stream(prompt)
+
+    def astream(self, prompt: str, **options: Unpack[Options]) -> AsyncIterator[str]:
+        return self._command(options).astream(prompt)
+
+
+def _ask_prompt(prompt: str) -> str:
+    return prompt
+
+
+_ask_prompt.__name__ = _ask_prompt.__qualname__ = "ask"
+_TEXT = output_type_for(None, has_output=False)
+ask = _Ask()

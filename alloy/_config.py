@@ -1,0 +1,262 @@
+"""Settings resolution: per call > decorator > ``use_config`` > ``configure()`` > env > defaults.
+
+Every option has one name everywhere (decorator keyword, ``configure()`` keyword, and an
+``ALLOY_*`` variable). Values are validated on the way in, so a bad value is a
+ConfigurationError that names where it came from, never a failure deep inside a call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .errors import ConfigurationError
+
+OutputModeOption = Literal["auto", "native", "tool", "prompt"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """The resolved settings for one call."""
+
+    model: Any = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    system: str | None = None
+    retries: int = 2
+    max_tool_turns: int = 10
+    parallel_tools_max: int = 8
+    auto_finalize_missing_output: bool = True
+    timeout: float | None = None
+    extra_json: Mapping[str, Any] = field(default_factory=dict)
+    max_reasks: int = 1
+    output_mode: OutputModeOption = "auto"
+    tool_errors: Literal["report", "raise"] = "report"
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{f.name}={'***' if f.name == 'api_key' and self.api_key else getattr(self, f.name)!r}"
+            for f in fields(self)
+        )
+        return f"Config({shown})"
+
+
+OPTION_NAMES = frozenset(f.name for f in fields(Config))
+
+#: Environment variables per option; the first is the documented name, the rest are aliases.
+ENV_VARS: dict[str, tuple[str, ...]] = {
+    "model": ("ALLOY_MODEL",),
+    "temperature": ("ALLOY_TEMPERATURE",),
+    "max_tokens": ("ALLOY_MAX_TOKENS",),
+    "system": ("ALLOY_SYSTEM", "ALLOY_DEFAULT_SYSTEM"),
+    "retries": ("ALLOY_RETRY", "ALLOY_RETRIES"),
+    "max_tool_turns": ("ALLOY_MAX_TOOL_TURNS",),
+    "parallel_tools_max": ("ALLOY_PARALLEL_TOOLS_MAX",),
+    "auto_finalize_missing_output": ("ALLOY_AUTO_FINALIZE_MISSING_OUTPUT",),
+    "timeout": ("ALLOY_TIMEOUT",),
+    "extra_json": ("ALLOY_EXTRA_JSON",),
+    "max_reasks": ("ALLOY_MAX_REASKS",),
+    "output_mode": ("ALLOY_OUTPUT_MODE",),
+    "tool_errors": ("ALLOY_TOOL_ERRORS",),
+}
+
+_global_overrides: dict[str, Any] = {}
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_context_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_config", default=_EMPTY)
+# Set only by alloy.testing.override_model: tests must be able to beat even decorator options.
+_forced_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_forced_config", default=_EMPTY)
+_env_cache: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+_dotenv_loaded = False
+
+
+def _validator() -> Any:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import typing
+
+        from pydantic import ConfigDict, create_model
+
+        hints = typing.get_type_hints(Config)
+        fields_ = {f.name: (hints[f.name], None) for f in fields(Config)}
+        _VALIDATOR = create_model(  # type: ignore[call-overload]
+            "AlloyOptions",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **fields_,
+        )
+    return _VALIDATOR
+
+
+_VALIDATOR: Any = None
+
+
+def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """Validate a partial set of options; return them coerced. ``source`` names where they came from."""
+    unknown = set(options) - OPTION_NAMES
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown option(s) {sorted(unknown)} in {source}; known options: {sorted(OPTION_NAMES)}"
+        )
+    model = options.get("model")
+    if (
+        model is not None
+        and not isinstance(model, str)
+        and not callable(getattr(model, "request", None))
+    ):
+        raise ConfigurationError(
+            f"Invalid value for option 'model' in {source}: expected a model string such as "
+            f"'openai:gpt-5-mini' or a Model object, got {type(model).__name__}"
+        )
+    from pydantic import ValidationError
+
+    try:
+        validated = _validator().model_validate(dict(options))
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        raise ConfigurationError(
+            f"Invalid value for option {name!r} in {source}: {error['msg']}"
+        ) from None
+    result = {name: getattr(validated, name) for name in options}
+    _check_ranges(result, source)
+    return result
+
+
+def _check_ranges(options: Mapping[str, Any], source: str) -> None:
+    problems = []
+    temperature = options.get("temperature")
+    if temperature is not None and not 0 <= temperature <= 2:
+        problems.append(("temperature", "must be between 0 and 2"))
+    for name in ("max_tokens", "max_tool_turns", "parallel_tools_max"):
+        value = options.get(name)
+        if value is not None and value < 1:
+            problems.append((name, "must be at least 1"))
+    for name in ("retries", "max_reasks"):
+        value = options.get(name)
+        if value is not None and value < 0:
+            problems.append((name, "must not be negative"))
+    timeout = options.get("timeout")
+    if timeout is not None and timeout <= 0:
+        problems.append(("timeout", "must be positive"))
+    if problems:
+        name, why = problems[0]
+        raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")
+
+
+def _env_layer() -> dict[str, Any]:
+    """Options set through ALLOY_* variables (and a .env file), validated, cached per env state."""
+    _load_dotenv_once()
+    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("ALLOY_")))
+    cached = _env_cache.get(snapshot)
+    if cached is not None:
+        return cached
+    env = dict(snapshot)
+    layer: dict[str, Any] = {}
+    for option, names in ENV_VARS.items():
+        name = next((n for n in names if n in env), None)
+        if name is None:
+            continue
+        value = _parse_env(option, name, env[name])
+        if value is not None:
+            layer.update(check_options({option: value}, source=f"environment variable {name}"))
+    _env_cache.clear()
+    _env_cache[snapshot] = layer
+    return layer
+
+
+def _parse_env(option: str, name: str, raw: str) -> Any:
+    if option == "extra_json" and raw.strip():
+        import json
+
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(
+                f"{name} is not valid JSON: {exc.msg} at position {exc.pos}"
+            ) from None
+        if not isinstance(value, dict):
+            raise ConfigurationError(f"{name} must be a JSON object, got {type(value).__name__}")
+        return value
+    if option == "auto_finalize_missing_output" and raw.strip():
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigurationError(
+            f"{name} must be true or false (or 1/0, yes/no, on/off), got {raw!r}"
+        )
+    if not raw.strip():
+        return None
+    if option in ("model", "system", "output_mode", "tool_errors"):
+        return raw.strip() if option != "system" else raw
+    return raw.strip()
+
+
+def _load_dotenv_once() -> None:
+    """Read ``.env`` from the working directory into the environment, never overriding it."""
+    global _dotenv_loaded
+    if _dotenv_loaded:
+        return
+    _dotenv_loaded = True
+    path = os.path.join(os.getcwd(), ".env")
+    if os.path.isfile(path) and not os.environ.get("ALLOY_NO_DOTENV"):
+        from dotenv import load_dotenv
+
+        load_dotenv(path, override=False)
+
+
+def configure(**options: Any) -> None:
+    """Set process-wide defaults (above the environment, below everything else)."""
+    _global_overrides.update(check_options(options, source="configure()"))
+
+
+def reset_configuration() -> None:
+    """Forget everything ``configure()`` set and the cached environment."""
+    global _dotenv_loaded
+    _global_overrides.clear()
+    _env_cache.clear()
+    _dotenv_loaded = False
+
+
+@contextmanager
+def use_config(**options: Any) -> Iterator[None]:
+    """Override options for the code inside the ``with`` block (thread and task local)."""
+    checked = check_options(options, source="use_config()")
+    token = _context_overrides.set({**_context_overrides.get(), **checked})
+    try:
+        yield
+    finally:
+        _context_overrides.reset(token)
+
+
+@contextmanager
+def force_config(**options: Any) -> Iterator[None]:
+    """Like use_config, but above every other layer; meant for tests."""
+    checked = check_options(options, source="override")
+    token = _forced_overrides.set({**_forced_overrides.get(), **checked})
+    try:
+        yield
+    finally:
+        _forced_overrides.reset(token)
+
+
+def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
+    """Merge the layers, lowest first. Layer values are already validated."""
+    merged: dict[str, Any] = {}
+    merged.update(_env_layer())
+    merged.update(_global_overrides)
+    merged.update(_context_overrides.get())
+    merged.update(decorator)
+    merged.update(call)
+    merged.update(_forced_overrides.get())
+    return replace(_DEFAULTS, **merged) if merged else _DEFAULTS
+
+
+_DEFAULTS = Config()

@@ -1,0 +1,246 @@
+"""The only code that blocks, awaits or starts threads: it carries out the engine's effects.
+
+``run_sync`` works without an event loop (so it is safe in notebooks and inside running loops);
+``run_async`` awaits the model and runs tools concurrently. Both step the same engine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._engine import CallModel, Effect, Failed, Outcome, RunTools, Sleep, ToolOutcome
+from ._tools import Tool, error_result, result_content
+from ._types import Done, Response, TextDelta, ToolCall, ToolResult
+from .errors import ProviderError
+
+if TYPE_CHECKING:
+    from ._model import Model
+
+Engine = Generator[Effect, Any, Outcome]
+
+
+# -- tool calls, shared by both drivers ---------------------------------------------------
+
+
+def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:
+    tool = tools.get(call.name)
+    if tool is None:
+        known = ", ".join(sorted(tools)) or "none"
+        message = f"Error: no tool named {call.name!r}; available tools: {known}"
+        return ToolOutcome(
+            ToolResult(call.id, call.name, message, is_error=True), LookupError(message)
+        )
+    return tool
+
+
+def _finish(tool: Tool[Any], call: ToolCall, value: Any) -> ToolOutcome:
+    try:
+        tool.check_result(value)
+        return ToolOutcome(ToolResult(call.id, call.name, result_content(value)))
+    except Exception as exc:
+        return ToolOutcome(error_result(call, exc), exc)
+
+
+def _run_tool_sync(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcome:
+    prepared = _prepare(tools, call)
+    if isinstance(prepared, ToolOutcome):
+        return prepared
+    try:
+        bound = prepared.bind(call)
+        value = prepared.fn(*bound.args, **bound.kwargs)
+        if inspect.isawaitable(value):
+            import asyncio
+
+            value = asyncio.run(_await(value))
+    except Exception as exc:
+        return ToolOutcome(error_result(call, exc), exc)
+    return _finish(prepared, call, value)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def run_tools_sync(
+    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
+) -> list[ToolOutcome]:
+    """Run tool calls; several at once on a thread pool bounded by ``limit``."""
+    if len(calls) == 1 or limit <= 1:
+        return [_run_tool_sync(tools, call) for call in calls]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(
+        max_workers=min(limit, len(calls)), thread_name_prefix="alloy-tool"
+    ) as pool:
+        return list(pool.map(lambda call: _run_tool_sync(tools, call), calls))
+
+
+async def _run_tool_async(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcome:
+    import asyncio
+
+    prepared = _prepare(tools, call)
+    if isinstance(prepared, ToolOutcome):
+        return prepared
+    try:
+        bound = prepared.bind(call)
+        if prepared.is_async:
+            value = await prepared.fn(*bound.args, **bound.kwargs)
+        else:
+            value = await asyncio.to_thread(prepared.fn, *bound.args, **bound.kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+    except Exception as exc:
+        return ToolOutcome(error_result(call, exc), exc)
+    return _finish(prepared, call, value)
+
+
+async def run_tools_async(
+    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
+) -> list[ToolOutcome]:
+    """Run tool calls concurrently, at most ``limit`` at a time."""
+    import asyncio
+
+    if len(calls) == 1:
+        return [await _run_tool_async(tools, calls[0])]
+    gate = asyncio.Semaphore(max(1, limit))
+
+    async def one(call: ToolCall) -> ToolOutcome:
+        async with gate:
+            return await _run_tool_async(tools, call)
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
+# -- model calls --------------------------------------------------------------------------
+
+
+def _call_sync(model: Model, effect: CallModel) -> Response | Failed:
+    try:
+        return model.request(effect.request)
+    except ProviderError as error:
+        return Failed(error)
+
+
+async def _call_async(model: Model, effect: CallModel) -> Response | Failed:
+    try:
+        return await model.arequest(effect.request)
+    except ProviderError as error:
+        return Failed(error)
+
+
+# -- drivers ------------------------------------------------------------------------------
+
+
+def run_sync(
+    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+) -> Outcome:
+    """Step the engine to completion, blocking."""
+    send: Any = None
+    try:
+        while True:
+            effect = engine.send(send)
+            if isinstance(effect, CallModel):
+                send = _call_sync(model, effect)
+            elif isinstance(effect, RunTools):
+                send = run_tools_sync(tools, effect.calls, parallel)
+            elif isinstance(effect, Sleep):
+                time.sleep(effect.seconds)
+                send = None
+            else:  # pragma: no cover - the Effect union is closed
+                raise TypeError(f"unknown effect {effect!r}")
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
+
+
+async def run_async(
+    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+) -> Outcome:
+    """Step the engine to completion on the running event loop."""
+    import asyncio
+
+    send: Any = None
+    try:
+        while True:
+            effect = engine.send(send)
+            if isinstance(effect, CallModel):
+                send = await _call_async(model, effect)
+            elif isinstance(effect, RunTools):
+                send = await run_tools_async(tools, effect.calls, parallel)
+            elif isinstance(effect, Sleep):
+                await asyncio.sleep(effect.seconds)
+                send = None
+            else:  # pragma: no cover - the Effect union is closed
+                raise TypeError(f"unknown effect {effect!r}")
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
+
+
+def stream_sync(
+    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+) -> Iterator[str]:
+    """Run the engine, yielding text deltas as they arrive (tool rounds included)."""
+    send: Any = None
+    try:
+        while True:
+            effect = engine.send(send)
+            if isinstance(effect, CallModel):
+                send = yield from _stream_call_sync(model, effect)
+            elif isinstance(effect, RunTools):
+                send = run_tools_sync(tools, effect.calls, parallel)
+            elif isinstance(effect, Sleep):
+                time.sleep(effect.seconds)
+                send = None
+    except StopIteration:
+        return
+
+
+def _stream_call_sync(model: Model, effect: CallModel) -> Generator[str, None, Response | Failed]:
+    try:
+        for event in model.stream(effect.request):
+            if isinstance(event, TextDelta):
+                if event.text:
+                    yield event.text
+            elif isinstance(event, Done):
+                return event.response
+        raise RuntimeError(f"stream from {model.name} ended without a final response")
+    except ProviderError as error:
+        return Failed(error)
+
+
+async def stream_async(
+    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+) -> AsyncIterator[str]:
+    """Async twin of :func:`stream_sync`."""
+    import asyncio
+
+    send: Any = None
+    try:
+        while True:
+            effect = engine.send(send)
+            if isinstance(effect, CallModel):
+                send = None
+                try:
+                    async for event in model.astream(effect.request):
+                        if isinstance(event, TextDelta):
+                            if event.text:
+                                yield event.text
+                        elif isinstance(event, Done):
+                            send = event.response
+                    if send is None:
+                        raise RuntimeError(
+                            f"stream from {model.name} ended without a final response"
+                        )
+                except ProviderError as error:
+                    send = Failed(error)
+            elif isinstance(effect, RunTools):
+                send = await run_tools_async(tools, effect.calls, parallel)
+            elif isinstance(effect, Sleep):
+                await asyncio.sleep(effect.seconds)
+                send = None
+    except StopIteration:
+        return

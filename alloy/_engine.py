@@ -1,0 +1,366 @@
+"""The run loop of a command, as a sans-IO generator.
+
+The engine never calls a model, runs a tool or sleeps. It *yields effects* (``CallModel``,
+``RunTools``, ``Sleep``, ``Emit``) and receives their results; the sync and async drivers carry
+the effects out. So there is one copy of the loop logic — tool rounds, the finalize turn, re-asks,
+retries of transient failures — and it can be tested by pushing responses in and looking at the
+next effect, with no model and no event loop (the shape of httpx's auth flow and of h11).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ._config import Config
+from ._extract import extract_json
+from ._output import InvalidOutput, NoOutput, OutputType, Parsed
+from ._types import (
+    Capabilities,
+    Message,
+    ModelSettings,
+    ModelTurn,
+    OutputMode,
+    OutputSpec,
+    Part,
+    Request,
+    Response,
+    RetryPrompt,
+    Text,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    Transcript,
+    Usage,
+    UserTurn,
+)
+from .errors import (
+    CommandError,
+    ConfigurationError,
+    ContentFilteredError,
+    EmptyOutputError,
+    ParseError,
+    ProviderError,
+    RefusalError,
+    ToolError,
+    ToolLoopLimitExceeded,
+    TruncatedOutputError,
+    snippet,
+)
+
+FINALIZE_PROMPT = (
+    "The tool calls are complete. Using their results, give your final answer now, "
+    "without calling any more tools."
+)
+FINALIZE_SCHEMA_PROMPT = FINALIZE_PROMPT + " Answer with JSON that matches the required schema."
+REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
+PROMPT_MODE_INSTRUCTIONS = (
+    "Answer with a single JSON value and nothing else. It must match this JSON Schema:\n{schema}"
+)
+
+# -- effects ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """Send this request to the model; the driver sends back a Response or a ``Failed``."""
+
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run these tool calls; the driver sends back one ``ToolOutcome`` per call, in order."""
+
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """Wait before retrying a transient failure."""
+
+    seconds: float
+
+
+Effect = Union[CallModel, RunTools, Sleep]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A model call failed with a (mapped) provider error."""
+
+    error: ProviderError
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool call's result, plus the exception when the tool failed."""
+
+    result: ToolResult
+    error: BaseException | None = None
+
+
+# -- the plan of one call -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the engine needs for one call, resolved by the command before it starts."""
+
+    command: str
+    model: str
+    output: OutputType
+    config: Config
+    prompt: tuple[Part, ...]
+    tools: tuple[ToolDefinition, ...] = ()
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a successful call returns: the value and the whole transcript."""
+
+    value: Any
+    transcript: Transcript
+    raw_output: str | None
+    reports: tuple[Any, ...] = ()
+
+
+def resolve_mode(plan: Plan) -> OutputMode | None:
+    """The output mode for this call; explicit choices the model can't honour are errors."""
+    if plan.output.schema is None:
+        return None
+    requested = plan.config.output_mode
+    caps = plan.capabilities
+    if requested == "auto":
+        return caps.default_output_mode()
+    if requested == "native" and not caps.native_schema:
+        raise ConfigurationError(
+            f"Model {plan.model!r} has no native structured output; use output_mode='tool' or 'prompt'"
+        )
+    if requested == "tool" and not caps.tools:
+        raise ConfigurationError(
+            f"Model {plan.model!r} cannot call tools; use output_mode='prompt'"
+        )
+    return requested
+
+
+def run(plan: Plan) -> Generator[Effect, Any, Outcome]:
+    """Drive one command call to a value or a CommandError."""
+    return _Run(plan).loop()
+
+
+class _Run:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.config = plan.config
+        self.mode = resolve_mode(plan)
+        self.messages: list[Message] = [UserTurn(plan.prompt)]
+        self.usage = Usage()
+        self.attempts = 0
+        self.reports: list[Any] = []
+        self.tools = plan.tools
+        self.output_spec = self._output_spec()
+        self.system = self._system()
+        self.settings = ModelSettings(
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens,
+            timeout=self.config.timeout,
+            extra=dict(self.config.extra_json),
+        )
+
+    # -- request building --
+    def _output_spec(self) -> OutputSpec | None:
+        schema = self.plan.output.schema
+        if schema is None or self.mode is None:
+            return None
+        return OutputSpec(
+            name=self.plan.output.name,
+            schema=schema,
+            mode=self.mode,
+            instructions=self.plan.output.instructions,
+        )
+
+    def _system(self) -> str | None:
+        extra = []
+        if self.mode == "prompt" and self.plan.output.schema is not None:
+            import json
+
+            extra.append(
+                PROMPT_MODE_INSTRUCTIONS.format(schema=json.dumps(self.plan.output.schema))
+            )
+        if self.plan.output.instructions:
+            extra.append(self.plan.output.instructions)
+        parts = [p for p in (self.config.system, *extra) if p]
+        return "\n\n".join(parts) if parts else None
+
+    def request(self, *, tools: bool) -> Request:
+        return Request(
+            model=self.plan.model,
+            messages=tuple(self.messages),
+            system=self.system,
+            tools=self.tools if tools else (),
+            output=self.output_spec,
+            settings=self.settings,
+            stream=self.plan.stream,
+        )
+
+    # -- errors with context --
+    def transcript(self) -> Transcript:
+        return Transcript(tuple(self.messages), self.usage, self.attempts)
+
+    def attach(self, error: CommandError, output: str | None = None) -> CommandError:
+        """Give an error raised below the engine the call's context."""
+        error.command = error.command or self.plan.command
+        error.expected = error.expected or self.plan.output.expected
+        error.output = error.output if error.output is not None else output
+        error.transcript = self.transcript()
+        return error
+
+    def error(
+        self, cls: type[CommandError], message: str, output: str | None = None, **extra: Any
+    ) -> CommandError:
+        return cls(
+            message,
+            command=self.plan.command,
+            expected=self.plan.output.expected,
+            output=output,
+            transcript=self.transcript(),
+            **extra,
+        )
+
+    # -- the loop --
+    def loop(self) -> Generator[Effect, Any, Outcome]:
+        tool_turns = 0
+        reasks = 0
+        finalizing = False
+        while True:
+            response = yield from self.call_model(self.request(tools=not finalizing))
+            self.messages.append(ModelTurn(response.parts))
+            self.check_finish(response)
+
+            calls, final = self.split(response)
+            if calls and final is None:
+                if finalizing:
+                    raise self.error(
+                        EmptyOutputError,
+                        "Model requested tools during the finalize turn, which offers none",
+                    )
+                if tool_turns >= self.config.max_tool_turns:
+                    raise self.error(
+                        ToolLoopLimitExceeded,
+                        f"Model still requested tools after {tool_turns} tool turns (max_tool_turns={self.config.max_tool_turns})",
+                    )
+                tool_turns += 1
+                outcomes: Sequence[ToolOutcome] = yield RunTools(calls)
+                self.messages.append(UserTurn(tuple(o.result for o in outcomes)))
+                self.raise_for_tool_errors(outcomes)
+                continue
+
+            text = final if final is not None else response.text
+            if isinstance(self.plan.output, NoOutput):
+                return Outcome(None, self.transcript(), text)
+            if not text.strip():
+                if tool_turns and self.config.auto_finalize_missing_output and not finalizing:
+                    finalizing = True
+                    prompt = (
+                        FINALIZE_PROMPT
+                        if self.plan.output.schema is None
+                        else FINALIZE_SCHEMA_PROMPT
+                    )
+                    self.messages.append(UserTurn((Text(prompt),)))
+                    continue
+                raise self.error(
+                    EmptyOutputError,
+                    f"Model produced no final output (expected {self.plan.output.expected})",
+                    output=text,
+                )
+            try:
+                candidate = extract_json(text) if self.mode == "prompt" else text
+                value = self.plan.output.parse(candidate)
+            except InvalidOutput as invalid:
+                self.reports.append(getattr(invalid, "report", None))
+                if reasks < self.config.max_reasks:
+                    reasks += 1
+                    self.messages.append(UserTurn((RetryPrompt(invalid.feedback),)))
+                    continue
+                raise self.error(
+                    ParseError, f"{invalid.summary}: {snippet(text)}", output=text
+                ) from invalid
+            except CommandError as error:
+                raise self.attach(error, output=text) from error.__cause__
+            if isinstance(value, Parsed):
+                self.reports.append(value.report)
+                value = value.value
+            return Outcome(value, self.transcript(), text, tuple(self.reports))
+
+    def call_model(self, request: Request) -> Generator[Effect, Any, Response]:
+        retried = 0
+        while True:
+            self.attempts += 1
+            result = yield CallModel(request)
+            if isinstance(result, Failed):
+                error = result.error
+                if error.transient and retried < self.config.retries:
+                    yield Sleep(backoff(retried, error.retry_after))
+                    retried += 1
+                    continue
+                raise self.attach(error)
+            self.usage = self.usage + result.usage
+            return result
+
+    def check_finish(self, response: Response) -> None:
+        reason = response.finish_reason
+        if reason == "length":
+            raise self.error(
+                TruncatedOutputError,
+                "Model output was cut off by the token limit (max_tokens); not re-asked. "
+                f"Raise max_tokens. Partial output: {snippet(response.text)}",
+                output=response.text,
+            )
+        if reason == "refusal":
+            why = response.refusal or response.text
+            raise self.error(RefusalError, f"Model refused: {snippet(why)}", output=why)
+        if reason == "content_filter":
+            raise self.error(
+                ContentFilteredError,
+                "Output stopped by the provider's content filter",
+                output=response.text,
+            )
+
+    def split(self, response: Response) -> tuple[tuple[ToolCall, ...], str | None]:
+        """Tool calls to run, and the final answer when it came as the forced output tool."""
+        calls = response.tool_calls
+        if self.mode == "tool" and self.output_spec is not None:
+            for call in calls:
+                if call.name == self.output_spec.name:
+                    import json
+
+                    return (), call.raw_args if call.raw_args is not None else json.dumps(
+                        dict(call.args)
+                    )
+        return calls, None
+
+    def raise_for_tool_errors(self, outcomes: Sequence[ToolOutcome]) -> None:
+        if self.config.tool_errors != "raise":
+            return
+        for outcome in outcomes:
+            if outcome.error is not None:
+                raise self.error(
+                    ToolError,
+                    f"Tool {outcome.result.name!r} failed: {outcome.result.content}",
+                    tool=outcome.result.name,
+                ) from outcome.error
+
+
+def backoff(
+    attempt: int, retry_after: float | None, *, base: float = 0.5, cap: float = 8.0
+) -> float:
+    """Exponential backoff with full jitter; the provider's ``retry-after`` wins when given."""
+    if retry_after is not None and retry_after >= 0:
+        return min(retry_after, 60.0)
+    ceiling = min(cap, base * 2**attempt)
+    return ceiling / 2 + random.random() * ceiling / 2

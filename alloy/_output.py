@@ -1,0 +1,200 @@
+"""Output types: the Python type a command returns, its strict JSON Schema, and the parser.
+
+One machinery, pydantic's ``TypeAdapter``, builds the schema and validates the reply for every
+supported type, so what is promised to the provider and what is checked locally never drift.
+Schemas are built once, when the command is decorated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ._schema import is_object_root, strict_schema, wrap_value
+from .errors import ConfigurationError
+
+
+class InvalidOutput(Exception):
+    """The reply could not become the expected value. ``feedback`` is written for the model."""
+
+    def __init__(self, summary: str, feedback: str) -> None:
+        super().__init__(summary)
+        self.summary = summary
+        self.feedback = feedback
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parse result with a report attached (criteria results, fixes); the engine unwraps it."""
+
+    value: Any
+    report: Any = None
+
+
+@runtime_checkable
+class OutputType(Protocol):
+    """What the engine needs from an output type."""
+
+    #: Human-readable name of the expected type, used in errors.
+    expected: str
+    #: Canonical strict JSON Schema sent to the provider, or None for free text.
+    schema: dict[str, Any] | None
+    #: Schema name for providers that want one.
+    name: str
+    #: Text appended to the prompt when the schema cannot be enforced natively.
+    instructions: str | None
+
+    def parse(self, text: str) -> Any:
+        """Turn the model's final text into the value (or a ``Parsed``), or raise InvalidOutput.
+
+        Raising a CommandError subclass ends the call at once; the engine attaches the transcript.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class TextOutput:
+    """The default: the model's final text, as it is."""
+
+    expected: str = "str"
+    schema: None = None
+    name: str = "text"
+    instructions: None = None
+
+    def parse(self, text: str) -> str:
+        return text
+
+
+@dataclass(frozen=True)
+class NoOutput:
+    """``output=None``: the call is made for its side effects and returns None."""
+
+    expected: str = "None"
+    schema: None = None
+    name: str = "none"
+    instructions: None = None
+
+    def parse(self, text: str) -> None:
+        return None
+
+
+class JsonOutput:
+    """A Python type enforced through a strict JSON Schema and validated strictly by pydantic."""
+
+    def __init__(self, tp: Any) -> None:
+        from pydantic import TypeAdapter, create_model
+        from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+        self.type = tp
+        self.expected = type_name(tp)
+        try:
+            raw = TypeAdapter(tp).json_schema()
+        except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
+            raise ConfigurationError(
+                f"Output type {self.expected} has no JSON Schema: {exc}. Use a dataclass, TypedDict, "
+                "pydantic model, primitive, list, Enum, Literal or a union of those."
+            ) from exc
+        self.wrapped = not is_object_root(raw)
+        if self.wrapped:
+            self._validator: Any = TypeAdapter(create_model("Value", value=(tp, ...)))
+            schema = wrap_value(raw)
+        else:
+            self._validator = TypeAdapter(tp)
+            schema = _inline_root_ref(raw)
+        self.schema: dict[str, Any] = strict_schema(schema, type_name=self.expected)
+        self.name = _schema_name(self.expected)
+        self.instructions: str | None = None
+
+    def parse(self, text: str) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            value = self._validator.validate_json(text, strict=True)
+        except ValidationError as exc:
+            candidate = _unfence(text)
+            if candidate is not None and candidate != text:
+                return self.parse(candidate)
+            raise InvalidOutput(_summary(exc, self.expected), _feedback(exc, self.wrapped)) from exc
+        return value.value if self.wrapped else value
+
+    def __repr__(self) -> str:
+        return f"JsonOutput({self.expected})"
+
+
+def output_type_for(output: Any, *, has_output: bool) -> OutputType:
+    """Pick the output machinery for a decorator's ``output=`` argument."""
+    if not has_output:
+        return TextOutput()
+    if output is None or output is type(None):
+        return NoOutput()
+    if not isinstance(output, type) and isinstance(output, OutputType):
+        return output
+    return JsonOutput(output)
+
+
+def type_name(tp: Any) -> str:
+    """A readable name for a type, as a user would write it."""
+    if isinstance(tp, type) and not getattr(tp, "__args__", None):
+        return tp.__qualname__
+    return re.sub(r"\b(typing|typing_extensions|builtins)\.", "", repr(tp)).replace("__main__.", "")
+
+
+def _schema_name(expected: str) -> str:
+    # OpenAI: a-zA-Z0-9_- and at most 64 characters.
+    name = re.sub(r"[^a-zA-Z0-9_-]+", "_", expected).strip("_") or "output"
+    return name[:64]
+
+
+def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace a root ``$ref`` with its target: providers want ``type: object`` at the root."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str):
+        return schema
+    defs = dict(schema.get("$defs", {}))
+    target = dict(defs[ref.removeprefix("#/$defs/")])
+    rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs")}
+    return {**target, **rest, "$defs": defs}
+
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+def _unfence(text: str) -> str | None:
+    """The body of a reply wrapped whole in a code fence, which some models add even in JSON mode."""
+    match = _FENCE.match(text)
+    return match.group(1) if match else None
+
+
+def _location(loc: tuple[int | str, ...], wrapped: bool) -> str:
+    parts = list(loc[1:] if wrapped and loc and loc[0] == "value" else loc)
+    if not parts:
+        return "the answer"
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _summary(exc: Any, expected: str) -> str:
+    first = exc.errors(include_url=False)[0]
+    return f"Failed to parse model output as {expected}: {first['msg']}"
+
+
+def _feedback(exc: Any, wrapped: bool) -> str:
+    """One line per validation error, naming the field, the value and what was wrong."""
+    lines = []
+    for error in exc.errors(include_url=False)[:20]:
+        if error["type"] == "json_invalid":
+            lines.append(f"- the reply is not valid JSON ({error['msg']})")
+            continue
+        where = _location(tuple(error["loc"]), wrapped)
+        value = error.get("input")
+        shown = json.dumps(value, default=str)[:80] if not isinstance(value, Mapping) else "{…}"
+        if error["type"] == "missing":
+            lines.append(f"- {where}: field required but missing")
+        else:
+            lines.append(f"- {where}: {error['msg']} (got {shown})")
+    return "\n".join(lines)

@@ -1,0 +1,285 @@
+"""``@tool``: Python functions the model may call, with schemas, validation and contracts.
+
+The parameter schema comes from ``typing.get_type_hints`` (so ``from __future__ import
+annotations`` works) and the docstring. Arguments are validated before the function runs, and
+every failure (bad arguments, a broken contract, an exception) becomes a tool result the model
+can read and react to, rather than an exception that ends the call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+from ._types import ToolCall, ToolDefinition, ToolResult
+from .errors import ConfigurationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+_CONTRACTS_ATTR = "__alloy_contracts__"
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A ``require`` (checked on the arguments) or ``ensure`` (checked on the result)."""
+
+    kind: typing.Literal["require", "ensure"]
+    predicate: Callable[[Any], bool]
+    message: str
+
+
+class ContractViolation(Exception):
+    """A contract did not hold; reported to the model as a tool error."""
+
+
+def require(predicate: Callable[[inspect.BoundArguments], bool], message: str) -> Callable[[F], F]:
+    """Precondition on a tool's arguments; ``predicate`` receives the ``BoundArguments``."""
+    return _add_contract(Contract("require", predicate, message))
+
+
+def ensure(predicate: Callable[[Any], bool], message: str) -> Callable[[F], F]:
+    """Postcondition on a tool's result; ``predicate`` receives the return value."""
+    return _add_contract(Contract("ensure", predicate, message))
+
+
+def _add_contract(contract: Contract) -> Callable[[F], F]:
+    def decorate(fn: F) -> F:
+        if isinstance(fn, Tool):
+            fn.contracts = (*fn.contracts, contract)
+            return fn  # type: ignore[return-value]
+        existing = getattr(fn, _CONTRACTS_ATTR, ())
+        try:
+            setattr(fn, _CONTRACTS_ATTR, (*existing, contract))
+        except AttributeError as exc:
+            raise ConfigurationError(f"Cannot attach a contract to {fn!r}") from exc
+        return fn
+
+    return decorate
+
+
+class Tool(Generic[R]):
+    """A function offered to the model. Calling the Tool calls the function unchanged."""
+
+    def __init__(
+        self, fn: Callable[..., R], *, name: str | None = None, description: str | None = None
+    ) -> None:
+        if not callable(fn):
+            raise ConfigurationError(f"@tool needs a function, got {fn!r}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "tool")
+        if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
+            raise ConfigurationError(
+                f"Tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (provider rule)"
+            )
+        self.signature = inspect.signature(fn)
+        doc = inspect.getdoc(fn) or ""
+        summary, param_docs = _parse_docstring(doc)
+        self.description = description or summary or self.name
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
+        self.contracts: tuple[Contract, ...] = tuple(getattr(fn, _CONTRACTS_ATTR, ()))
+        self._validator, self.definition = _build_schema(
+            fn, self.name, self.description, self.signature, param_docs
+        )
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<alloy tool {self.name}>"
+
+    # -- running a call from the model ---------------------------------------------------
+    def bind(self, call: ToolCall) -> inspect.BoundArguments:
+        """Validate the model's arguments and check preconditions; raise ToolInputError."""
+        from pydantic import ValidationError
+
+        if call.raw_args is not None and not call.args:
+            raise ToolInputError(f"arguments are not valid JSON: {call.raw_args[:200]!r}")
+        try:
+            validated = self._validator.model_validate(dict(call.args))
+        except ValidationError as exc:
+            raise ToolInputError(_describe_validation(exc)) from None
+        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+        bound = self.signature.bind(**kwargs)
+        for contract in self.contracts:
+            if contract.kind == "require" and not contract.predicate(bound):
+                raise ContractViolation(f"precondition failed: {contract.message}")
+        return bound
+
+    def check_result(self, result: Any) -> None:
+        for contract in self.contracts:
+            if contract.kind == "ensure" and not contract.predicate(result):
+                raise ContractViolation(f"postcondition failed: {contract.message}")
+
+
+class ToolInputError(Exception):
+    """The model sent arguments that do not fit the tool's signature."""
+
+
+@overload
+def tool(fn: Callable[..., R], /) -> Tool[R]: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., R]], Tool[R]]: ...
+def tool(
+    fn: Callable[..., R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool[R] | Callable[[Callable[..., R]], Tool[R]]:
+    """Make a function available to commands as a tool (``@tool`` or ``@tool(name=...)``)."""
+    if fn is not None:
+        return Tool(fn)
+    return lambda f: Tool(f, name=name, description=description)
+
+
+def as_tool(obj: Any) -> Tool[Any]:
+    """Accept a Tool, a plain function, or a Command as an entry of ``tools=``."""
+    if isinstance(obj, Tool):
+        return obj
+    as_tool_method = getattr(obj, "__alloy_tool__", None)
+    if as_tool_method is not None:
+        return typing.cast("Tool[Any]", as_tool_method())
+    if callable(obj):
+        return Tool(obj)
+    raise ConfigurationError(
+        f"tools= entries must be functions, @tool objects or commands, got {obj!r}"
+    )
+
+
+def result_content(value: Any) -> str:
+    """Serialize a tool's return value for the model: strings as they are, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    from pydantic_core import to_json
+
+    try:
+        return to_json(value).decode()
+    except Exception:
+        return json.dumps(str(value))
+
+
+def error_result(call: ToolCall, error: BaseException) -> ToolResult:
+    """A tool failure as the model sees it: the error type and message."""
+    if isinstance(error, (ToolInputError, ContractViolation)):
+        text = f"Error: {error}"
+    else:
+        text = f"Error: {type(error).__name__}: {error}"
+    return ToolResult(call.id, call.name, text, is_error=True)
+
+
+def _build_schema(
+    fn: Callable[..., Any],
+    name: str,
+    description: str,
+    signature: inspect.Signature,
+    param_docs: Mapping[str, str],
+) -> tuple[Any, ToolDefinition]:
+    from pydantic import ConfigDict, Field, create_model
+
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise ConfigurationError(f"Cannot read the type hints of tool {name!r}: {exc}") from exc
+    field_defs: dict[str, Any] = {}
+    all_required = True
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ConfigurationError(
+                f"Tool {name!r}: *args and **kwargs cannot be described to a model"
+            )
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        all_required &= default is ...
+        field_defs[param.name] = (
+            annotation,
+            Field(default, description=param_docs.get(param.name)),
+        )
+    try:
+        model = create_model(  # type: ignore[call-overload]
+            f"{name}_args",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **field_defs,
+        )
+        schema = model.model_json_schema()
+    except Exception as exc:
+        raise ConfigurationError(
+            f"Tool {name!r} has a parameter type with no JSON Schema: {exc}"
+        ) from exc
+    from ._schema import strict_schema
+
+    schema.pop("title", None)
+    try:
+        strict = strict_schema(schema, type_name=f"tool {name!r} parameters")
+        if not all_required:
+            strict["required"] = [p for p, (_, f) in field_defs.items() if f.is_required()]
+        parameters, is_strict = strict, all_required
+    except ConfigurationError:
+        parameters, is_strict = _loose(schema), False
+    return model, ToolDefinition(name, description, parameters, strict=is_strict)
+
+
+def _loose(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema that cannot be strict (e.g. a dict parameter) is still offered, without ``strict``."""
+    return {k: v for k, v in schema.items() if k != "title"}
+
+
+def _describe_validation(exc: Any) -> str:
+    parts = []
+    for error in exc.errors(include_url=False)[:10]:
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters|Params):\s*$", re.IGNORECASE)
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary paragraph and Google-style ``Args:`` descriptions (``:param x:`` too)."""
+    lines = doc.splitlines()
+    params: dict[str, str] = {}
+    summary_lines: list[str] = []
+    in_args = False
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        sphinx = re.match(r"^:param\s+(?:\w+\s+)?(\w+):\s*(.*)$", stripped)
+        if sphinx:
+            params[sphinx.group(1)] = sphinx.group(2)
+            continue
+        if _ARGS_HEADER.match(stripped):
+            in_args = True
+            continue
+        if in_args:
+            if not stripped:
+                current = None
+                continue
+            if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):", stripped):
+                in_args = False
+                continue
+            match = _ARG_LINE.match(line)
+            if match and (line.startswith(("    ", "\t")) or current is None):
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(3).strip()
+            elif current:
+                params[current] = f"{params[current]} {stripped}".strip()
+            continue
+        if stripped.startswith(":"):
+            continue
+        summary_lines.append(line)
+    summary = "\n".join(summary_lines).strip()
+    return summary, params

@@ -1,0 +1,246 @@
+"""The normalized types every layer speaks: requests, messages and their parts, responses.
+
+Adapters translate these to and from one provider's wire format; the engine reasons only in
+these. They are frozen so a transcript can be shared, compared and replayed safely.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
+OutputMode = Literal["native", "tool", "prompt"]
+MediaKind = Literal["image", "pdf"]
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Plain text, from the user or the model."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """An image or document sent with a prompt: inline bytes (base64 in ``data``) or a URL."""
+
+    kind: MediaKind
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The model asks for a tool to run. ``args`` is parsed; ``raw_args`` keeps unparsable text."""
+
+    id: str
+    name: str
+    args: Mapping[str, Any]
+    raw_args: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of a tool call, sent back to the model."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPrompt:
+    """A re-ask: tells the model what was wrong with its last answer."""
+
+    errors: str
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """Provider data that must be sent back untouched (reasoning items, thought signatures)."""
+
+    provider: str
+    payload: Any
+
+
+Part = Union[Text, Media, ToolCall, ToolResult, RetryPrompt, Opaque]
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """What alloy says to the model: the prompt, tool results, re-asks."""
+
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """What the model said."""
+
+    parts: tuple[Part, ...]
+
+
+Message = Union[UserTurn, ModelTurn]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as offered to the model. ``strict`` means the schema meets strict-mode rules."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """The structured output requested: canonical strict schema, its name and how to enforce it."""
+
+    name: str
+    schema: Mapping[str, Any]
+    mode: OutputMode = "native"
+    strict: bool = True
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Sampling and transport settings that reach the wire."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One model request, independent of any provider."""
+
+    model: str
+    messages: tuple[Message, ...]
+    system: str | None = None
+    tools: tuple[ToolDefinition, ...] = ()
+    output: OutputSpec | None = None
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    stream: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts, normalized across providers and summable over turns."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One model reply, normalized."""
+
+    parts: tuple[Part, ...]
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: FinishReason = "stop"
+    model: str | None = None
+    request_id: str | None = None
+    refusal: str | None = None
+    provider_details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """All text parts joined: the final answer when there are no tool calls."""
+        return "".join(part.text for part in self.parts if isinstance(part, Text))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(part for part in self.parts if isinstance(part, ToolCall))
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of streamed text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a streamed tool call; ``index`` groups the pieces of one call."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    args_delta: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The stream ended; ``response`` is the whole reply."""
+
+    response: Response
+
+
+StreamEvent = Union[TextDelta, ToolCallDelta, Done]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a provider and model can do; output mode and schema dialect are chosen from it."""
+
+    native_schema: bool = True
+    tools: bool = True
+    strict_tools: bool = False
+    streaming: bool = True
+    streaming_tools: bool = True
+    media: bool = False
+    dialect: str = "openai"
+
+    def default_output_mode(self) -> OutputMode:
+        if self.native_schema:
+            return "native"
+        if self.tools:
+            return "tool"
+        return "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """A call's whole conversation, total usage, and how many model requests were made."""
+
+    messages: tuple[Message, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+
+    @property
+    def last_output(self) -> str | None:
+        for message in reversed(self.messages):
+            if isinstance(message, ModelTurn):
+                return "".join(p.text for p in message.parts if isinstance(p, Text))
+        return None
+
+
+def dump_args(args: Mapping[str, Any]) -> str:
+    """Tool-call arguments as compact JSON, the form most wire formats expect."""
+    return json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str)

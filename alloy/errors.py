@@ -1,0 +1,255 @@
+"""Every exception alloy raises, in one tree with one root.
+
+::
+
+    AlloyError
+    ├── ConfigurationError          the caller's mistake; raised eagerly, never retried
+    └── CommandError                a call failed; carries command, expected type, output snippet,
+        │                           transcript, attempts and usage
+        ├── ProviderError           the provider or the network failed (mapped once, in the adapter)
+        │   ├── AuthenticationError     401/403: bad or missing key
+        │   ├── RateLimitError          429; ``retry_after`` in seconds when the provider said
+        │   ├── ProviderTimeoutError    the request timed out
+        │   ├── ProviderConnectionError the connection failed or dropped
+        │   ├── BadRequestError         400-class rejection of the request
+        │   │   └── SchemaRejectedError the provider refused the output or tool schema
+        │   └── ServerError             5xx / overloaded
+        ├── OutputError             the model answered, but unusably
+        │   ├── ParseError              not parsable or not valid for the expected type
+        │   ├── EmptyOutputError        no final output at all
+        │   ├── TruncatedOutputError    cut off by the token limit (never re-asked)
+        │   ├── RefusalError            the model refused
+        │   └── ContentFilteredError    the provider's content filter stopped the output
+        ├── ToolError               a tool failed and the command was set to raise
+        ├── ToolLoopLimitExceeded   the model kept calling tools past ``max_tool_turns``
+        ├── CriterionFailed         a quality criterion with ``on_fail="exception"`` failed
+        ├── BudgetExceeded          the call's token budget was spent
+        └── RailBlocked             an input, output or tool rail refused
+
+No API key ever appears in a message, repr or attribute of these errors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._types import Transcript, Usage
+
+__all__ = [
+    "AlloyError",
+    "AuthenticationError",
+    "BadRequestError",
+    "BudgetExceeded",
+    "CommandError",
+    "ConfigurationError",
+    "ContentFilteredError",
+    "CriterionFailed",
+    "EmptyOutputError",
+    "OutputError",
+    "ParseError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RailBlocked",
+    "RateLimitError",
+    "RefusalError",
+    "SchemaRejectedError",
+    "ServerError",
+    "ToolError",
+    "ToolLoopLimitExceeded",
+    "TruncatedOutputError",
+]
+
+SNIPPET_CHARS = 120
+
+
+def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """A short, single-quoted excerpt of model output for error messages."""
+    if text is None:
+        return "<none>"
+    text = text.strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return repr(text)
+
+
+class AlloyError(Exception):
+    """Root of every alloy exception."""
+
+
+class ConfigurationError(AlloyError):
+    """The caller configured something wrongly: a bad type, option or environment value.
+
+    Raised as early as possible (usually at decoration time) and never retried.
+    """
+
+
+class CommandError(AlloyError):
+    """A command call failed.
+
+    Attributes describe the failure for debugging: which command, the expected output type,
+    a snippet of what the model returned, and the whole transcript of the call.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        command: str | None = None,
+        expected: str | None = None,
+        output: str | None = None,
+        transcript: Transcript | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.command = command
+        self.expected = expected
+        self.output = output
+        self.transcript = transcript
+
+    @property
+    def attempts(self) -> int:
+        """Model requests made during the call, re-asks and retries included."""
+        return self.transcript.attempts if self.transcript is not None else 0
+
+    @property
+    def usage(self) -> Usage | None:
+        """Token usage summed over every turn of the call."""
+        return self.transcript.usage if self.transcript is not None else None
+
+    def __str__(self) -> str:
+        if self.command:
+            return f"{self.message} (command {self.command!r})"
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self.__dict__))
+
+
+def _rebuild(cls: type[CommandError], message: str, state: dict[str, Any]) -> CommandError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+class ProviderError(CommandError):
+    """The provider or the network failed. ``status_code`` and ``provider`` say where."""
+
+    #: Whether alloy retries this error with backoff (ALLOY_RETRY bounds the attempts).
+    transient: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status_code: int | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.provider = provider
+        self.status_code = status_code
+        self.request_id = request_id
+        self.retry_after = retry_after
+
+
+class AuthenticationError(ProviderError):
+    """The provider rejected the credentials (the key itself is never shown)."""
+
+
+class RateLimitError(ProviderError):
+    """Too many requests; ``retry_after`` holds the provider's hint in seconds, if any."""
+
+    transient = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The request did not finish within the timeout."""
+
+    transient = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection could not be made or was dropped."""
+
+    transient = True
+
+
+class BadRequestError(ProviderError):
+    """The provider rejected the request as malformed (never retried)."""
+
+
+class SchemaRejectedError(BadRequestError):
+    """The provider refused the output or tool schema alloy sent."""
+
+
+class ServerError(ProviderError):
+    """The provider failed on its side (5xx, overloaded)."""
+
+    transient = True
+
+
+class OutputError(CommandError):
+    """The model answered, but the answer cannot become the expected value."""
+
+
+class ParseError(OutputError):
+    """The output was not parsable, or not valid for the expected type."""
+
+
+class EmptyOutputError(OutputError):
+    """The model produced no final output."""
+
+
+class TruncatedOutputError(OutputError):
+    """The output was cut off by the token limit. Not re-asked: raise ``max_tokens`` instead."""
+
+
+class RefusalError(OutputError):
+    """The model refused to answer."""
+
+
+class ContentFilteredError(OutputError):
+    """The provider's content filter stopped the output."""
+
+
+class ToolError(CommandError):
+    """A tool raised and the command was configured with ``tool_errors="raise"``."""
+
+    def __init__(self, message: str, *, tool: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.tool = tool
+
+
+class ToolLoopLimitExceeded(CommandError):
+    """The model kept requesting tools beyond ``max_tool_turns``."""
+
+
+class CriterionFailed(CommandError):
+    """A quality criterion whose action is ``exception`` failed."""
+
+    def __init__(
+        self, message: str, *, field: str | None = None, criterion: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.field = field
+        self.criterion = criterion
+
+
+class BudgetExceeded(CommandError):
+    """The call's token budget ran out before a valid answer arrived."""
+
+
+class RailBlocked(CommandError):
+    """A rail refused the input, the output or a tool call."""
+
+    def __init__(
+        self, message: str, *, rail: str | None = None, reason: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.rail = rail
+        self.reason = reason

@@ -1,0 +1,139 @@
+"""The built-in offline model: schema-valid answers with no network and no key.
+
+It lets every example and a user's first try run anywhere. It answers typed commands with a
+value generated from the output schema (deterministic per prompt), calls each offered tool once
+with generated arguments before answering, and says plainly that it is the offline model wherever
+a person reads its text.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from .._sample import sample_value
+from .._types import (
+    Capabilities,
+    Done,
+    Request,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserTurn,
+)
+
+OFFLINE_NOTE = "[alloy offline model]"
+
+
+class OfflineModel:
+    """Answers from the request alone; see the module docstring."""
+
+    capabilities = Capabilities(
+        native_schema=True, tools=True, strict_tools=True, media=True, dialect="openai"
+    )
+
+    def __init__(self, model_id: str = "") -> None:
+        self.name = f"offline:{model_id}" if model_id else "offline"
+
+    def request(self, request: Request) -> Response:
+        seed = zlib.crc32(_prompt_text(request).encode())
+        if request.tools and not _has_tool_results(request):
+            calls = tuple(
+                ToolCall(f"call_offline_{i}", tool.name, _sample_object(tool.parameters, seed + i))
+                for i, tool in enumerate(request.tools)
+            )
+            return self._reply(request, calls, "tool_calls")
+        if request.output is not None:
+            value = sample_value(dict(request.output.schema), seed=seed)
+            if request.output.mode == "tool":
+                call = ToolCall("call_offline_output", request.output.name, value)
+                return self._reply(request, (call,), "tool_calls")
+            return self._reply(request, (Text(json.dumps(value)),), "stop")
+        return self._reply(request, (Text(_text_answer(request)),), "stop")
+
+    async def arequest(self, request: Request) -> Response:
+        return self.request(request)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        response = self.request(request)
+        for word in _chunks(response.text):
+            yield TextDelta(word)
+        yield Done(response)
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        for event in self.stream(request):
+            yield event
+
+    def _reply(self, request: Request, parts: tuple[Any, ...], finish: Any) -> Response:
+        prompt_tokens = max(1, len(_prompt_text(request)) // 4)
+        output_tokens = max(1, sum(len(getattr(p, "text", "")) for p in parts) // 4)
+        return Response(
+            parts=parts,
+            usage=Usage(input_tokens=prompt_tokens, output_tokens=output_tokens, requests=1),
+            finish_reason=finish,
+            model=self.name,
+        )
+
+
+def create(
+    model_id: str, *, api_key: str | None = None, base_url: str | None = None
+) -> OfflineModel:
+    """Registry factory; the offline model needs neither key nor URL."""
+    return OfflineModel(model_id)
+
+
+def _prompt_text(request: Request) -> str:
+    for message in request.messages:
+        if isinstance(message, UserTurn):
+            return "".join(p.text for p in message.parts if isinstance(p, Text))
+    return ""
+
+
+def _has_tool_results(request: Request) -> bool:
+    return any(
+        isinstance(part, ToolResult)
+        for message in request.messages
+        if isinstance(message, UserTurn)
+        for part in message.parts
+    )
+
+
+def _tool_summary(request: Request) -> str:
+    results = [
+        f"{part.name} -> {part.content[:60]}"
+        for message in request.messages
+        if isinstance(message, UserTurn)
+        for part in message.parts
+        if isinstance(part, ToolResult)
+    ]
+    return f" Tool results: {'; '.join(results)}." if results else ""
+
+
+def _text_answer(request: Request) -> str:
+    prompt = " ".join(_prompt_text(request).split())
+    if len(prompt) > 80:
+        prompt = prompt[:79] + "…"
+    return (
+        f"{OFFLINE_NOTE} This is a stand-in answer, not a real model's. Set ALLOY_MODEL and a provider key "
+        f"for real answers. You asked: {prompt!r}.{_tool_summary(request)}"
+    )
+
+
+def _sample_object(schema: Any, seed: int) -> dict[str, Any]:
+    value = sample_value(dict(schema), seed=seed)
+    return value if isinstance(value, dict) else {}
+
+
+def _chunks(text: str) -> Iterator[str]:
+    start = 0
+    while start < len(text):
+        end = text.find(" ", start + 1)
+        end = len(text) if end == -1 else end
+        yield text[start:end]
+        start = end

@@ -1,0 +1,178 @@
+"""Test your commands without a provider: scripted models, and a local provider emulator.
+
+``FunctionModel(fn)`` is a Model whose replies come from your function: it receives the normalized
+:class:`~alloy._types.Request` and returns a reply (text, a JSON value, tool calls, or a full
+``Response``), so a test can script any conversation, including malformed, truncated and refused
+replies. ``alloy.testing.emulator`` serves the real provider wire APIs on 127.0.0.1 for testing
+through the real SDKs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Union
+
+from .._config import force_config
+from .._types import (
+    Capabilities,
+    Done,
+    Request,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserTurn,
+)
+from ..errors import ProviderError
+
+Reply = Union[Response, str, ToolCall, Sequence[ToolCall], ProviderError]
+ReplyFunction = Callable[[Request], Any]
+
+
+class FunctionModel:
+    """A Model whose replies come from ``fn(request)`` (plain or ``async def``).
+
+    ``fn`` may return a ``Response``, a ``str`` (the model's text), a ``ToolCall`` or a list of
+    them, or raise/return a ``ProviderError`` to simulate a provider failure. ``requests`` records
+    every request received, so tests can assert on the whole conversation.
+    """
+
+    def __init__(
+        self,
+        fn: ReplyFunction,
+        *,
+        name: str = "function",
+        capabilities: Capabilities | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.capabilities = capabilities or Capabilities(
+            native_schema=True, tools=True, strict_tools=True, media=True
+        )
+        self.usage = usage or Usage(input_tokens=10, output_tokens=5, requests=1)
+        self.requests: list[Request] = []
+
+    def _coerce(self, reply: Any) -> Response:
+        if isinstance(reply, ProviderError):
+            raise reply
+        if isinstance(reply, Response):
+            return reply
+        if isinstance(reply, str):
+            return Response((Text(reply),), usage=self.usage, model=self.name)
+        if isinstance(reply, ToolCall):
+            reply = [reply]
+        if isinstance(reply, (list, tuple)) and all(isinstance(r, ToolCall) for r in reply):
+            return Response(
+                tuple(reply), usage=self.usage, finish_reason="tool_calls", model=self.name
+            )
+        raise TypeError(
+            f"FunctionModel function returned {type(reply).__name__}; expected str, ToolCall(s) or Response"
+        )
+
+    def request(self, request: Request) -> Response:
+        self.requests.append(request)
+        reply = self.fn(request)
+        if inspect.isawaitable(reply):
+            import asyncio
+
+            reply = asyncio.run(_await(reply))
+        return self._coerce(reply)
+
+    async def arequest(self, request: Request) -> Response:
+        self.requests.append(request)
+        reply = self.fn(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return self._coerce(reply)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        response = self.request(request)
+        yield from _as_stream(response)
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        response = await self.arequest(request)
+        for event in _as_stream(response):
+            yield event
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _as_stream(response: Response) -> Iterator[StreamEvent]:
+    text = response.text
+    for start in range(0, len(text), 8):
+        yield TextDelta(text[start : start + 8])
+    yield Done(response)
+
+
+def script(*replies: Reply) -> FunctionModel:
+    """A FunctionModel that answers with ``replies`` in order (and fails if asked once more)."""
+    queue = list(replies)
+
+    def next_reply(request: Request) -> Any:
+        if not queue:
+            raise AssertionError(f"scripted model got an unexpected request #{len(model.requests)}")
+        return queue.pop(0)
+
+    model = FunctionModel(next_reply, name="script")
+    return model
+
+
+def json_reply(value: Any, *, wrap: bool = False) -> str:
+    """A reply carrying ``value`` as JSON; ``wrap=True`` adds the ``{"value": ...}`` envelope."""
+    return json.dumps({"value": value} if wrap else value, default=str)
+
+
+def tool_call(
+    name: str, args: Mapping[str, Any] | None = None, *, id: str | None = None
+) -> ToolCall:
+    """A tool call as a model would make it."""
+    return ToolCall(id or f"call_{name}", name, dict(args or {}))
+
+
+def truncated(text: str = '{"value": ') -> Response:
+    """A reply cut off by the token limit."""
+    return Response((Text(text),), finish_reason="length")
+
+
+def refusal(message: str = "I can't help with that.") -> Response:
+    """A reply in which the model refuses."""
+    return Response((), finish_reason="refusal", refusal=message)
+
+
+def tool_results(request: Request) -> list[ToolResult]:
+    """All tool results sent so far in a request, oldest first (handy inside reply functions)."""
+    return [
+        part
+        for message in request.messages
+        if isinstance(message, UserTurn)
+        for part in message.parts
+        if isinstance(part, ToolResult)
+    ]
+
+
+@contextmanager
+def override_model(model: Any) -> Iterator[Any]:
+    """Use ``model`` for every command called inside the block, whatever else is configured."""
+    with force_config(model=model):
+        yield model
+
+
+__all__ = [
+    "FunctionModel",
+    "json_reply",
+    "override_model",
+    "refusal",
+    "script",
+    "tool_call",
+    "tool_results",
+    "truncated",
+]
