@@ -270,23 +270,25 @@ async def _prompt_async(fn: Callable[..., Any], args: Any, kwargs: Any) -> tuple
 class _Decorator(Generic[T]):
     """What ``@command(...)`` returns: picks the sync or async command class per function."""
 
-    def __init__(self, output: OutputType, options: Mapping[str, Any]) -> None:
+    def __init__(
+        self, output: OutputType, options: Mapping[str, Any], tools: tuple[Tool[Any], ...]
+    ) -> None:
         self.output = output
         self.options = options
+        self.tools = tools
 
     @overload
     def __call__(self, fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, T]: ...
     @overload
     def __call__(self, fn: Callable[P, Prompt], /) -> Command[P, T]: ...
     def __call__(self, fn: Callable[P, Any], /) -> Command[P, T]:
-        return _build(fn, self.output, self.options)
+        return _build(fn, self.output, self.options, self.tools)
 
 
-def _build(
-    fn: Callable[P, Any], output_type: OutputType, options: Mapping[str, Any]
-) -> Command[P, Any]:
-    if not callable(fn):
-        raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
+def _prepare(
+    options: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any], tuple[Tool[Any], ...]]:
+    """Validate decorator options and turn ``tools=`` entries into Tools, eagerly."""
     opts = dict(options)
     raw_tools = opts.pop("tools", None) or ()
     if isinstance(raw_tools, (str, bytes)) or not isinstance(raw_tools, Sequence):
@@ -296,10 +298,19 @@ def _build(
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise ConfigurationError(f"Duplicate tool names: {sorted(duplicates)}")
-    name = getattr(fn, "__qualname__", repr(fn))
-    checked = check_options(opts, source=f"@command on {name}")
+    return check_options(opts, source=where), tools
+
+
+def _build(
+    fn: Callable[P, Any],
+    output_type: OutputType,
+    options: Mapping[str, Any],
+    tools: tuple[Tool[Any], ...],
+) -> Command[P, Any]:
+    if not callable(fn):
+        raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
     cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
-    return cls(fn, output=output_type, options=checked, tools=tools)
+    return cls(fn, output=output_type, options=options, tools=tools)
 
 
 _MISSING: Any = object()
@@ -341,9 +352,13 @@ def command(
     has_output = output is not _MISSING
     # Built here, once, so a bad output type fails where it is written.
     output_type = output_type_for(output if has_output else None, has_output=has_output)
+    where = (
+        f"@command on {getattr(fn, '__qualname__', fn)!r}" if fn is not None else "@command(...)"
+    )
+    checked, tool_objects = _prepare({"tools": tools, **options}, where)
     if fn is not None:
-        return _build(fn, output_type, {"tools": tools, **options})
-    return _Decorator(output_type, {"tools": tools, **options})
+        return _build(fn, output_type, checked, tool_objects)
+    return _Decorator(output_type, checked, tool_objects)
 
 
 class _Ask:
@@ -353,7 +368,7 @@ class _Ask:
 
     def _command(self, options: Mapping[str, Any]) -> Command[[str], str]:
         if self._base is None:
-            self._base = _build(_ask_prompt, _TEXT, {})
+            self._base = _build(_ask_prompt, _TEXT, {}, ())
         return self._base.with_options(**options) if options else self._base
 
     def __call__(self, prompt: str, **options: Unpack[Options]) -> str:

@@ -1,0 +1,57 @@
+"""Shared fixtures: a clean configuration per test, and one fixture that runs a call under both drivers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import alloy
+from alloy.providers import clear_model_cache
+
+PROVIDER_ENV_PREFIXES = ("ALLOY_", "OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "OLLAMA_")
+
+
+@pytest.fixture(autouse=True)
+def _clean_configuration(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No ALLOY_*/provider variable, no configure() state and no cached client leaks between tests."""
+    for name in list(os.environ):
+        if name.startswith(PROVIDER_ENV_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ALLOY_NO_DOTENV", "1")
+    alloy.reset_configuration()
+    clear_model_cache()
+    yield
+    alloy.reset_configuration()
+    clear_model_cache()
+
+
+Call = Callable[..., Any]
+
+
+@pytest.fixture(params=["sync", "async"])
+def call(request: pytest.FixtureRequest) -> Call:
+    """``call(cmd, *args)`` runs the command through the sync or the async driver."""
+
+    def run(cmd: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.param == "sync":
+            return cmd(*args, **kwargs)
+        return asyncio.run(cmd.acall(*args, **kwargs))
+
+    run.mode = request.param  # type: ignore[attr-defined]
+    return run
+
+
+@pytest.fixture(params=["sync", "async"])
+def run_result(request: pytest.FixtureRequest) -> Call:
+    """``run_result(cmd, *args)`` returns the full Result, through either driver."""
+
+    def run(cmd: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.param == "sync":
+            return cmd.run(*args, **kwargs)
+        return asyncio.run(cmd.arun(*args, **kwargs))
+
+    return run

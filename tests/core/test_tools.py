@@ -1,0 +1,358 @@
+"""The tool loop: schemas, validation, parallel and async tools, contracts, errors, limits, finalize."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from alloy import (
+    ConfigurationError,
+    EmptyOutputError,
+    ToolError,
+    ToolLoopLimitExceeded,
+    command,
+    ensure,
+    require,
+    tool,
+)
+from alloy._types import Request, ToolResult, UserTurn
+from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call, tool_results
+
+from ..conftest import Call
+
+
+@tool
+def add(a: int, b: int = 0) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@dataclass
+class Weather:
+    city: str
+    temp_c: float
+
+
+@tool
+async def weather(city: str) -> Weather:
+    """Current weather for a city."""
+    await asyncio.sleep(0)
+    return Weather(city, 21.5)
+
+
+def test_tool_schema_from_type_hints_and_docstring() -> None:
+    definition = add.definition
+    assert definition.name == "add"
+    assert definition.description == "Add two integers."
+    assert definition.parameters == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer", "description": "The first number."},
+            "b": {"type": "integer", "description": "The second number."},
+        },
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert definition.strict is False  # b has a default, so not every property is required
+    assert weather.definition.strict is True
+    assert add(2, 3) == 5  # a tool is still the plain function
+
+
+def test_tool_with_open_dict_parameter_is_offered_non_strict() -> None:
+    @tool
+    def store(data: dict[str, int]) -> str:
+        return "ok"
+
+    assert store.definition.strict is False
+    assert store.definition.parameters["properties"]["data"]["type"] == "object"
+
+
+def test_varargs_tool_is_rejected() -> None:
+    with pytest.raises(ConfigurationError, match=r"\*args"):
+
+        @tool
+        def bad(*numbers: int) -> int:
+            return sum(numbers)
+
+
+def test_bad_tool_name_is_rejected() -> None:
+    with pytest.raises(ConfigurationError, match="Tool name"):
+        tool(name="has space")(lambda: 1)
+
+
+def test_tools_round_trip_with_parallel_calls(call: Call) -> None:
+    @command(output=float, tools=[add, weather])
+    def plan(city: str) -> str:
+        return f"Plan for {city}"
+
+    model = script(
+        [
+            tool_call("add", {"a": 1, "b": 2}, id="c1"),
+            tool_call("weather", {"city": "Paris"}, id="c2"),
+        ],
+        json_reply(24.5, wrap=True),
+    )
+    with override_model(model):
+        assert call(plan, "Paris") == 24.5
+    second = model.requests[1]
+    assert second.messages[-1] == UserTurn(
+        (
+            ToolResult("c1", "add", "3"),
+            ToolResult("c2", "weather", '{"city":"Paris","temp_c":21.5}'),
+        )
+    )
+    assert [t.name for t in second.tools] == ["add", "weather"]
+
+
+def test_parallel_sync_tools_really_run_concurrently(call: Call) -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    @tool
+    def wait(tag: str) -> str:
+        barrier.wait()  # deadlocks (then times out) unless both calls run at once
+        return tag
+
+    @command(tools=[wait])
+    def go() -> str:
+        return "go"
+
+    model = script(
+        [tool_call("wait", {"tag": "a"}, id="1"), tool_call("wait", {"tag": "b"}, id="2")], "done"
+    )
+    with override_model(model):
+        assert call(go) == "done"
+    assert [r.content for r in tool_results(model.requests[1])] == ["a", "b"]
+
+
+def test_parallelism_is_bounded_by_parallel_tools_max(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALLOY_PARALLEL_TOOLS_MAX", "2")
+    lock = threading.Lock()
+    running = 0
+    peak = 0
+
+    @tool
+    def slow(n: int) -> int:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+        return n
+
+    @command(tools=[slow])
+    def go() -> str:
+        return "go"
+
+    calls = [tool_call("slow", {"n": i}, id=str(i)) for i in range(6)]
+    with override_model(script(calls, "ok")):
+        assert call(go) == "ok"
+    assert peak == 2
+
+
+def test_async_tools_run_under_both_drivers(call: Call) -> None:
+    @command(tools=[weather])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("weather", {"city": "Oslo"}), "sunny")
+    with override_model(model):
+        assert call(go) == "sunny"
+    assert tool_results(model.requests[1])[0].content == '{"city":"Oslo","temp_c":21.5}'
+
+
+def test_invalid_arguments_are_reported_to_the_model(call: Call) -> None:
+    @command(tools=[add])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("add", {"a": "three"}), "sorry")
+    with override_model(model):
+        assert call(go) == "sorry"
+    result = tool_results(model.requests[1])[0]
+    assert result.is_error
+    assert result.content.startswith("Error: invalid arguments: a: Input should be a valid integer")
+
+
+def test_unknown_tool_is_reported_to_the_model(call: Call) -> None:
+    @command(tools=[add])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("nope", {}), "ok")
+    with override_model(model):
+        call(go)
+    assert (
+        tool_results(model.requests[1])[0].content
+        == "Error: no tool named 'nope'; available tools: add"
+    )
+
+
+def test_tool_exceptions_are_fed_back(call: Call) -> None:
+    @tool
+    def explode() -> str:
+        raise ValueError("boom")
+
+    @command(tools=[explode])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("explode"), "recovered")
+    with override_model(model):
+        assert call(go) == "recovered"
+    result = tool_results(model.requests[1])[0]
+    assert result == ToolResult("call_explode", "explode", "Error: ValueError: boom", is_error=True)
+
+
+def test_tool_errors_can_raise_instead(call: Call) -> None:
+    @tool
+    def explode() -> str:
+        raise ValueError("boom")
+
+    @command(tools=[explode], tool_errors="raise")
+    def go() -> str:
+        return "go"
+
+    with override_model(script(tool_call("explode"))), pytest.raises(ToolError) as info:
+        call(go)
+    assert info.value.tool == "explode"
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+@tool
+@require(lambda ba: ba.arguments["n"] > 0, "n must be positive")
+@ensure(lambda result: result < 100, "result must stay below 100")
+def square_inner(n: int) -> int:
+    """Square a number (contracts applied below @tool)."""
+    return n * n
+
+
+@require(lambda ba: ba.arguments["n"] > 0, "n must be positive")
+@ensure(lambda result: result < 100, "result must stay below 100")
+@tool
+def square_outer(n: int) -> int:
+    """Square a number (contracts applied above @tool)."""
+    return n * n
+
+
+@pytest.mark.parametrize("square", [square_inner, square_outer], ids=["inner", "outer"])
+def test_contracts_in_either_order(call: Call, square: Any) -> None:
+    @command(tools=[square])
+    def go() -> str:
+        return "go"
+
+    calls = [
+        tool_call(square.name, {"n": -1}, id="a"),
+        tool_call(square.name, {"n": 20}, id="b"),
+        tool_call(square.name, {"n": 3}, id="c"),
+    ]
+    model = script(calls, "done")
+    with override_model(model):
+        call(go)
+    contents = [r.content for r in tool_results(model.requests[1])]
+    assert contents == [
+        "Error: precondition failed: n must be positive",
+        "Error: postcondition failed: result must stay below 100",
+        "9",
+    ]
+
+
+def test_tool_turn_limit(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOY_MAX_TOOL_TURNS", "2")
+
+    @command(tools=[add])
+    def go() -> str:
+        return "go"
+
+    model = FunctionModel(lambda request: tool_call("add", {"a": 1}))
+    with (
+        override_model(model),
+        pytest.raises(ToolLoopLimitExceeded, match=r"after 2 tool turns \(max_tool_turns=2\)"),
+    ):
+        call(go)
+    assert len(model.requests) == 3
+
+
+def test_command_as_a_tool_of_another_command(call: Call) -> None:
+    @command(output=int)
+    def count_words(text: str) -> str:
+        """Count the words in a text."""
+        return f"Count words: {text}"
+
+    @command(tools=[count_words])
+    def report(text: str) -> str:
+        return f"Report on {text}"
+
+    assert report.tools[0].definition.description == "Count the words in a text."
+    assert report.tools[0].definition.parameters["required"] == ["text"]
+
+    def reply(request: Request) -> Any:
+        if request.output is not None:  # the inner command
+            return json_reply(2, wrap=True)
+        if not tool_results(request):
+            return tool_call("count_words", {"text": "two words"})
+        return "It has " + tool_results(request)[0].content + " words"
+
+    with override_model(FunctionModel(reply)):
+        assert call(report, "x") == "It has 2 words"
+
+
+def test_auto_finalize_asks_once_without_tools(call: Call) -> None:
+    @command(output=int, tools=[add])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("add", {"a": 2, "b": 2}), "", json_reply(4, wrap=True))
+    with override_model(model):
+        assert call(go) == 4
+    finalize = model.requests[2]
+    assert finalize.tools == ()
+    assert finalize.output is not None
+    assert "final answer" in finalize.messages[-1].parts[0].text  # type: ignore[union-attr]
+
+
+def test_auto_finalize_still_missing_raises(call: Call) -> None:
+    @command(output=int, tools=[add])
+    def go() -> str:
+        return "go"
+
+    with (
+        override_model(script(tool_call("add", {"a": 1}), "", "")),
+        pytest.raises(EmptyOutputError),
+    ):
+        call(go)
+
+
+def test_auto_finalize_can_be_turned_off(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOY_AUTO_FINALIZE_MISSING_OUTPUT", "false")
+
+    @command(output=int, tools=[add])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("add", {"a": 1}), "")
+    with override_model(model), pytest.raises(EmptyOutputError):
+        call(go)
+    assert len(model.requests) == 2
+
+
+def test_auto_finalize_applies_to_text_commands(call: Call) -> None:
+    @command(tools=[add])
+    def go() -> str:
+        return "go"
+
+    with override_model(script(tool_call("add", {"a": 1}), "", "final words")):
+        assert call(go) == "final words"
