@@ -309,8 +309,9 @@ class _Run:
                     retried += 1
                     continue
                 raise self.attach(error)
-            self.usage = self.usage + result.usage
-            return result
+            response: Response = result
+            self.usage = self.usage + response.usage
+            return response
 
     def check_finish(self, response: Response) -> None:
         reason = response.finish_reason
@@ -359,8 +360,8 @@ class _Run:
 def backoff(
     attempt: int, retry_after: float | None, *, base: float = 0.5, cap: float = 8.0
 ) -> float:
-    """Exponential backoff with full jitter; the provider's ``retry-after`` wins when given."""
+    """Exponential backoff, jittered between half and all of the ceiling; ``retry-after`` wins."""
     if retry_after is not None and retry_after >= 0:
-        return min(retry_after, 60.0)
-    ceiling = min(cap, base * 2**attempt)
+        return float(min(retry_after, 60.0))
+    ceiling = float(min(cap, base * 2**attempt))
     return ceiling / 2 + random.random() * ceiling / 2

@@ -38,14 +38,25 @@ class Parsed:
 class OutputType(Protocol):
     """What the engine needs from an output type."""
 
-    #: Human-readable name of the expected type, used in errors.
-    expected: str
-    #: Canonical strict JSON Schema sent to the provider, or None for free text.
-    schema: dict[str, Any] | None
-    #: Schema name for providers that want one.
-    name: str
-    #: Text appended to the prompt when the schema cannot be enforced natively.
-    instructions: str | None
+    @property
+    def expected(self) -> str:
+        """Human-readable name of the expected type, used in errors."""
+        ...
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """Canonical strict JSON Schema sent to the provider, or None for free text."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """Schema name for providers that want one."""
+        ...
+
+    @property
+    def instructions(self) -> str | None:
+        """Formatting instructions added to the system prompt, if any."""
+        ...
 
     def parse(self, text: str) -> Any:
         """Turn the model's final text into the value (or a ``Parsed``), or raise InvalidOutput.

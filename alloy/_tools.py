@@ -52,7 +52,7 @@ def _add_contract(contract: Contract) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         if isinstance(fn, Tool):
             fn.contracts = (*fn.contracts, contract)
-            return fn  # type: ignore[return-value]
+            return fn
         existing = getattr(fn, _CONTRACTS_ATTR, ())
         try:
             setattr(fn, _CONTRACTS_ATTR, (*existing, contract))
@@ -72,7 +72,7 @@ class Tool(Generic[R]):
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "tool")
+        self.name: str = name or str(getattr(fn, "__name__", "tool"))
         if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
             raise ConfigurationError(
                 f"Tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (provider rule)"
@@ -80,7 +80,7 @@ class Tool(Generic[R]):
         self.signature = inspect.signature(fn)
         doc = inspect.getdoc(fn) or ""
         summary, param_docs = _parse_docstring(doc)
-        self.description = description or summary or self.name
+        self.description: str = description or summary or self.name
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
         )
@@ -208,7 +208,7 @@ def _build_schema(
             Field(default, description=param_docs.get(param.name)),
         )
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{name}_args",
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **field_defs,

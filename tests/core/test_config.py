@@ -1,0 +1,221 @@
+"""Configuration: every ALLOY_* variable takes effect, the precedence order holds, bad values are named."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import alloy
+from alloy import ConfigurationError, command, configure, use_config
+from alloy._types import Request
+from alloy.errors import ServerError
+from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call
+
+from ..conftest import Call
+
+
+@command(output=int)
+def number() -> str:
+    return "a number"
+
+
+def one_request(
+    monkeypatch: pytest.MonkeyPatch, call: Call, env: dict[str, str], *replies: Any
+) -> list[Request]:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    model = script(*(replies or (json_reply(1, wrap=True),)))
+    with override_model(model):
+        call(number)
+    return model.requests
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "check"),
+    [
+        ("ALLOY_TEMPERATURE", "0.3", lambda r: r.settings.temperature == 0.3),
+        ("ALLOY_MAX_TOKENS", "123", lambda r: r.settings.max_tokens == 123),
+        ("ALLOY_SYSTEM", "Be terse.", lambda r: r.system == "Be terse."),
+        ("ALLOY_DEFAULT_SYSTEM", "Be kind.", lambda r: r.system == "Be kind."),
+        ("ALLOY_TIMEOUT", "7.5", lambda r: r.settings.timeout == 7.5),
+        ("ALLOY_EXTRA_JSON", '{"top_p": 0.5}', lambda r: r.settings.extra == {"top_p": 0.5}),
+        (
+            "ALLOY_OUTPUT_MODE",
+            "prompt",
+            lambda r: r.output.mode == "prompt" and "JSON Schema" in r.system,
+        ),
+    ],
+)
+def test_request_settings_from_env(
+    monkeypatch: pytest.MonkeyPatch, call: Call, variable: str, value: str, check: Any
+) -> None:
+    requests = one_request(monkeypatch, call, {variable: value})
+    assert check(requests[0])
+
+
+def test_alloy_model_selects_the_model(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    monkeypatch.setenv("ALLOY_MODEL", "offline")
+    assert isinstance(call(number), int)
+    assert number.last_result is not None
+    assert number.last_result.transcript.attempts == 1
+
+
+def test_alloy_retry_bounds_transient_retries(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    monkeypatch.setenv("ALLOY_RETRY", "1")
+    failure = ServerError("overloaded", provider="test", status_code=503, retry_after=0)
+    model = script(failure, failure)
+    with override_model(model), pytest.raises(ServerError) as info:
+        call(number)
+    assert len(model.requests) == 2
+    assert info.value.attempts == 2
+
+
+def test_alloy_max_tool_turns(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    monkeypatch.setenv("ALLOY_MAX_TOOL_TURNS", "1")
+
+    def ping() -> int:
+        return 1
+
+    @command(tools=[ping])
+    def go() -> str:
+        return "go"
+
+    model = FunctionModel(lambda r: tool_call("ping"))
+    with override_model(model), pytest.raises(alloy.ToolLoopLimitExceeded):
+        call(go)
+    assert len(model.requests) == 2
+
+
+def test_alloy_max_reasks(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    bad = '{"value": "x"}'
+    requests = one_request(
+        monkeypatch, call, {"ALLOY_MAX_REASKS": "2"}, bad, bad, json_reply(5, wrap=True)
+    )
+    assert len(requests) == 3
+
+
+def test_alloy_tool_errors(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    monkeypatch.setenv("ALLOY_TOOL_ERRORS", "raise")
+
+    def explode() -> None:
+        raise RuntimeError("x")
+
+    @command(tools=[explode])
+    def go() -> str:
+        return "go"
+
+    with override_model(script(tool_call("explode"))), pytest.raises(alloy.ToolError):
+        call(go)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("ALLOY_TEMPERATURE", "warm", "ALLOY_TEMPERATURE"),
+        ("ALLOY_TEMPERATURE", "9", "between 0 and 2"),
+        ("ALLOY_MAX_TOKENS", "lots", "ALLOY_MAX_TOKENS"),
+        ("ALLOY_MAX_TOKENS", "0", "at least 1"),
+        ("ALLOY_RETRY", "-1", "ALLOY_RETRY"),
+        ("ALLOY_MAX_TOOL_TURNS", "ten", "ALLOY_MAX_TOOL_TURNS"),
+        ("ALLOY_PARALLEL_TOOLS_MAX", "0", "ALLOY_PARALLEL_TOOLS_MAX"),
+        ("ALLOY_AUTO_FINALIZE_MISSING_OUTPUT", "maybe", "ALLOY_AUTO_FINALIZE_MISSING_OUTPUT"),
+        ("ALLOY_TIMEOUT", "soon", "ALLOY_TIMEOUT"),
+        ("ALLOY_EXTRA_JSON", "{", "ALLOY_EXTRA_JSON is not valid JSON"),
+        ("ALLOY_EXTRA_JSON", "[1]", "ALLOY_EXTRA_JSON must be a JSON object"),
+        ("ALLOY_MAX_REASKS", "-2", "ALLOY_MAX_REASKS"),
+        ("ALLOY_OUTPUT_MODE", "telepathy", "ALLOY_OUTPUT_MODE"),
+        ("ALLOY_MODEL", "nonsense-model", "Cannot tell the provider"),
+        ("ALLOY_MODEL", "acme:m1", "Unknown provider 'acme'"),
+    ],
+)
+def test_bad_env_values_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("ALLOY_MODEL", "offline") if variable != "ALLOY_MODEL" else None
+    with pytest.raises(ConfigurationError, match=message):
+        number()
+
+
+def test_precedence_call_over_decorator_over_context_over_configure_over_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[float | None] = []
+
+    def record(request: Request) -> str:
+        seen.append(request.settings.temperature)
+        return json_reply(1, wrap=True)
+
+    model = FunctionModel(record)
+    monkeypatch.setenv("ALLOY_TEMPERATURE", "0.1")
+
+    @command(output=int)
+    def plain() -> str:
+        return "x"
+
+    @command(output=int, temperature=0.4)
+    def decorated() -> str:
+        return "x"
+
+    with override_model(model):
+        plain()  # env
+        configure(temperature=0.2)
+        plain()  # configure() beats env
+        with use_config(temperature=0.3):
+            plain()  # use_config beats configure()
+            decorated()  # decorator beats use_config
+            decorated.with_options(temperature=0.5)()  # per call beats decorator
+    assert seen == [0.1, 0.2, 0.3, 0.4, 0.5]
+
+
+def test_defaults_apply_without_any_configuration() -> None:
+    config = alloy.Config()
+    assert (config.retries, config.max_tool_turns, config.max_reasks) == (2, 10, 1)
+    assert config.auto_finalize_missing_output is True
+    assert config.model is None
+
+
+def test_dotenv_file_is_read(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".env").write_text("ALLOY_MODEL=offline\nALLOY_MAX_TOKENS=77\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ALLOY_NO_DOTENV")
+    alloy.reset_configuration()
+    try:
+        assert isinstance(number(), int)
+        from alloy._config import resolve
+
+        assert resolve({}, {}).max_tokens == 77
+    finally:
+        import os
+
+        os.environ.pop("ALLOY_MODEL", None)
+        os.environ.pop("ALLOY_MAX_TOKENS", None)
+
+
+def test_use_config_is_scoped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from alloy._config import resolve
+
+    with use_config(max_tokens=5):
+        assert resolve({}, {}).max_tokens == 5
+    assert resolve({}, {}).max_tokens is None
+
+
+def test_configure_validates_eagerly() -> None:
+    with pytest.raises(ConfigurationError, match="configure"):
+        configure(max_tokens="many")
+    with pytest.raises(ConfigurationError, match="Unknown option"):
+        configure(colour="blue")
+
+
+def test_config_repr_hides_the_api_key() -> None:
+    config = alloy.Config(api_key="sk-secret-value-123456")
+    assert "sk-secret" not in repr(config)
+    assert "***" in repr(config)
+
+
+def test_extra_json_env_is_parsed(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+    extra = {"reasoning": {"effort": "low"}, "top_p": 1}
+    requests = one_request(monkeypatch, call, {"ALLOY_EXTRA_JSON": json.dumps(extra)})
+    assert requests[0].settings.extra == extra

@@ -1,0 +1,185 @@
+"""The engine alone, with no model and no driver: push results in, assert the next effect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from alloy._config import Config
+from alloy._engine import CallModel, Failed, Plan, RunTools, Sleep, ToolOutcome, backoff, run
+from alloy._output import JsonOutput, TextOutput
+from alloy._types import (
+    Capabilities,
+    ModelTurn,
+    Response,
+    RetryPrompt,
+    Text,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    Usage,
+    UserTurn,
+)
+from alloy.errors import (
+    ConfigurationError,
+    ParseError,
+    RateLimitError,
+    ServerError,
+    ToolLoopLimitExceeded,
+)
+
+TOOL = ToolDefinition(
+    "add",
+    "Add.",
+    {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+)
+
+
+def plan(output: Any = None, **config: Any) -> Plan:
+    return Plan(
+        command="cmd",
+        model="test:model",
+        output=JsonOutput(output) if output is not None else TextOutput(),
+        config=Config(**config),
+        prompt=(Text("hi"),),
+        tools=(TOOL,),
+    )
+
+
+def text(value: str, **usage: int) -> Response:
+    return Response((Text(value),), usage=Usage(**usage, requests=1))
+
+
+def finish(engine: Any, value: Any) -> Any:
+    with pytest.raises(StopIteration) as stop:
+        engine.send(value)
+    return stop.value.value
+
+
+def test_plain_call_is_one_model_effect() -> None:
+    engine = run(plan())
+    effect = next(engine)
+    assert isinstance(effect, CallModel)
+    assert effect.request.messages == (UserTurn((Text("hi"),)),)
+    assert effect.request.tools == (TOOL,)
+    assert effect.request.output is None
+    outcome = finish(engine, text("hello", input_tokens=3, output_tokens=2))
+    assert outcome.value == "hello"
+    assert outcome.transcript.usage.total_tokens == 5
+
+
+def test_tool_round_then_answer() -> None:
+    engine = run(plan(int))
+    first = next(engine)
+    assert first.request.output.schema["properties"]["value"] == {"type": "integer"}
+    calls = (ToolCall("1", "add", {}), ToolCall("2", "add", {}))
+    effect = engine.send(Response(calls, finish_reason="tool_calls"))
+    assert effect == RunTools(calls)
+    results = [ToolOutcome(ToolResult("1", "add", "1")), ToolOutcome(ToolResult("2", "add", "2"))]
+    second = engine.send(results)
+    assert isinstance(second, CallModel)
+    assert second.request.messages[-2] == ModelTurn(calls)
+    assert second.request.messages[-1] == UserTurn(
+        (ToolResult("1", "add", "1"), ToolResult("2", "add", "2"))
+    )
+    assert finish(engine, text('{"value": 3}')).value == 3
+
+
+def test_reask_then_give_up() -> None:
+    engine = run(plan(int, max_reasks=1))
+    next(engine)
+    retry = engine.send(text('{"value": "three"}'))
+    assert isinstance(retry.request.messages[-1].parts[0], RetryPrompt)
+    with pytest.raises(ParseError) as info:
+        engine.send(text('{"value": "still"}'))
+    assert info.value.transcript.attempts == 2
+    assert len(info.value.transcript.messages) == 4
+
+
+def test_transient_failure_sleeps_then_retries_the_same_request() -> None:
+    engine = run(plan(retries=2))
+    first = next(engine)
+    sleep = engine.send(Failed(RateLimitError("slow down", retry_after=0.25)))
+    assert sleep == Sleep(0.25)
+    again = engine.send(None)
+    assert again == first
+    assert finish(engine, text("ok")).transcript.attempts == 2
+
+
+def test_retries_are_bounded_and_the_error_carries_the_transcript() -> None:
+    engine = run(plan(retries=1))
+    next(engine)
+    assert isinstance(engine.send(Failed(ServerError("down"))), Sleep)
+    engine.send(None)
+    with pytest.raises(ServerError) as info:
+        engine.send(Failed(ServerError("down")))
+    assert info.value.command == "cmd"
+    assert info.value.attempts == 2
+
+
+def test_non_transient_failures_are_not_retried() -> None:
+    from alloy.errors import AuthenticationError, BadRequestError
+
+    for error in (AuthenticationError("no"), BadRequestError("bad")):
+        engine = run(plan(retries=5))
+        next(engine)
+        with pytest.raises(type(error)):
+            engine.send(Failed(error))
+
+
+def test_a_retried_turn_never_reruns_tools() -> None:
+    engine = run(plan(retries=1))
+    next(engine)
+    calls = (ToolCall("1", "add", {}),)
+    assert isinstance(engine.send(Response(calls, finish_reason="tool_calls")), RunTools)
+    engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    assert isinstance(engine.send(Failed(ServerError("down"))), Sleep)
+    retried = engine.send(None)
+    assert isinstance(retried, CallModel)  # the model call is repeated, not the tools
+    assert retried.request.messages[-1] == UserTurn((ToolResult("1", "add", "1"),))
+
+
+def test_tool_turn_limit() -> None:
+    engine = run(plan(max_tool_turns=1))
+    next(engine)
+    call = Response((ToolCall("1", "add", {}),), finish_reason="tool_calls")
+    engine.send(call)
+    engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    with pytest.raises(ToolLoopLimitExceeded):
+        engine.send(call)
+
+
+def test_finalize_turn_drops_tools_and_keeps_schema() -> None:
+    engine = run(plan(int))
+    next(engine)
+    engine.send(Response((ToolCall("1", "add", {}),), finish_reason="tool_calls"))
+    engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    finalize = engine.send(text(""))
+    assert finalize.request.tools == ()
+    assert finalize.request.output is not None
+    assert finish(engine, text('{"value": 9}')).value == 9
+
+
+def test_tool_output_mode_reads_the_forced_tool() -> None:
+    p = plan(int)
+    p = Plan(**{**p.__dict__, "capabilities": Capabilities(native_schema=False)})
+    engine = run(p)
+    effect = next(engine)
+    assert effect.request.output.mode == "tool"
+    assert finish(engine, Response((ToolCall("o", p.output.name, {"value": 4}),))).value == 4
+
+
+def test_explicit_native_mode_on_a_model_without_it_is_a_configuration_error() -> None:
+    p = plan(int, output_mode="native")
+    p = Plan(**{**p.__dict__, "capabilities": Capabilities(native_schema=False)})
+    with pytest.raises(ConfigurationError, match="no native structured output"):
+        next(run(p))
+
+
+def test_backoff_grows_and_honours_retry_after() -> None:
+    assert backoff(0, 3.0) == 3.0
+    for attempt in range(6):
+        delay = backoff(attempt, None)
+        ceiling = min(8.0, 0.5 * 2**attempt)
+        assert ceiling / 2 <= delay <= ceiling
