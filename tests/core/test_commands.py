@@ -239,7 +239,7 @@ def test_unknown_option_is_rejected_at_decoration() -> None:
 def test_bad_option_value_is_rejected_at_decoration() -> None:
     with pytest.raises(ConfigurationError, match="temperature"):
         command(output=int, temperature="warm")  # type: ignore[call-overload]
-    with pytest.raises(ConfigurationError, match="temperature.*between 0 and 2"):
+    with pytest.raises(ConfigurationError, match=r"temperature.*between 0 and 2"):
         command(output=int, temperature=7)
 
 
