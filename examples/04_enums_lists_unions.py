@@ -2,7 +2,7 @@
 
 import enum
 from dataclasses import dataclass
-from typing import Literal, Optional, Union
+from typing import Literal, Union
 
 from alloy import command
 
@@ -29,7 +29,7 @@ def topics(text: str) -> str:
     return f"List the topics of: {text}"
 
 
-@command(output=Optional[Literal["low", "medium", "high"]])
+@command(output=Literal["low", "medium", "high"] | None)
 def urgency(text: str) -> str:
     return f"How urgent is this (or null if unclear)? {text}"
 
