@@ -1,0 +1,234 @@
+"""Anthropic Messages API: ``POST /v1/messages`` (providers.md 1.2 and 3.3).
+
+anthropic 2.12 authenticates with ``Authorization: Bearer``; older clients send ``x-api-key``,
+so both are accepted.  Streams are SSE where every frame **must** carry an ``event:`` line (the
+SDK drops frames without one) and include a ``ping``.  Errors use
+``{"type": "error", "error": {"type", "message"}, "request_id"}``; 529 is ``overloaded_error``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._api import (
+    BadRequest,
+    Reason,
+    SchemaProblem,
+    WireAPI,
+    count_tokens,
+    new_id,
+    output_tokens,
+    pieces,
+)
+from ._call import Call, ToolDef, ToolResult, Turn
+from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
+from ._schema_rules import anthropic_problem
+
+_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "refusal": "refusal"}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+                403: "permission_error", 404: "not_found_error", 408: "timeout_error",
+                413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                504: "timeout_error", 529: "overloaded_error"}
+_MESSAGES: dict[str, str] = {
+    "missing_key": "x-api-key header is required",
+    "auth": "invalid x-api-key",
+    "rate_limit": "Number of request tokens has exceeded your per-minute rate limit",
+    "overloaded": "Overloaded",
+    "server": "Internal server error",
+    "schema": "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false",
+    "not_found": "model: not found",
+    "bad_request": "Invalid request",
+    "other": "Request failed",
+}
+_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
+
+
+class AnthropicMessages(WireAPI):
+    """``/v1/messages`` (``?beta=true`` is accepted and ignored)."""
+
+    provider = "anthropic"
+    name = "anthropic.messages"
+
+    def authorized(self, incoming: Incoming) -> bool:
+        return bool(incoming.headers.get("x-api-key", "").strip()) or super().authorized(incoming)
+
+    def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise BadRequest("model: Field required")
+        if not isinstance(body.get("max_tokens"), int):
+            raise BadRequest("max_tokens: Field required")
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            raise BadRequest("messages: Field required")
+        schema = _output_schema(body)
+        tools = tuple(
+            ToolDef(t["name"], t["input_schema"], t.get("strict") is True)
+            for t in body.get("tools") or []
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+            and isinstance(t.get("input_schema"), Mapping) and t.get("type") in (None, "custom")
+        )
+        return Call(
+            api=self.name,
+            model=model,
+            stream=body.get("stream") is True,
+            body=body,
+            schema=schema,
+            tools=tools,
+            forced_tool=_forced(body.get("tool_choice"), tools),
+            tool_results=_tool_results(messages),
+        )
+
+    def schema_problem(self, call: Call) -> SchemaProblem | None:
+        if call.schema is not None:
+            field = ("output_config.format.schema" if "output_config" in call.body
+                     else "output_format.schema")
+            detail = anthropic_problem(call.schema, field)
+            if detail:
+                return SchemaProblem(detail)
+        for index, tool in enumerate(call.tools):
+            if tool.strict:
+                detail = anthropic_problem(tool.schema, f"tools.{index}.custom.input_schema")
+                if detail:
+                    return SchemaProblem(detail)
+        return None
+
+    def render(self, call: Call, turn: Turn) -> Outcome:
+        blocks: list[dict[str, Any]] = []
+        if turn.refusal is not None:
+            blocks.append({"type": "text", "text": turn.refusal})
+        elif turn.text is not None:
+            blocks.append({"type": "text", "text": turn.text})
+        for tool_call in turn.tool_calls:
+            blocks.append({"type": "tool_use", "id": tool_call.id or new_id("toolu_01", 22, _ALPHABET),
+                           "name": tool_call.name, "input": tool_call.args,
+                           "caller": {"type": "direct"}})
+        prompt = count_tokens(call.body.get("messages", [])) + count_tokens(call.body.get("system") or "")
+        completion = output_tokens(turn)
+        message = {
+            "model": call.model,
+            "id": new_id("msg_01", 22, _ALPHABET),
+            "type": "message",
+            "role": "assistant",
+            "content": blocks,
+            "stop_reason": _STOP[turn.stop],
+            "stop_sequence": None,
+            "stop_details": None,
+            "usage": _usage(prompt, completion),
+        }
+        rid = new_id("req_011C", 20, _ALPHABET)
+        if not call.stream:
+            return json_send(200, message, (("request-id", rid),))
+        return Stream(200, tuple(_events(message, prompt, completion)), headers=(("request-id", rid),))
+
+    def error(
+        self,
+        status: int,
+        reason: Reason,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+        retry_after: float | None = None,
+    ) -> Send:
+        kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        rid = new_id("req_011C", 20, _ALPHABET)
+        body = {"type": "error", "error": {"type": kind, "message": message or _MESSAGES[reason]},
+                "request_id": rid}
+        return json_send(status, body, (("request-id", rid), *headers))
+
+    def stream_error(self, message: str | None, sequence: int) -> bytes:
+        data = {"type": "error", "error": {"type": "overloaded_error", "message": message or "Overloaded"},
+                "request_id": new_id("req_011C", 20, _ALPHABET)}
+        return sse_frame(data, "error")
+
+
+def _output_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``output_config.format.schema`` (GA), or the older ``output_format.schema``."""
+    for holder in (body.get("output_config"), body):
+        if isinstance(holder, Mapping):
+            fmt = holder.get("format") if holder is not body else holder.get("output_format")
+            if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+                schema = fmt.get("schema")
+                if not isinstance(schema, Mapping):
+                    raise BadRequest("output_config.format.schema: Field required")
+                return schema
+    return None
+
+
+def _forced(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
+    if not isinstance(choice, Mapping):
+        return None
+    if choice.get("type") == "tool" and isinstance(choice.get("name"), str):
+        return str(choice["name"])
+    if choice.get("type") == "any" and tools:
+        return tools[0].name
+    return None
+
+
+def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+    names: dict[Any, Any] = {}
+    results: list[ToolResult] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use":
+                names[block.get("id")] = block.get("name")
+            elif block.get("type") == "tool_result":
+                call_id = block.get("tool_use_id")
+                results.append(ToolResult(call_id, names.get(call_id), block.get("content")))
+    return tuple(results)
+
+
+def _usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": completion,
+        "service_tier": "standard",
+        "inference_geo": "not_available",
+    }
+
+
+def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes]:
+    """message_start, per block start/ping/deltas/stop, message_delta, message_stop."""
+    frames: list[bytes] = []
+
+    def emit(kind: str, **data: Any) -> None:
+        frames.append(sse_frame({"type": kind, **data}, kind))
+
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {**message["usage"], "output_tokens": 1}}
+    emit("message_start", message=start)
+    if not message["content"]:
+        emit("ping")
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
+            if index == 0:
+                emit("ping")
+            for piece in pieces(block["text"]):
+                emit("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
+        else:
+            emit("content_block_start", index=index, content_block={**block, "input": {}})
+            if index == 0:
+                emit("ping")
+            arguments = json.dumps(block["input"], ensure_ascii=False)
+            for piece in ["", *pieces(arguments)]:
+                emit("content_block_delta", index=index,
+                     delta={"type": "input_json_delta", "partial_json": piece})
+        emit("content_block_stop", index=index)
+    emit("message_delta", delta={"stop_reason": message["stop_reason"], "stop_sequence": None},
+         usage={"input_tokens": prompt, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": completion})
+    emit("message_stop")
+    return frames

@@ -1,0 +1,126 @@
+"""The contract every provider module fulfils, plus helpers they share.
+
+A provider module reads its wire body into a :class:`Call`, renders a :class:`Turn` in its own
+JSON and streaming formats, and wraps failures in its own error envelope.  The dispatcher in
+``_app`` only talks to this interface, so adding a wire API is one new module.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from ._call import Call, Turn
+from ._http import Incoming, Outcome, Send
+
+#: Why an error is being sent; each provider maps this to its own error type and message.
+Reason = Literal[
+    "missing_key", "auth", "rate_limit", "overloaded", "server", "schema", "bad_request",
+    "not_found", "other",
+]
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+class BadRequest(Exception):
+    """The body is not a request the provider would accept; carries the 400 message."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+class SchemaProblem(BadRequest):
+    """A strict schema the provider rejects; ``code`` is OpenAI's error code."""
+
+    def __init__(self, message: str, param: str | None = None, code: str = "invalid_json_schema") -> None:
+        super().__init__(message, param)
+        self.code = code
+
+
+class WireAPI(ABC):
+    """One provider wire API (OpenAI Responses, Chat Completions, Anthropic, Gemini, Ollama)."""
+
+    provider: ClassVar[str]
+    name: ClassVar[str]
+
+    def authorized(self, incoming: Incoming) -> bool:
+        """Whether the request carries a usable key (any non-empty one)."""
+        auth = incoming.headers.get("authorization", "")
+        return auth.lower().startswith("bearer ") and bool(auth[7:].strip())
+
+    @abstractmethod
+    def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """Read the body into a :class:`Call`; raise :class:`BadRequest` for invalid bodies."""
+
+    def schema_problem(self, call: Call) -> SchemaProblem | None:
+        """The strict-schema rule the request breaks, if any (none by default)."""
+        return None
+
+    @abstractmethod
+    def render(self, call: Call, turn: Turn) -> Outcome:
+        """The successful response for ``turn``: JSON, or a stream if ``call.stream``."""
+
+    @abstractmethod
+    def error(
+        self,
+        status: int,
+        reason: Reason,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+        retry_after: float | None = None,
+    ) -> Send:
+        """An error response in this provider's envelope.
+
+        ``retry_after`` is only for envelopes that carry the delay in the body (Gemini's
+        ``RetryInfo``); the headers are passed in ``headers``.
+        """
+
+    def missing_key(self) -> Send:
+        """The answer to a request without credentials (401 unless the provider differs)."""
+        return self.error(401, "missing_key")
+
+    @abstractmethod
+    def stream_error(self, message: str | None, sequence: int) -> bytes:
+        """The frame this provider sends when a stream fails part-way (``sequence`` = its index)."""
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (bodies are untrusted)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def new_id(prefix: str, length: int = 24, alphabet: str = _ALNUM) -> str:
+    """A random id in a provider's style (``call_…``, ``toolu_01…``, ``chatcmpl-…``)."""
+    return prefix + "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def count_tokens(value: Any) -> int:
+    """A stable token estimate (about four characters per token), at least one."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return max(1, len(text) // 4)
+
+
+def output_tokens(turn: Turn) -> int:
+    """Estimated output tokens of an answer."""
+    parts = [turn.text or "", turn.refusal or ""]
+    parts += [c.name + c.arguments_json for c in turn.tool_calls]
+    return count_tokens("".join(parts))
+
+
+def pieces(text: str, size: int = 12) -> list[str]:
+    """Split text into stream deltas; always at least one piece for non-empty text."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+def request_id() -> str:
+    """A request id for the ``x-request-id`` / ``request-id`` headers."""
+    return new_id("req_", 24)

@@ -1,0 +1,258 @@
+"""The dispatcher: route a request, record it, check it, and pick the scripted answer.
+
+Order of decisions for a provider route, mirroring a real service:
+
+1. record the request (always, even when it fails below);
+2. credentials (the provider's 401, Gemini's 400 ``API_KEY_INVALID``);
+3. body parsing and required fields (the provider's 400);
+4. a fault-naming model (``error-429``…), for clients that cannot reach the script;
+5. the next queued item: a fault is applied as-is, while a reply is only used once the
+   request's strict schemas pass (otherwise the provider's 400, and the reply stays queued);
+6. nothing queued: the default answer (forced tool call, schema-valid value, or text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote
+
+from ._anthropic import AnthropicMessages
+from ._api import BadRequest, Reason, WireAPI
+from ._call import Call
+from ._gemini import PATH as GEMINI_PATH
+from ._gemini import GeminiGenerate
+from ._http import Drop, Incoming, Outcome, Send, Stream, json_send
+from ._ollama import VERSION, OllamaChat, tags
+from ._openai_chat import OpenAIChat
+from ._openai_responses import OpenAIResponses
+from ._script import (
+    DEFAULT_TEXT,
+    Auto,
+    CutStream,
+    Disconnect,
+    HttpError,
+    Item,
+    Overloaded,
+    Provider,
+    RateLimited,
+    Raw,
+    RecordedRequest,
+    SchemaRejected,
+    Script,
+    Slow,
+    StreamError,
+    Unauthorized,
+    reaches_model,
+    resolve_turn,
+)
+
+_FAULT_MODEL = re.compile(r"^error-(\d{3})$")
+
+
+class App:
+    """Everything the emulator does, minus the sockets (see ``_server``)."""
+
+    def __init__(self, *, seed: int = 0, strict_schemas: bool = True, default_text: str = DEFAULT_TEXT) -> None:
+        self.script = Script()
+        self.seed = seed
+        self.strict_schemas = strict_schemas
+        self.default_text = default_text
+        self.openai_responses = OpenAIResponses()
+        self.openai_chat = OpenAIChat()
+        self.anthropic = AnthropicMessages()
+        self.gemini = GeminiGenerate()
+        self.ollama = OllamaChat()
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def route(self, method: str, path: str) -> WireAPI | None:
+        """The wire API serving ``POST path`` (a path prefix before ``/v1`` is allowed)."""
+        if method != "POST":
+            return None
+        if path.endswith("/responses"):
+            return self.openai_responses
+        if path.endswith("/chat/completions"):
+            return self.openai_chat
+        if path.endswith("/v1/messages"):
+            return self.anthropic
+        if GEMINI_PATH.search(path):
+            return self.gemini
+        if path.endswith("/api/chat"):
+            return self.ollama
+        return None
+
+    def handle(self, incoming: Incoming) -> Outcome:
+        """Answer one request."""
+        incoming = replace(incoming, path=unquote(incoming.path))
+        api = self.route(incoming.method, incoming.path)
+        if api is None:
+            return self._info(incoming)
+        body, parse_error = _parse(incoming.body)
+        call: Call | None = None
+        bad: BadRequest | None = None
+        if parse_error is None:
+            try:
+                call = api.inspect(body, incoming)
+            except BadRequest as exc:
+                bad = exc
+        self._record(incoming, api.provider, api.name, body, call)
+        if not api.authorized(incoming):
+            return api.missing_key()
+        if parse_error is not None:
+            return api.error(400, "bad_request", parse_error)
+        if bad is not None or call is None:
+            message = bad.message if bad else "Invalid request."
+            return api.error(400, "bad_request", message, param=bad.param if bad else None)
+        fault = _fault_for_model(call.model)
+        if fault is not None:
+            return self.apply(fault, api, call)
+        problem = api.schema_problem(call) if self.strict_schemas else None
+        item = self.script.take(api.provider, keep_replies=problem is not None)
+        if problem is not None and reaches_model(item):
+            return api.error(400, "schema", problem.message, param=problem.param, code=problem.code)
+        return self.apply(item, api, call)
+
+    # -- applying scripted items -------------------------------------------------------------
+
+    def apply(self, item: Item | None, api: WireAPI, call: Call) -> Outcome:
+        """The outcome of one queued reply or fault (``None`` is the default answer)."""
+        if item is None:
+            item = Auto()
+        if isinstance(item, Raw):
+            if item.frames is not None:
+                return Stream(item.status, item.frames, item.content_type, item.headers)
+            return Send(item.status, item.body, item.content_type, item.headers)
+        if isinstance(item, HttpError):
+            return api.error(item.status, _reason(item.status), item.message,
+                             headers=(*_retry_headers(item.retry_after, item.retry_after_ms), *item.headers),
+                             retry_after=item.retry_after)
+        if isinstance(item, RateLimited):
+            return api.error(429, "rate_limit", item.message,
+                             headers=_retry_headers(item.retry_after, item.retry_after_ms),
+                             retry_after=item.retry_after)
+        if isinstance(item, Overloaded):
+            status = 529 if api.provider == "anthropic" else 503
+            return api.error(status, "overloaded", item.message,
+                             headers=_retry_headers(None, item.retry_after_ms))
+        if isinstance(item, Unauthorized):
+            return api.error(401, "auth", item.message)
+        if isinstance(item, SchemaRejected):
+            param = {"openai.responses": "text.format.schema", "openai.chat": "response_format"}.get(api.name)
+            return api.error(400, "schema", item.message, param=param,
+                             code="invalid_json_schema" if param else None)
+        if isinstance(item, Disconnect):
+            return Drop()
+        if isinstance(item, Slow):
+            inner = self.apply(item.then, api, call)
+            return replace(inner, delay=inner.delay + item.seconds)
+        if isinstance(item, CutStream):
+            inner = self.apply(item.reply, api, call)
+            if isinstance(inner, Stream):
+                return replace(inner, cut_after=item.after)
+            return replace(inner, cut=True) if isinstance(inner, Send) else inner
+        if isinstance(item, StreamError):
+            inner = self.apply(item.reply, api, call)
+            if not isinstance(inner, Stream):
+                return api.error(500, "server", item.message)
+            head = inner.frames[: item.after]
+            return replace(inner, frames=(*head, api.stream_error(item.message, len(head))))
+        turn = resolve_turn(item, call, seed=self.seed, default_text=self.default_text)
+        return api.render(call, turn)
+
+    # -- everything that is not a model call --------------------------------------------------
+
+    def _info(self, incoming: Incoming) -> Outcome:
+        """Health and listing endpoints, and a 404 in the right dialect for anything else."""
+        path, method = incoming.path, incoming.method
+        provider: Provider | None = None
+        outcome: Outcome
+        if method == "GET" and path.endswith("/api/tags"):
+            provider, outcome = "ollama", json_send(200, tags())
+        elif method == "GET" and path.endswith("/api/version"):
+            provider, outcome = "ollama", json_send(200, {"version": VERSION})
+        elif method in ("GET", "HEAD") and path in ("", "/"):
+            provider, outcome = "ollama", Send(200, b"Ollama is running", "text/plain; charset=utf-8")
+        elif method == "GET" and re.search(r"/v1/models/?$", path):
+            provider, outcome = "openai", json_send(200, _model_list())
+        elif path.startswith("/api/"):
+            outcome = Send(404, b"404 page not found", "text/plain")
+        else:
+            outcome = json_send(404, {"error": {
+                "message": f"Unknown request URL: {method} {path}. Please check the URL for typos.",
+                "type": "invalid_request_error", "param": None, "code": "unknown_url"}})
+        body, _ = _parse(incoming.body)
+        self._record(incoming, provider, None, body, None)
+        return outcome
+
+    def _record(self, incoming: Incoming, provider: Provider | str | None, api: str | None,
+                body: Any, call: Call | None) -> None:
+        self.script.record(RecordedRequest(
+            provider=provider,  # type: ignore[arg-type]
+            api=api,
+            method=incoming.method,
+            path=incoming.path,
+            query={k: list(v) for k, v in incoming.query.items()},
+            headers=dict(incoming.headers),
+            body=body,
+            raw_body=incoming.body,
+            call=call,
+            received_at=time.time(),
+        ))
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    """The JSON body and ``None``, or ``None`` and a parse error message (empty body → ``{}``)."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"We could not parse the JSON body of your request. ({exc})"
+    if not isinstance(value, Mapping):
+        return value, "The request body must be a JSON object."
+    return value, None
+
+
+def _fault_for_model(model: str) -> Item | None:
+    """``model="error-429"`` and friends: faults for clients that cannot queue them."""
+    match = _FAULT_MODEL.match(model)
+    if not match:
+        return None
+    status = int(match.group(1))
+    if status == 429:
+        return RateLimited()
+    if status == 401:
+        return Unauthorized()
+    if status == 400:
+        return SchemaRejected()
+    if status == 529:
+        return Overloaded()
+    return HttpError(status)
+
+
+def _reason(status: int) -> Reason:
+    reasons: dict[int, Reason] = {400: "bad_request", 401: "auth", 404: "not_found",
+                                  429: "rate_limit", 503: "overloaded", 529: "overloaded"}
+    return reasons.get(status, "server" if status >= 500 else "other")
+
+
+def _retry_headers(seconds: float | None, millis: int | None) -> tuple[tuple[str, str], ...]:
+    headers: list[tuple[str, str]] = []
+    if millis is not None:
+        headers.append(("retry-after-ms", str(millis)))
+    if seconds is not None:
+        headers.append(("retry-after", f"{seconds:g}"))
+    return tuple(headers)
+
+
+def _model_list() -> dict[str, Any]:
+    """``GET /v1/models`` in OpenAI's list format."""
+    models = ("gpt-4o", "gpt-4o-mini", "gpt-5-mini")
+    return {"object": "list", "data": [
+        {"id": m, "object": "model", "created": 1715367049, "owned_by": "system"} for m in models
+    ]}

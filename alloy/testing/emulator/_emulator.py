@@ -1,0 +1,244 @@
+"""The public handle: start/stop the server, script it, read what it received.
+
+``Emulator`` is a context manager running the server on a background thread, which is what
+tests and scripts want; :func:`serve_forever` runs it in the foreground for the command line
+(``python -m alloy.testing.emulator`` and the ``alloy emulate`` command).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from ._app import App
+from ._replay import load_recording, recording_provider, replies
+from ._script import DEFAULT_TEXT, Item, Provider, RecordedRequest
+from ._server import EmulatorHTTPServer
+
+DEFAULT_API_KEY = "alloy-emulator-key"
+
+#: Environment prefixes the SDKs read; the env fixture clears them all (providers.md 1.0).
+SDK_ENV_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "OLLAMA_")
+
+
+class Emulator:
+    """A local server speaking the OpenAI, Anthropic, Gemini and Ollama wire APIs.
+
+    ``port=0`` picks a free port.  ``strict_schemas=False`` turns off the per-provider strict
+    schema checks; ``seed`` and ``default_text`` shape the default answers.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        seed: int = 0,
+        strict_schemas: bool = True,
+        default_text: str = DEFAULT_TEXT,
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        self.app = App(seed=seed, strict_schemas=strict_schemas, default_text=default_text)
+        self._server: EmulatorHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Emulator:
+        """Bind and serve on a background thread; returns ``self``."""
+        if self._server is not None:
+            return self
+        self._server = EmulatorHTTPServer((self.host, self._requested_port), self.app)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name="alloy-emulator", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every connection, join every thread, release the port."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        server.stopping.set()
+        server.shutdown()
+        server.close_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join()
+        self._server = self._thread = None
+
+    close = stop
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    # -- addresses -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the emulator is not running; call start() or use it as a context manager")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """For ``OpenAI(base_url=…)``: the URL plus ``/v1``."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """For ``Anthropic(base_url=…)``: the bare URL (the SDK adds ``/v1/messages``)."""
+        return self.url
+
+    @property
+    def gemini_base_url(self) -> str:
+        """For ``genai.Client(http_options={"base_url": …})``: the bare URL."""
+        return self.url
+
+    @property
+    def ollama_host(self) -> str:
+        """For ``ollama.Client(host=…)`` and ``OLLAMA_HOST``."""
+        return self.url
+
+    def env(self, api_key: str = DEFAULT_API_KEY) -> dict[str, str]:
+        """Environment variables pointing all four SDKs here, with a dummy key."""
+        return {
+            "OPENAI_BASE_URL": self.openai_base_url,
+            "OPENAI_API_KEY": api_key,
+            "ANTHROPIC_BASE_URL": self.anthropic_base_url,
+            "ANTHROPIC_API_KEY": api_key,
+            "GOOGLE_GEMINI_BASE_URL": self.gemini_base_url,
+            "GEMINI_API_KEY": api_key,
+            "OLLAMA_HOST": self.ollama_host,
+        }
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def push(self, provider: Provider, *items: Item) -> Emulator:
+        """Queue replies and faults for ``provider``; one is consumed per request, in order.
+
+        ``"openai"`` serves both ``/v1/responses`` and ``/v1/chat/completions``.
+        """
+        self.app.script.push(provider, items)
+        return self
+
+    def pending(self, provider: Provider) -> list[Item]:
+        """The items still queued for ``provider``."""
+        return self.app.script.pending(provider)
+
+    def replay(self, recording: str | Path | Mapping[str, Any], provider: Provider | None = None) -> int:
+        """Queue a recorded exchange's responses, in order; returns how many were queued."""
+        data = load_recording(recording)
+        path = recording if isinstance(recording, (str, Path)) else None
+        chosen = provider or recording_provider(data, path)
+        queued = replies(data)
+        self.app.script.push(chosen, queued)
+        return len(queued)
+
+    def reset(self) -> None:
+        """Drop queued items and recorded requests (the server keeps running)."""
+        self.app.script.reset()
+
+    # -- reading back ----------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received since the last reset, oldest first."""
+        return self.app.script.requests()
+
+    def requests_for(self, provider: Provider | None = None, *, api: str | None = None) -> list[RecordedRequest]:
+        """Requests for one provider (and optionally one API, e.g. ``"openai.chat"``)."""
+        return [
+            r for r in self.requests
+            if (provider is None or r.provider == provider) and (api is None or r.api == api)
+        ]
+
+    def last_request(self, provider: Provider | None = None) -> RecordedRequest:
+        """The most recent request (for ``provider``); ``LookupError`` if there is none."""
+        found = self.requests_for(provider)
+        if not found:
+            raise LookupError(f"no request received{f' for {provider}' if provider else ''}")
+        return found[-1]
+
+    def open_connections(self) -> int:
+        """Client connections currently open (for leak checks)."""
+        return self._server.open_connections() if self._server else 0
+
+
+def serve_forever(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    announce: Callable[[str], None] | None = None,
+    **options: Any,
+) -> None:
+    """Serve in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly.
+
+    ``announce`` receives the startup banner (default: print to stdout, flushed, so a parent
+    process can read the URL).  ``options`` go to :class:`Emulator`.
+    """
+    emulator = Emulator(host, port, **options)
+    say = announce or _print
+    with _terminate_as_interrupt(), emulator:
+        say(f"alloy emulator listening on {emulator.url}")
+        for name, value in emulator.env().items():
+            say(f"  {name}={value}")
+        try:
+            _wait(emulator)
+        except KeyboardInterrupt:
+            say("alloy emulator stopped")
+
+
+def _wait(emulator: Emulator) -> None:
+    """Block the main thread until interrupted (signals still get through)."""
+    thread = emulator._thread
+    while thread is not None and thread.is_alive():
+        thread.join(0.5)
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while serving in the foreground (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "Emulator", "serve_forever"]

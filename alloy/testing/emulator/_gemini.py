@@ -1,0 +1,275 @@
+"""Gemini ``generateContent`` / ``streamGenerateContent?alt=sse`` (providers.md 1.3 and 3.4).
+
+Served under ``/v1`` (google-genai 3.4's default) and ``/v1beta`` (every public recording).
+Streaming is decided by the path.  Each stream event is ``data: {GenerateContentResponse}``
+followed by CRLF CRLF; ``finishReason`` and the full ``usageMetadata`` come on the last one.
+Request keys are accepted in both proto-JSON spellings (``parametersJsonSchema`` and
+``parameters_json_schema``), as the real API does.  A missing key is a 400 ``API_KEY_INVALID``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ._api import (
+    BadRequest,
+    Reason,
+    SchemaProblem,
+    WireAPI,
+    count_tokens,
+    new_id,
+    output_tokens,
+    pieces,
+)
+from ._call import Call, ToolCall, ToolDef, ToolResult, Turn
+from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
+from ._schema_rules import gemini_problem
+
+PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/]+?):(generateContent|streamGenerateContent)$")
+
+_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"}
+_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+           404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED",
+           500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+_MESSAGES: dict[str, str] = {
+    "missing_key": "API key not valid. Please pass a valid API key.",
+    "auth": "Request had invalid authentication credentials.",
+    "rate_limit": "You exceeded your current quota, please check your plan and billing details.",
+    "overloaded": "The model is overloaded. Please try again later.",
+    "server": "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+    "schema": "Invalid JSON payload received. Unknown name \"additionalProperties\" at 'generation_config.response_schema': Cannot find field.",
+    "not_found": "models/unknown is not found for API version v1, or is not supported for generateContent.",
+    "bad_request": "Request contains an invalid argument.",
+    "other": "Request failed.",
+}
+_B64_STANDARD = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_B64_URLSAFE = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+
+
+def _get(mapping: Mapping[str, Any], camel: str, snake: str) -> Any:
+    """A field in either proto-JSON spelling."""
+    return mapping.get(camel, mapping.get(snake))
+
+
+class GeminiGenerate(WireAPI):
+    """``/{v1,v1beta}/models/{model}:generateContent`` and ``:streamGenerateContent``."""
+
+    provider = "gemini"
+    name = "gemini.generate"
+
+    def authorized(self, incoming: Incoming) -> bool:
+        key = incoming.headers.get("x-goog-api-key") or incoming.query_value("key") or ""
+        return bool(key.strip()) or super().authorized(incoming)
+
+    def missing_key(self) -> Send:
+        return self.error(400, "missing_key")
+
+    def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        match = PATH.search(incoming.path)
+        model = match.group(2) if match else "unknown"
+        contents = body.get("contents")
+        if not isinstance(contents, list) or not contents:
+            raise BadRequest("* GenerateContentRequest.contents: contents is not specified")
+        _check_signatures(contents)
+        config = _get(body, "generationConfig", "generation_config") or {}
+        json_schema = _get(config, "responseJsonSchema", "response_json_schema")
+        openapi = _get(config, "responseSchema", "response_schema")
+        schema = json_schema if json_schema is not None else (
+            openapi_to_json_schema(openapi) if openapi is not None else None
+        )
+        tools = tuple(
+            ToolDef(d["name"], _declaration_schema(d))
+            for t in body.get("tools") or [] if isinstance(t, Mapping)
+            for d in _get(t, "functionDeclarations", "function_declarations") or []
+            if isinstance(d, Mapping) and isinstance(d.get("name"), str)
+        )
+        return Call(
+            api=self.name,
+            model=model,
+            stream=bool(match and match.group(3) == "streamGenerateContent"),
+            body=body,
+            schema=schema,
+            json_mode=schema is None and _get(config, "responseMimeType", "response_mime_type") == "application/json",
+            tools=tools,
+            forced_tool=_forced(body, tools),
+            tool_results=_tool_results(contents),
+        )
+
+    def schema_problem(self, call: Call) -> SchemaProblem | None:
+        config = _get(call.body, "generationConfig", "generation_config") or {}
+        json_schema = _get(config, "responseJsonSchema", "response_json_schema")
+        if json_schema is None:
+            return None
+        detail = gemini_problem(json_schema)
+        return SchemaProblem(detail) if detail else None
+
+    def render(self, call: Call, turn: Turn) -> Outcome:
+        response_id = new_id("", 22)
+        prompt = count_tokens(call.body.get("contents", []))
+        completion = output_tokens(turn)
+        full_usage = {"promptTokenCount": prompt, "candidatesTokenCount": completion,
+                      "totalTokenCount": prompt + completion,
+                      "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}]}
+
+        def response(candidate: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+            return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": call.model,
+                    "responseId": response_id}
+
+        calls = [_function_call_part(c) for c in turn.tool_calls]
+        if not call.stream:
+            text_parts = [{"text": turn.text}] if turn.text is not None else []
+            return json_send(200, response(_candidate(turn, [*text_parts, *calls]), full_usage))
+        partial_usage = {"promptTokenCount": prompt, "totalTokenCount": prompt,
+                         "promptTokensDetails": full_usage["promptTokensDetails"]}
+        texts = pieces(turn.text or "") if turn.refusal is None else []
+        frames = [
+            sse_frame(response({"content": {"parts": [{"text": p}], "role": "model"}, "index": 0},
+                               partial_usage), crlf=True)
+            for p in (texts[:-1] if not calls else texts)
+        ]
+        last_parts = calls if calls else [{"text": t} for t in texts[-1:]]
+        frames.append(sse_frame(response(_candidate(turn, last_parts), full_usage), crlf=True))
+        return Stream(200, tuple(frames), content_type="text/event-stream")
+
+    def error(
+        self,
+        status: int,
+        reason: Reason,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+        retry_after: float | None = None,
+    ) -> Send:
+        error: dict[str, Any] = {"code": status, "message": message or _MESSAGES[reason],
+                                 "status": _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")}
+        if reason == "missing_key":
+            error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                 "reason": "API_KEY_INVALID", "domain": "googleapis.com",
+                                 "metadata": {"service": "generativelanguage.googleapis.com"}}]
+        elif reason == "rate_limit":
+            delay = retry_after if retry_after is not None else 20
+            error["details"] = [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                 "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay:g}s"},
+            ]
+        return json_send(status, {"error": error}, headers)
+
+    def stream_error(self, message: str | None, sequence: int) -> bytes:
+        error = {"code": 503, "message": message or _MESSAGES["overloaded"], "status": "UNAVAILABLE"}
+        return sse_frame({"error": error}, crlf=True)
+
+
+def _candidate(turn: Turn, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A candidate; a refusal is a SAFETY stop without content, an empty answer has no parts."""
+    if turn.refusal is not None:
+        return {"finishReason": "SAFETY", "index": 0, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]}
+    content: dict[str, Any] = {"role": "model"}
+    if parts:
+        content["parts"] = parts
+    return {"content": content, "finishReason": _FINISH[turn.stop], "index": 0}
+
+
+def _function_call_part(call: ToolCall) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": call.name, "args": call.args}
+    if call.id:
+        function["id"] = call.id
+    part: dict[str, Any] = {"functionCall": function}
+    if call.signature is not None:
+        part["thoughtSignature"] = base64.b64encode(call.signature).decode()
+    return part
+
+
+def _declaration_schema(declaration: Mapping[str, Any]) -> Mapping[str, Any]:
+    json_schema = _get(declaration, "parametersJsonSchema", "parameters_json_schema")
+    if isinstance(json_schema, Mapping):
+        return json_schema
+    openapi = declaration.get("parameters")
+    return openapi_to_json_schema(openapi) if isinstance(openapi, Mapping) else {}
+
+
+def _forced(body: Mapping[str, Any], tools: tuple[ToolDef, ...]) -> str | None:
+    """``functionCallingConfig.mode: ANY`` forces a call (to the first allowed function)."""
+    config = _get(body, "toolConfig", "tool_config") or {}
+    calling = _get(config, "functionCallingConfig", "function_calling_config") or {}
+    if not isinstance(calling, Mapping) or str(calling.get("mode", "")).upper() != "ANY":
+        return None
+    allowed = _get(calling, "allowedFunctionNames", "allowed_function_names") or []
+    if allowed:
+        return str(allowed[0])
+    return tools[0].name if tools else None
+
+
+def _tool_results(contents: list[Any]) -> tuple[ToolResult, ...]:
+    results = []
+    for content in contents:
+        for part in (content.get("parts") or []) if isinstance(content, Mapping) else []:
+            response = _get(part, "functionResponse", "function_response") if isinstance(part, Mapping) else None
+            if isinstance(response, Mapping):
+                results.append(ToolResult(response.get("id"), response.get("name"), response.get("response")))
+    return tuple(results)
+
+
+def _check_signatures(contents: list[Any]) -> None:
+    """Reject a ``thoughtSignature`` that is not base64 (standard or URL-safe alphabet)."""
+    for ci, content in enumerate(contents):
+        for pi, part in enumerate((content.get("parts") or []) if isinstance(content, Mapping) else []):
+            signature = _get(part, "thoughtSignature", "thought_signature") if isinstance(part, Mapping) else None
+            if signature is not None and not _is_base64(signature):
+                raise BadRequest(
+                    f"Invalid value at 'contents[{ci}].parts[{pi}].thought_signature' (TYPE_BYTES), "
+                    f"Base64 decoding failed for \"{signature}\""
+                )
+
+
+def _is_base64(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    for pattern, decode in ((_B64_STANDARD, base64.b64decode), (_B64_URLSAFE, base64.urlsafe_b64decode)):
+        if pattern.fullmatch(value):
+            try:
+                decode(value + "=" * (-len(value) % 4))
+            except (binascii.Error, ValueError):
+                continue
+            return True
+    return False
+
+
+_OPENAPI_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems",
+                 "min_length": "minLength", "max_length": "maxLength",
+                 "min_properties": "minProperties", "max_properties": "maxProperties",
+                 "additional_properties": "additionalProperties", "property_ordering": "propertyOrdering"}
+
+
+def openapi_to_json_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-subset ``Schema`` (``STRING``, ``nullable``, snake_case) as JSON Schema."""
+    if isinstance(schema, list):
+        return [openapi_to_json_schema(s) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for raw_key, value in schema.items():
+        key = str(_OPENAPI_KEYS.get(raw_key, raw_key))
+        if key == "type" and isinstance(value, str):
+            out["type"] = value.lower()
+        elif key in ("properties", "defs", "$defs"):
+            out["$defs" if key == "defs" else key] = {
+                name: openapi_to_json_schema(sub) for name, sub in (value or {}).items()
+            }
+        elif key in ("items", "anyOf", "additionalProperties"):
+            out[key] = openapi_to_json_schema(value)
+        elif key == "nullable":
+            continue
+        else:
+            out[key] = value
+    if schema.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out

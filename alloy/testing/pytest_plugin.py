@@ -1,0 +1,51 @@
+"""pytest fixtures for alloy's provider emulator (registered as the ``alloy`` pytest11 plugin).
+
+* ``alloy_emulator``: the emulator, started once per session and reset (queues and request log
+  emptied) before each test.  Script it with ``push()``, read ``requests`` back.
+* ``alloy_emulator_env``: the same emulator, with every ``OPENAI_*``, ``ANTHROPIC_*``,
+  ``GOOGLE_*``, ``GEMINI_*`` and ``OLLAMA_*`` variable cleared and the base-URL and dummy-key
+  variables of all four SDKs pointing at it, so clients built with no arguments talk to it.
+* ``alloy_emulator_session``: the session-wide server itself, without the per-test reset.
+
+The server is shared because starting one per test would cost a port and a thread each time;
+the per-test reset keeps tests independent anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from alloy.testing.emulator import SDK_ENV_PREFIXES, Emulator
+
+
+@pytest.fixture(scope="session")
+def alloy_emulator_session() -> Iterator[Emulator]:
+    """One running emulator for the whole test session, stopped at the end."""
+    with Emulator() as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def alloy_emulator(alloy_emulator_session: Emulator) -> Iterator[Emulator]:
+    """The session emulator with an empty script and an empty request log."""
+    alloy_emulator_session.reset()
+    yield alloy_emulator_session
+    alloy_emulator_session.reset()
+
+
+@pytest.fixture
+def alloy_emulator_env(alloy_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Emulator:
+    """The emulator, with the SDKs' environment variables pointing at it (and nothing else).
+
+    Variables such as ``GOOGLE_GENAI_USE_VERTEXAI`` or ``OPENAI_CUSTOM_HEADERS`` would change
+    what the SDKs send, so every variable with a provider prefix is removed first.
+    """
+    for name in list(os.environ):
+        if name.startswith(SDK_ENV_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    for name, value in alloy_emulator.env().items():
+        monkeypatch.setenv(name, value)
+    return alloy_emulator
