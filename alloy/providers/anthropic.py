@@ -1,0 +1,769 @@
+"""Anthropic Messages API adapter (provider ``anthropic``), through the official ``anthropic`` SDK.
+
+Output modes:
+
+- ``native``: ``output_config={"format": {"type": "json_schema", "schema": ...}}`` with the schema
+  in the Anthropic dialect (:mod:`._anthropic_dialect`); the answer is the text block(s).
+- ``tool``: the schema becomes an output tool named ``spec.name``. ``tool_choice`` forces it
+  (``{"type": "tool"}``) when it is the only tool, or ``{"type": "any"}`` when the command also
+  has tools, so those stay callable. With extended thinking on (``extra_json`` with
+  ``{"thinking": {...}}``) the API refuses a forced ``tool_choice``, so ``auto`` is sent instead
+  and the output tool is described as the way to answer.
+- ``prompt``: nothing special is sent.
+
+Deliberate choices:
+
+- ``max_tokens`` is required by the API; without a setting :data:`DEFAULT_MAX_TOKENS` (4096) is
+  sent and a DEBUG line says so.
+- anthropic 2.12's ``messages.create()`` has no ``temperature`` parameter: it goes through
+  ``extra_body`` and reaches the wire verbatim. With thinking on, the API accepts only the default
+  temperature; a value other than 1 is still sent (it was asked for) and a WARNING is logged.
+- The SDK refuses non-streamed calls whose ``max_tokens`` may take over ten minutes (a
+  client-side ``ValueError``); such a call is streamed internally and accumulated into the same
+  Response, logged at DEBUG.
+- ``extra_json`` is merged into the body: keys ``create()`` knows become keyword arguments, the
+  rest go through ``extra_body``.
+- A finalize turn (no tools offered) after tool use still carries ``tool_use``/``tool_result``
+  blocks, and the API refuses those without tool definitions; the tools named in the history are
+  then declared as stubs with ``tool_choice: none``, so the model cannot call them.
+- A ``tool_use`` left unanswered before a re-ask (a forced output tool whose input was invalid)
+  gets its ``tool_result`` from the re-ask itself (``is_error: true``), as the API requires.
+- ``strict: true`` is sent on tools whose definition is strict, for models with strict tool use;
+  strict tools get the dialect schema, non-strict tools the full canonical schema.
+- Usage: ``input_tokens`` counts all prompt tokens (uncached + cache writes + cache reads, so
+  cached tokens are a part of input as with the other providers); ``cached_tokens`` is
+  ``cache_read_input_tokens``; ``reasoning_tokens`` is ``output_tokens_details.thinking_tokens``.
+- ``thinking``/``redacted_thinking`` and server-tool blocks come back as ``Opaque`` parts and are
+  echoed untouched on the next turn, which tool use with thinking requires.
+- An ``EnforcedSpendLimitReachedError`` (429) is a RateLimitError that is *not* retried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .._engine import REASK_PROMPT
+from .._stream import StreamAccumulator
+from .._types import (
+    Capabilities,
+    Done,
+    FinishReason,
+    Media,
+    Message,
+    ModelTurn,
+    Opaque,
+    Part,
+    Request,
+    Response,
+    RetryPrompt,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolDefinition,
+    ToolResult,
+    Usage,
+    UserTurn,
+)
+from ..errors import (
+    ConfigurationError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    SchemaRejectedError,
+    ServerError,
+)
+from ._anthropic_dialect import anthropic_schema
+from ._base import SDKModel, merge_extra, retry_after_from
+
+logger = logging.getLogger("alloy.providers.anthropic")
+
+PROVIDER = "anthropic"
+#: Sent when the request has no ``max_tokens`` (the Messages API requires one).
+DEFAULT_MAX_TOKENS = 4096
+OUTPUT_TOOL_DESCRIPTION = (
+    "Give your final answer by calling this tool: its input is the answer. "
+    "Call it once, when you have everything you need."
+)
+STUB_TOOL_DESCRIPTION = "Used earlier in this conversation; not available now."
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+
+#: ``messages.create()`` keyword arguments in anthropic 2.12; other body keys go in ``extra_body``.
+CREATE_KWARGS = frozenset(
+    {
+        "max_tokens",
+        "messages",
+        "model",
+        "cache_control",
+        "container",
+        "diagnostics",
+        "inference_geo",
+        "metadata",
+        "output_config",
+        "service_tier",
+        "speed",
+        "stop_sequences",
+        "stream",
+        "system",
+        "thinking",
+        "tool_choice",
+        "tools",
+        "user_profile_id",
+        "workspace_id",
+    }
+)
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+}
+# In-stream ``error`` events arrive on an HTTP 200; their error type says what really happened.
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+_SCHEMA_REJECTION = re.compile(
+    r"schema|grammar|output_config|output_format|json_schema|strict tool", re.IGNORECASE
+)
+_AUTH_MISSING = "Could not resolve authentication method"
+_STREAMING_REQUIRED = "Streaming is required"
+
+
+# -- capabilities -------------------------------------------------------------------------
+
+_FAMILY = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?")
+_LEGACY = re.compile(r"claude-(instant|[123](?:[-.]\d+)?)(?:-|$)")
+
+
+def supports_native_output(model_id: str) -> bool:
+    """Structured outputs and strict tools: Claude 4.1 and later (4.0 and 3.x lack them).
+
+    Unknown ids are assumed to be current models.
+    """
+    name = model_id.lower().rsplit("/", 1)[-1]
+    if _LEGACY.search(name) and not _FAMILY.search(name):
+        return False
+    match = _FAMILY.search(name)
+    if match is None:
+        return True
+    major, minor = int(match.group(2)), int(match.group(3) or 0)
+    return (major, minor) >= (4, 1)
+
+
+def capabilities_for(model_id: str) -> Capabilities:
+    """Capabilities of one Claude model: claude-3* and 4.0 get forced-tool output, not native."""
+    native = supports_native_output(model_id)
+    return Capabilities(
+        native_schema=native,
+        tools=True,
+        strict_tools=native,
+        streaming=True,
+        streaming_tools=True,
+        media=True,
+        dialect="anthropic",
+    )
+
+
+# -- request building (pure) --------------------------------------------------------------
+
+
+def thinking_enabled(extra: Mapping[str, Any]) -> bool:
+    """Whether ``extra_json`` turns extended thinking on (any type but ``disabled``)."""
+    thinking = extra.get("thinking")
+    if isinstance(thinking, Mapping):
+        return thinking.get("type", "enabled") != "disabled"
+    return bool(thinking)
+
+
+def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[str, Any]:
+    """The JSON body sent to ``POST /v1/messages`` for ``request`` (before ``stream``)."""
+    settings = request.settings
+    thinking = thinking_enabled(settings.extra)
+    body: dict[str, Any] = {
+        "max_tokens": settings.max_tokens
+        if settings.max_tokens is not None
+        else DEFAULT_MAX_TOKENS,
+        "messages": build_messages(request.messages),
+        "model": model_id,
+    }
+    if settings.max_tokens is None:
+        logger.debug("anthropic: no max_tokens set; sending the default %d", DEFAULT_MAX_TOKENS)
+    if request.system:
+        body["system"] = request.system
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+        if thinking and settings.temperature != 1:
+            logger.warning(
+                "anthropic: temperature=%s sent with extended thinking on; the API accepts only "
+                "the default temperature with thinking",
+                settings.temperature,
+            )
+
+    strict_ok = capabilities.strict_tools
+    tools = [tool_param(tool, strict_ok) for tool in request.tools]
+    spec = request.output
+    tool_choice: dict[str, Any] | None = None
+    mode = spec.mode if spec is not None else None
+    if spec is not None and spec.mode == "native":
+        body["output_config"] = {
+            "format": {"type": "json_schema", "schema": anthropic_schema(spec.schema)}
+        }
+    elif spec is not None and spec.mode == "tool":
+        output_tool = ToolDefinition(
+            spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, strict=spec.strict
+        )
+        tools.append(tool_param(output_tool, strict_ok))
+        if thinking:
+            # The API refuses a forced tool_choice with extended thinking.
+            tool_choice = {"type": "auto"}
+            logger.debug("anthropic: thinking is on, output tool offered with tool_choice=auto")
+        elif request.tools:
+            tool_choice = {"type": "any"}
+        else:
+            tool_choice = {"type": "tool", "name": spec.name}
+    if not tools:
+        used = _tool_names_in_history(request.messages)
+        if used:
+            # Tool blocks in the history need tool definitions, even when none may be called.
+            tools = [
+                {
+                    "name": name,
+                    "description": STUB_TOOL_DESCRIPTION,
+                    "input_schema": {"type": "object", "properties": {}},
+                }
+                for name in used
+            ]
+            tool_choice = {"type": "none"}
+    if tools:
+        body["tools"] = tools
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    logger.debug(
+        "anthropic: model=%s output mode=%s tools=%d tool_choice=%s",
+        model_id,
+        mode,
+        len(tools),
+        tool_choice,
+    )
+    return merge_extra(body, settings.extra)
+
+
+def tool_param(tool: ToolDefinition, strict_ok: bool) -> dict[str, Any]:
+    """A tool definition; strict tools (where the model has them) get the dialect schema."""
+    strict = tool.strict and strict_ok
+    schema = anthropic_schema(tool.parameters) if strict else dict(tool.parameters)
+    param: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": schema,
+    }
+    if strict:
+        param["strict"] = True
+    elif tool.strict:
+        logger.debug("anthropic: model has no strict tool use; %s sent without strict", tool.name)
+    return param
+
+
+def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Alternating user/assistant messages; empty turns dropped, same-role turns merged."""
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []  # tool_use ids of the last assistant turn without a result yet
+    for message in messages:
+        if isinstance(message, ModelTurn):
+            role = "assistant"
+            blocks = [b for b in (_assistant_block(p) for p in message.parts) if b is not None]
+            pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        else:
+            role = "user"
+            blocks = _user_blocks(message, pending)
+            pending = []
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for entry in out:
+        # A lone text block goes as a plain string, the form the SDK's own examples send.
+        content = entry["content"]
+        if len(content) == 1 and content[0].get("type") == "text" and len(content[0]) == 2:
+            entry["content"] = content[0]["text"]
+    return out
+
+
+def _assistant_block(part: Part) -> dict[str, Any] | None:
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, ToolCall):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.args)}
+    if isinstance(part, Opaque):
+        if part.provider == PROVIDER and isinstance(part.payload, Mapping):
+            return dict(part.payload)
+        return None
+    return None
+
+
+def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    answered: set[str] = set()
+    for part in turn.parts:
+        if isinstance(part, ToolResult):
+            results.append(_tool_result(part.call_id, part.content, part.is_error))
+            answered.add(part.call_id)
+        elif isinstance(part, RetryPrompt):
+            text = REASK_PROMPT.format(errors=part.errors)
+            unanswered = [i for i in pending if i not in answered]
+            if unanswered:
+                # The invalid answer was a tool call: the re-ask is its (error) result.
+                results.extend(_tool_result(i, text, True) for i in unanswered)
+                answered.update(unanswered)
+            else:
+                others.append({"type": "text", "text": text})
+        elif isinstance(part, Text):
+            if part.text:
+                others.append({"type": "text", "text": part.text})
+        elif isinstance(part, Media):
+            others.append(_media_block(part))
+        elif isinstance(part, Opaque) and part.provider == PROVIDER:
+            others.append(dict(part.payload))
+    for call_id in pending:
+        if call_id not in answered:
+            results.append(_tool_result(call_id, "No result was produced for this call.", True))
+    # tool_result blocks must come first in the user message that follows the tool_use.
+    return results + others
+
+
+def _tool_result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _media_block(media: Media) -> dict[str, Any]:
+    if media.url is not None and media.data is None:
+        source: dict[str, Any] = {"type": "url", "url": media.url}
+    else:
+        source = {"type": "base64", "media_type": media.mime_type, "data": media.data or ""}
+    kind = "image" if media.kind == "image" else "document"
+    return {"type": kind, "source": source}
+
+
+def _tool_names_in_history(messages: Sequence[Message]) -> list[str]:
+    names: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, (ToolCall, ToolResult)) and part.name and part.name not in names:
+                names.append(part.name)
+    return names
+
+
+def sdk_kwargs(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Split a wire body into ``messages.create()`` keyword arguments plus ``extra_body``."""
+    kwargs = {k: v for k, v in body.items() if k in CREATE_KWARGS}
+    extra = {k: v for k, v in body.items() if k not in CREATE_KWARGS}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+# -- response parsing (pure) --------------------------------------------------------------
+
+
+def _as_dict(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    to_dict = getattr(raw, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict(mode="json", exclude_none=True))
+    return dict(raw.model_dump(mode="json", exclude_none=True))
+
+
+def usage_from(data: Mapping[str, Any] | None) -> Usage:
+    """Normalized usage from a Messages ``usage`` object."""
+    if not data:
+        return Usage(requests=1)
+    fresh = data.get("input_tokens") or 0
+    written = data.get("cache_creation_input_tokens") or 0
+    read = data.get("cache_read_input_tokens") or 0
+    details = data.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=fresh + written + read,
+        output_tokens=data.get("output_tokens") or 0,
+        cached_tokens=read,
+        reasoning_tokens=details.get("thinking_tokens") or 0,
+        requests=1,
+    )
+
+
+def finish_reason(stop_reason: str | None, has_calls: bool) -> FinishReason:
+    if stop_reason is None:
+        return "tool_calls" if has_calls else "stop"
+    reason = _FINISH.get(stop_reason)
+    if reason is None:
+        logger.debug("anthropic: unknown stop_reason %r treated as stop", stop_reason)
+        return "tool_calls" if has_calls else "stop"
+    if stop_reason == "pause_turn":
+        logger.debug("anthropic: stop_reason pause_turn treated as stop")
+    return reason
+
+
+def _refusal(stop_reason: str | None, text: str, details: Any) -> str | None:
+    if stop_reason != "refusal":
+        return None
+    explanation = details.get("explanation") if isinstance(details, Mapping) else None
+    return text or explanation or "The model refused (stop_reason=refusal)."
+
+
+def parse(raw: Any) -> Response:
+    """A normalized Response from a Messages API ``Message`` (SDK object or JSON dict)."""
+    data = _as_dict(raw)
+    parts: list[Part] = []
+    for block in data.get("content") or ():
+        kind = block.get("type")
+        if kind == "text":
+            if block.get("text"):
+                parts.append(Text(block["text"]))
+        elif kind == "tool_use":
+            args = block.get("input")
+            if isinstance(args, Mapping):
+                parts.append(ToolCall(block["id"], block["name"], dict(args)))
+            else:
+                raw_args = args if isinstance(args, str) else json.dumps(args)
+                parts.append(ToolCall(block["id"], block["name"], {}, raw_args=raw_args))
+        else:
+            parts.append(Opaque(PROVIDER, _echo_block(block)))
+    response = Response(tuple(parts))
+    stop = data.get("stop_reason")
+    return Response(
+        response.parts,
+        usage=usage_from(data.get("usage")),
+        finish_reason=finish_reason(stop, bool(response.tool_calls)),
+        model=data.get("model"),
+        request_id=getattr(raw, "_request_id", None),
+        refusal=_refusal(stop, response.text, data.get("stop_details")),
+        provider_details={"id": data.get("id"), "stop_reason": stop},
+    )
+
+
+def _echo_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A response block as it must be sent back: without nulls the request side rejects."""
+    return {k: v for k, v in block.items() if v is not None}
+
+
+class StreamParser:
+    """Raw Messages SSE events in, deltas out; :meth:`response` gives the final Response."""
+
+    def __init__(self) -> None:
+        self.acc = StreamAccumulator()
+        self._usage: dict[str, Any] = {}
+        self._stop: str | None = None
+        self._stop_details: Any = None
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json_seen: set[int] = set()
+        self.finished = False
+        self.message_id: str | None = None
+
+    def feed(self, event: Any) -> list[TextDelta | ToolCallDelta]:
+        """Handle one event (SDK object or dict); return the deltas it carried."""
+        data = _as_dict(event)
+        kind = data.get("type")
+        out: list[TextDelta | ToolCallDelta] = []
+        if kind == "message_start":
+            message = data.get("message") or {}
+            self.message_id = message.get("id")
+            self.acc.model = message.get("model")
+            self._usage.update(
+                {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
+            )
+        elif kind == "content_block_start":
+            index = int(data.get("index", 0))
+            block = dict(data.get("content_block") or {})
+            self._blocks[index] = block
+            if block.get("type") == "text" and block.get("text"):
+                out.append(self.acc.add(TextDelta(block["text"])))
+            elif block.get("type") == "tool_use":
+                out.append(self.acc.add(ToolCallDelta(index, block.get("id"), block.get("name"))))
+        elif kind == "content_block_delta":
+            out.extend(self._delta(int(data.get("index", 0)), data.get("delta") or {}))
+        elif kind == "content_block_stop":
+            out.extend(self._stop_block(int(data.get("index", 0))))
+        elif kind == "message_delta":
+            delta = data.get("delta") or {}
+            self._stop = delta.get("stop_reason") or self._stop
+            self._stop_details = delta.get("stop_details") or self._stop_details
+            self._usage.update(
+                {k: v for k, v in (data.get("usage") or {}).items() if v is not None}
+            )
+        elif kind == "message_stop":
+            self.finished = True
+        return out
+
+    def _delta(self, index: int, delta: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
+        kind = delta.get("type")
+        block = self._blocks.setdefault(index, {})
+        if kind == "text_delta":
+            text = delta.get("text") or ""
+            return [self.acc.add(TextDelta(text))] if text else []
+        if kind == "input_json_delta":
+            self._json_seen.add(index)
+            piece = delta.get("partial_json") or ""
+            return [self.acc.add(ToolCallDelta(index, args_delta=piece))] if piece else []
+        if kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + (delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature")
+        return []
+
+    def _stop_block(self, index: int) -> list[TextDelta | ToolCallDelta]:
+        block = self._blocks.get(index) or {}
+        kind = block.get("type")
+        if kind == "tool_use":
+            initial = block.get("input")
+            if index not in self._json_seen and isinstance(initial, Mapping) and initial:
+                return [self.acc.add(ToolCallDelta(index, args_delta=json.dumps(initial)))]
+        elif kind not in ("text", None):
+            self.acc.add_opaque(Opaque(PROVIDER, _echo_block(block)))
+        return []
+
+    def response(self) -> Response:
+        self.acc.usage = usage_from(self._usage)
+        draft = self.acc.response()
+        return Response(
+            draft.parts,
+            usage=draft.usage,
+            finish_reason=finish_reason(self._stop, bool(draft.tool_calls)),
+            model=draft.model,
+            request_id=self.acc.request_id,
+            refusal=_refusal(self._stop, draft.text, self._stop_details),
+            provider_details={"id": self.message_id, "stop_reason": self._stop},
+        )
+
+
+# -- the model ----------------------------------------------------------------------------
+
+
+class AnthropicModel(SDKModel):
+    """Claude through ``anthropic.Anthropic`` / ``AsyncAnthropic`` (SDK retries off)."""
+
+    provider = PROVIDER
+
+    def __init__(
+        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url)
+        self.capabilities = capabilities_for(model_id)
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        import anthropic
+
+        options: dict[str, Any] = {"max_retries": 0}
+        # Explicit values win; otherwise the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL.
+        if self._api_key:
+            options["api_key"] = self._api_key
+        if self.base_url:
+            options["base_url"] = self.base_url
+        cls = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
+        return cls(**options)
+
+    def _kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        body = build(request, self.model_id, self.capabilities)
+        if stream:
+            body["stream"] = True
+        kwargs = sdk_kwargs(body)
+        timeout = self.timeout(request)
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        return kwargs
+
+    # -- calls --
+    def request(self, request: Request) -> Response:
+        kwargs = self._kwargs(request, stream=False)
+        try:
+            with self._calling():
+                return parse(self.client().messages.create(**kwargs))
+        except ValueError as exc:
+            if not str(exc).startswith(_STREAMING_REQUIRED):
+                raise
+        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming instead")
+        return _last(self.stream(request))
+
+    async def arequest(self, request: Request) -> Response:
+        kwargs = self._kwargs(request, stream=False)
+        try:
+            with self._calling():
+                return parse(await self.aclient().messages.create(**kwargs))
+        except ValueError as exc:
+            if not str(exc).startswith(_STREAMING_REQUIRED):
+                raise
+        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming instead")
+        final: Response | None = None
+        async for event in self.astream(request):
+            if isinstance(event, Done):
+                final = event.response
+        assert final is not None
+        return final
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        kwargs = self._kwargs(request, stream=True)
+        parser = StreamParser()
+        with self._calling():
+            events = self.client().messages.create(**kwargs)
+            with events:
+                parser.acc.request_id = _request_id(events)
+                for event in events:
+                    yield from parser.feed(event)
+        yield Done(self._finish(parser))
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        kwargs = self._kwargs(request, stream=True)
+        parser = StreamParser()
+        with self._calling():
+            events = await self.aclient().messages.create(**kwargs)
+            async with events:
+                parser.acc.request_id = _request_id(events)
+                async for event in events:
+                    for delta in parser.feed(event):
+                        yield delta
+        yield Done(self._finish(parser))
+
+    def _finish(self, parser: StreamParser) -> Response:
+        if not parser.finished:
+            raise ProviderConnectionError(
+                "anthropic stream ended before message_stop (connection dropped mid-stream)",
+                provider=PROVIDER,
+            )
+        return parser.response()
+
+    # -- errors --
+    @contextmanager
+    def _calling(self) -> Iterator[None]:
+        """``errors()`` plus the one SDK failure that is the caller's: no credentials at all."""
+        try:
+            with self.errors():
+                yield
+        except TypeError as exc:
+            if _AUTH_MISSING not in str(exc):
+                raise
+            raise ConfigurationError(
+                f"No Anthropic API key: set {API_KEY_ENV} or pass api_key=... (model {self.name!r})"
+            ) from exc
+
+    def map_error(self, exc: Exception) -> ProviderError | None:
+        import anthropic
+        import httpx2
+
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ProviderTimeoutError(
+                f"anthropic request timed out: {self.redact(str(exc))}", provider=PROVIDER
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            return ProviderConnectionError(
+                f"anthropic connection failed: {self.redact(str(exc))}", provider=PROVIDER
+            )
+        if isinstance(exc, anthropic.APIStatusError):
+            return self._status(exc)
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return ServerError(
+                f"anthropic returned a body the SDK could not read: {self.redact(str(exc))}",
+                provider=PROVIDER,
+                status_code=exc.status_code,
+            )
+        if isinstance(exc, httpx2.TimeoutException):
+            return ProviderTimeoutError(
+                f"anthropic request timed out: {self.redact(str(exc))}", provider=PROVIDER
+            )
+        if isinstance(exc, httpx2.TransportError):
+            return ProviderConnectionError(
+                f"anthropic connection failed: {self.redact(str(exc) or type(exc).__name__)}",
+                provider=PROVIDER,
+            )
+        if isinstance(exc, anthropic.APIError):
+            return ServerError(
+                f"anthropic request failed: {self.redact(str(exc))}", provider=PROVIDER
+            )
+        return None
+
+    def _status(self, exc: Any) -> ProviderError:
+        import anthropic
+
+        status: int = exc.status_code
+        message = exc.api_message or exc.message or f"HTTP {status}"
+        request_id = exc.request_id
+        retry_after = retry_after_from(getattr(exc.response, "headers", None))
+        if status < 400:
+            # An ``event: error`` inside a 200 stream (e.g. overloaded): classify by its type.
+            status = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
+            message = f"error event in stream ({exc.type or 'unknown'}): {message}"
+        if isinstance(exc, anthropic.EnforcedSpendLimitReachedError) or (
+            exc.error_code == "enforced_spend_limit_reached"
+        ):
+            error = self.status_error(
+                429, f"spend limit reached, not retried: {message}", request_id=request_id
+            )
+            error.transient = False
+            return error
+        if status == 400 and _SCHEMA_REJECTION.search(message):
+            return SchemaRejectedError(
+                f"anthropic returned HTTP 400 (schema rejected): {self.redact(message)}",
+                provider=PROVIDER,
+                status_code=400,
+                request_id=request_id,
+            )
+        return self.status_error(status, message, retry_after=retry_after, request_id=request_id)
+
+
+def _request_id(stream: Any) -> str | None:
+    response = getattr(stream, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers.get("request-id") if headers is not None else None
+
+
+def _last(events: Iterator[StreamEvent]) -> Response:
+    final: Response | None = None
+    for event in events:
+        if isinstance(event, Done):
+            final = event.response
+    assert final is not None
+    return final
+
+
+def create(
+    model_id: str, *, api_key: str | None = None, base_url: str | None = None
+) -> AnthropicModel:
+    """Registry factory for ``anthropic:<model id>``."""
+    return AnthropicModel(model_id, api_key=api_key, base_url=base_url)
+
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicModel",
+    "StreamParser",
+    "build",
+    "build_messages",
+    "capabilities_for",
+    "create",
+    "parse",
+    "sdk_kwargs",
+    "supports_native_output",
+]
