@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -29,7 +30,9 @@ from ._output import OutputType, output_type_for
 from ._tools import Tool, as_tool
 from ._types import Media, Part, Text, Transcript, Usage
 from .errors import ConfigurationError
+from .events import Event, Handler, global_handlers, logger
 from .providers import get_model
+from .rails import Rail
 
 if TYPE_CHECKING:
     from ._model import Model
@@ -59,6 +62,9 @@ class Options(TypedDict, total=False):
     tool_errors: str
     api_key: str | None
     base_url: str | None
+    skip_rails: Sequence[str]
+    token_budget: int | None
+    log_content: bool
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,19 @@ class Result(Generic[R]):
     transcript: Transcript
     #: Per parse attempt, what the output type reported (criteria results, fixes), if anything.
     reports: tuple[Any, ...] = ()
+    #: The model that answered, as ``provider:model``.
+    model: str | None = None
 
     @property
     def usage(self) -> Usage:
         return self.transcript.usage
+
+    @property
+    def cost(self) -> float | None:
+        """Estimated cost in USD from the price table (None when the model has no price)."""
+        from .pricing import cost
+
+        return cost(self.usage, self.model) if self.model else None
 
 
 class Command(Generic[P, R]):
@@ -86,9 +101,12 @@ class Command(Generic[P, R]):
         output: OutputType,
         options: Mapping[str, Any],
         tools: tuple[Tool[Any], ...],
+        rails: tuple[Rail, ...] = (),
         call_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._fn = fn
+        self._rails = rails
+        self._handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
         self._output = output
         self._options = dict(options)
         self._call_options = dict(call_options or {})
@@ -120,6 +138,20 @@ class Command(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<alloy command {self.name} -> {self._output.expected}>"
 
+    @property
+    def rails(self) -> tuple[Rail, ...]:
+        return self._rails
+
+    def subscribe(self, handler: Handler, *kinds: type[Event]) -> Callable[[], None]:
+        """Call ``handler(event)`` for this command's events (or only ``kinds``); returns an unsubscribe."""
+        entry = (handler, kinds)
+        self._handlers = (*self._handlers, entry)
+
+        def unsubscribe() -> None:
+            self._handlers = tuple(h for h in self._handlers if h is not entry)
+
+        return unsubscribe
+
     def with_options(self, **options: Unpack[Options]) -> Command[P, R]:
         """A copy of this command with per-call options (the highest-precedence layer)."""
         checked = check_options(options, source=f"{self.name}.with_options()")
@@ -146,16 +178,14 @@ class Command(Generic[P, R]):
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
         plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=False)
-        outcome = _drivers.run_sync(
-            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
-        )
+        outcome = _drivers.run_sync(_engine.run(plan), model, self._tool_map, **self._driving(plan))
         return self._record(outcome)
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=False)
         outcome = await _drivers.run_async(
-            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+            _engine.run(plan), model, self._tool_map, **self._driving(plan)
         )
         return self._record(outcome)
 
@@ -165,16 +195,14 @@ class Command(Generic[P, R]):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
         plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=True)
-        return _drivers.stream_sync(
-            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
-        )
+        return _drivers.stream_sync(_engine.run(plan), model, self._tool_map, **self._driving(plan))
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
         plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=True)
         async for chunk in _drivers.stream_async(
-            _engine.run(plan), model, self._tool_map, parallel=plan.config.parallel_tools_max
+            _engine.run(plan), model, self._tool_map, **self._driving(plan)
         ):
             yield chunk
 
@@ -186,9 +214,20 @@ class Command(Generic[P, R]):
                 "commands without output= (call the command to get the typed value)"
             )
 
+    def _handlers_now(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
+        return (*global_handlers(), *self._handlers)
+
+    def _driving(self, plan: _engine.Plan) -> dict[str, Any]:
+        return {
+            "parallel": plan.config.parallel_tools_max,
+            "handlers": self._handlers_now() if plan.observed else (),
+            "log_content": plan.config.log_content,
+        }
+
     def _plan(self, prompt: tuple[Part, ...], *, stream: bool) -> tuple[_engine.Plan, Model]:
         config: Config = resolve(self._options, self._call_options)
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
+        observed = bool(global_handlers() or self._handlers) or logger.isEnabledFor(logging.DEBUG)
         plan = _engine.Plan(
             command=self.name,
             model=model.name,
@@ -198,12 +237,14 @@ class Command(Generic[P, R]):
             tools=self._tool_defs,
             capabilities=model.capabilities,
             stream=stream,
+            rails=self._rails,
+            observed=observed,
         )
         return plan, model
 
     def _record(self, outcome: _engine.Outcome) -> Result[R]:
         result: Result[R] = Result(
-            outcome.value, outcome.raw_output, outcome.transcript, outcome.reports
+            outcome.value, outcome.raw_output, outcome.transcript, outcome.reports, outcome.model
         )
         self.last_result = result
         return result
@@ -271,25 +312,31 @@ class _Decorator(Generic[T]):
     """What ``@command(...)`` returns: picks the sync or async command class per function."""
 
     def __init__(
-        self, output: OutputType, options: Mapping[str, Any], tools: tuple[Tool[Any], ...]
+        self,
+        output: OutputType,
+        options: Mapping[str, Any],
+        tools: tuple[Tool[Any], ...],
+        rails: tuple[Rail, ...],
     ) -> None:
         self.output = output
         self.options = options
         self.tools = tools
+        self.rails = rails
 
     @overload
     def __call__(self, fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, T]: ...
     @overload
     def __call__(self, fn: Callable[P, Prompt], /) -> Command[P, T]: ...
     def __call__(self, fn: Callable[P, Any], /) -> Command[P, T]:
-        return _build(fn, self.output, self.options, self.tools)
+        return _build(fn, self.output, self.options, self.tools, self.rails)
 
 
 def _prepare(
     options: Mapping[str, Any], where: str
-) -> tuple[dict[str, Any], tuple[Tool[Any], ...]]:
-    """Validate decorator options and turn ``tools=`` entries into Tools, eagerly."""
+) -> tuple[dict[str, Any], tuple[Tool[Any], ...], tuple[Rail, ...]]:
+    """Validate decorator options, turn ``tools=`` entries into Tools and check ``rails=``, eagerly."""
     opts = dict(options)
+    rails = _flatten_rails(opts.pop("rails", None) or ())
     raw_tools = opts.pop("tools", None) or ()
     if isinstance(raw_tools, (str, bytes)) or not isinstance(raw_tools, Sequence):
         raise ConfigurationError("tools= must be a list of functions, @tool objects or commands")
@@ -298,7 +345,27 @@ def _prepare(
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise ConfigurationError(f"Duplicate tool names: {sorted(duplicates)}")
-    return check_options(opts, source=where), tools
+    return check_options(opts, source=where), tools, rails
+
+
+def _flatten_rails(entries: Any) -> tuple[Rail, ...]:
+    """``rails=`` takes Rail objects and lists of them (built-ins like ``blocklist`` return lists)."""
+    if isinstance(entries, Rail):
+        return (entries,)
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        raise ConfigurationError("rails= must be a list of rails (see alloy.rails)")
+    flat: list[Rail] = []
+    for entry in entries:
+        if isinstance(entry, Rail):
+            flat.append(entry)
+        elif isinstance(entry, Sequence) and all(isinstance(r, Rail) for r in entry):
+            flat.extend(entry)
+        else:
+            raise ConfigurationError(
+                f"rails= entries must be rails made with alloy.rails (input_rail, output_rail, "
+                f"tool_rail, judge, ...), got {entry!r}"
+            )
+    return tuple(flat)
 
 
 def _build(
@@ -306,11 +373,12 @@ def _build(
     output_type: OutputType,
     options: Mapping[str, Any],
     tools: tuple[Tool[Any], ...],
+    rails: tuple[Rail, ...] = (),
 ) -> Command[P, Any]:
     if not callable(fn):
         raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
     cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
-    return cls(fn, output=output_type, options=options, tools=tools)
+    return cls(fn, output=output_type, options=options, tools=tools, rails=rails)
 
 
 _MISSING: Any = object()
@@ -322,19 +390,34 @@ def command(fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, str]: ...
 def command(fn: Callable[P, Prompt], /) -> Command[P, str]: ...
 @overload
 def command(
-    *, output: type[T], tools: Sequence[Any] | None = None, **options: Unpack[Options]
+    *,
+    output: type[T],
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    **options: Unpack[Options],
 ) -> _Decorator[T]: ...
 @overload
 def command(
-    *, output: None, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+    *,
+    output: None,
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    **options: Unpack[Options],
 ) -> _Decorator[None]: ...
 @overload
 def command(
-    *, output: Any, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+    *,
+    output: Any,
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    **options: Unpack[Options],
 ) -> _Decorator[Any]: ...
 @overload
 def command(
-    *, tools: Sequence[Any] | None = None, **options: Unpack[Options]
+    *,
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    **options: Unpack[Options],
 ) -> _Decorator[str]: ...
 def command(
     fn: Callable[..., Any] | None = None,
@@ -342,6 +425,7 @@ def command(
     *,
     output: Any = _MISSING,
     tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
     **options: Any,
 ) -> Any:
     """Turn a prompt function into a typed model call.
@@ -355,10 +439,12 @@ def command(
     where = (
         f"@command on {getattr(fn, '__qualname__', fn)!r}" if fn is not None else "@command(...)"
     )
-    checked, tool_objects = _prepare({"tools": tools, **options}, where)
+    checked, tool_objects, rail_objects = _prepare(
+        {"tools": tools, "rails": rails, **options}, where
+    )
     if fn is not None:
-        return _build(fn, output_type, checked, tool_objects)
-    return _Decorator(output_type, checked, tool_objects)
+        return _build(fn, output_type, checked, tool_objects, rail_objects)
+    return _Decorator(output_type, checked, tool_objects, rail_objects)
 
 
 class _Ask:

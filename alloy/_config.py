@@ -39,6 +39,9 @@ class Config:
     tool_errors: Literal["report", "raise"] = "report"
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
+    skip_rails: tuple[Literal["input", "output", "tool"], ...] = ()
+    token_budget: int | None = None
+    log_content: bool = False
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -65,6 +68,9 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "max_reasks": ("ALLOY_MAX_REASKS",),
     "output_mode": ("ALLOY_OUTPUT_MODE",),
     "tool_errors": ("ALLOY_TOOL_ERRORS",),
+    "skip_rails": ("ALLOY_SKIP_RAILS",),
+    "token_budget": ("ALLOY_TOKEN_BUDGET",),
+    "log_content": ("ALLOY_LOG_CONTENT",),
 }
 
 _global_overrides: dict[str, Any] = {}
@@ -133,7 +139,7 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
     temperature = options.get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         problems.append(("temperature", "must be between 0 and 2"))
-    for name in ("max_tokens", "max_tool_turns", "parallel_tools_max"):
+    for name in ("max_tokens", "max_tool_turns", "parallel_tools_max", "token_budget"):
         value = options.get(name)
         if value is not None and value < 1:
             problems.append((name, "must be at least 1"))
@@ -171,7 +177,10 @@ def _env_layer() -> dict[str, Any]:
 
 
 def _parse_env(option: str, name: str, raw: str) -> Any:
-    if option == "extra_json" and raw.strip():
+    """Turn a variable's text into a value; empty means unset. Types are checked afterwards."""
+    if not raw.strip():
+        return None
+    if option == "extra_json":
         import json
 
         try:
@@ -183,7 +192,9 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         if not isinstance(value, dict):
             raise ConfigurationError(f"{name} must be a JSON object, got {type(value).__name__}")
         return value
-    if option == "auto_finalize_missing_output" and raw.strip():
+    if option == "skip_rails":
+        return tuple(kind.strip() for kind in raw.split(",") if kind.strip())
+    if option in ("auto_finalize_missing_output", "log_content"):
         lowered = raw.strip().lower()
         if lowered in ("1", "true", "yes", "on"):
             return True
@@ -192,8 +203,6 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         raise ConfigurationError(
             f"{name} must be true or false (or 1/0, yes/no, on/off), got {raw!r}"
         )
-    if not raw.strip():
-        return None
     if option in ("model", "system", "output_mode", "tool_errors"):
         return raw.strip() if option != "system" else raw
     return raw.strip()

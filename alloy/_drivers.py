@@ -11,15 +11,96 @@ import time
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._engine import CallModel, Effect, Failed, Outcome, RunTools, Sleep, ToolOutcome
+from ._engine import Blocked, CallModel, Effect, Emit, Failed, Outcome, RunTools, Sleep, ToolOutcome
 from ._tools import Tool, error_result, result_content
 from ._types import Done, Response, TextDelta, ToolCall, ToolResult
 from .errors import ProviderError
+from .events import Handler, logger
+from .rails import Block
 
 if TYPE_CHECKING:
     from ._model import Model
 
 Engine = Generator[Effect, Any, Outcome]
+Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
+
+
+def run_blocking(awaitable: Any) -> Any:
+    """Run a coroutine to completion from sync code, even when this thread has a running loop."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _await(awaitable)).result()
+
+
+# -- events and rails, shared by both drivers ---------------------------------------------
+
+
+def _notify(handlers: Handlers, effect: Emit, log_content: bool) -> list[Any]:
+    """Call every interested handler; a failing handler is logged, never fatal. Returns awaitables."""
+    event = effect.event
+    if logger.isEnabledFor(10):
+        logger.debug(event.describe(content=log_content))
+    pending = []
+    for handler, kinds in handlers:
+        if kinds and not isinstance(event, kinds):
+            continue
+        try:
+            result = handler(event)
+        except Exception:
+            logger.exception("alloy event handler %r failed on %s", handler, type(event).__name__)
+            continue
+        if inspect.isawaitable(result):
+            pending.append(result)
+    return pending
+
+
+def _rail_result(rail: Any, subject: Any, exc: Exception | None) -> Any:
+    if exc is not None:
+        return Blocked(rail.name, f"rail raised {type(exc).__name__}: {exc}", exc)
+    if isinstance(subject, Block):
+        return Blocked(rail.name, subject.reason)
+    return subject
+
+
+def emit_sync(effect: Emit, handlers: Handlers, log_content: bool) -> Any:
+    for awaitable in _notify(handlers, effect, log_content):
+        try:
+            run_blocking(awaitable)
+        except Exception:
+            logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
+    subject = effect.subject
+    for rail in effect.rails:
+        try:
+            subject = _rail_result(rail, rail.apply(subject), None)
+        except Exception as exc:
+            return _rail_result(rail, None, exc)
+        if isinstance(subject, Blocked):
+            return subject
+    return subject
+
+
+async def emit_async(effect: Emit, handlers: Handlers, log_content: bool) -> Any:
+    for awaitable in _notify(handlers, effect, log_content):
+        try:
+            await awaitable
+        except Exception:
+            logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
+    subject = effect.subject
+    for rail in effect.rails:
+        try:
+            subject = _rail_result(rail, await rail.aapply(subject), None)
+        except Exception as exc:
+            return _rail_result(rail, None, exc)
+        if isinstance(subject, Blocked):
+            return subject
+    return subject
 
 
 # -- tool calls, shared by both drivers ---------------------------------------------------
@@ -52,9 +133,7 @@ def _run_tool_sync(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcom
         bound = prepared.bind(call)
         value = prepared.fn(*bound.args, **bound.kwargs)
         if inspect.isawaitable(value):
-            import asyncio
-
-            value = asyncio.run(_await(value))
+            value = run_blocking(value)
     except Exception as exc:
         return ToolOutcome(error_result(call, exc), exc)
     return _finish(prepared, call, value)
@@ -135,7 +214,13 @@ async def _call_async(model: Model, effect: CallModel) -> Response | Failed:
 
 
 def run_sync(
-    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+    engine: Engine,
+    model: Model,
+    tools: Mapping[str, Tool[Any]],
+    *,
+    parallel: int,
+    handlers: Handlers = (),
+    log_content: bool = False,
 ) -> Outcome:
     """Step the engine to completion, blocking."""
     send: Any = None
@@ -149,6 +234,8 @@ def run_sync(
             elif isinstance(effect, Sleep):
                 time.sleep(effect.seconds)
                 send = None
+            elif isinstance(effect, Emit):
+                send = emit_sync(effect, handlers, log_content)
             else:  # pragma: no cover - the Effect union is closed
                 raise TypeError(f"unknown effect {effect!r}")
     except StopIteration as stop:
@@ -157,7 +244,13 @@ def run_sync(
 
 
 async def run_async(
-    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+    engine: Engine,
+    model: Model,
+    tools: Mapping[str, Tool[Any]],
+    *,
+    parallel: int,
+    handlers: Handlers = (),
+    log_content: bool = False,
 ) -> Outcome:
     """Step the engine to completion on the running event loop."""
     import asyncio
@@ -173,6 +266,8 @@ async def run_async(
             elif isinstance(effect, Sleep):
                 await asyncio.sleep(effect.seconds)
                 send = None
+            elif isinstance(effect, Emit):
+                send = await emit_async(effect, handlers, log_content)
             else:  # pragma: no cover - the Effect union is closed
                 raise TypeError(f"unknown effect {effect!r}")
     except StopIteration as stop:
@@ -181,7 +276,13 @@ async def run_async(
 
 
 def stream_sync(
-    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+    engine: Engine,
+    model: Model,
+    tools: Mapping[str, Tool[Any]],
+    *,
+    parallel: int,
+    handlers: Handlers = (),
+    log_content: bool = False,
 ) -> Iterator[str]:
     """Run the engine, yielding text deltas as they arrive (tool rounds included)."""
     send: Any = None
@@ -195,6 +296,8 @@ def stream_sync(
             elif isinstance(effect, Sleep):
                 time.sleep(effect.seconds)
                 send = None
+            elif isinstance(effect, Emit):
+                send = emit_sync(effect, handlers, log_content)
     except StopIteration:
         return
 
@@ -213,7 +316,13 @@ def _stream_call_sync(model: Model, effect: CallModel) -> Generator[str, None, R
 
 
 async def stream_async(
-    engine: Engine, model: Model, tools: Mapping[str, Tool[Any]], *, parallel: int
+    engine: Engine,
+    model: Model,
+    tools: Mapping[str, Tool[Any]],
+    *,
+    parallel: int,
+    handlers: Handlers = (),
+    log_content: bool = False,
 ) -> AsyncIterator[str]:
     """Async twin of :func:`stream_sync`."""
     import asyncio
@@ -242,5 +351,7 @@ async def stream_async(
             elif isinstance(effect, Sleep):
                 await asyncio.sleep(effect.seconds)
                 send = None
+            elif isinstance(effect, Emit):
+                send = await emit_async(effect, handlers, log_content)
     except StopIteration:
         return

@@ -9,9 +9,12 @@ next effect, with no model and no event loop (the shape of httpx's auth flow and
 
 from __future__ import annotations
 
+import os
 import random
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Union
 
 from ._config import Config
@@ -37,18 +40,38 @@ from ._types import (
     UserTurn,
 )
 from .errors import (
+    BudgetExceeded,
     CommandError,
     ConfigurationError,
     ContentFilteredError,
     EmptyOutputError,
     ParseError,
     ProviderError,
+    RailBlocked,
     RefusalError,
     ToolError,
     ToolLoopLimitExceeded,
     TruncatedOutputError,
     snippet,
 )
+from .events import (
+    CommandFailed,
+    CommandFinished,
+    CommandStarted,
+    Event,
+    FinalizeTurn,
+    ModelRequest,
+    ModelResponse,
+    OutputParsed,
+    OutputReady,
+    OutputRejected,
+    PromptRendered,
+    ProviderRetry,
+    Reask,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from .rails import Rail
 
 FINALIZE_PROMPT = (
     "The tool calls are complete. Using their results, give your final answer now, "
@@ -84,7 +107,28 @@ class Sleep:
     seconds: float
 
 
-Effect = Union[CallModel, RunTools, Sleep]
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Tell observers about ``event`` and run ``rails`` over ``subject``.
+
+    The driver sends back the (possibly rewritten) subject, or ``Blocked`` when a rail refused.
+    """
+
+    event: Event
+    rails: tuple[Rail, ...] = ()
+    subject: Any = None
+
+
+Effect = Union[CallModel, RunTools, Sleep, Emit]
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """A rail refused the subject of an ``Emit``."""
+
+    rail: str
+    reason: str
+    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +161,9 @@ class Plan:
     tools: tuple[ToolDefinition, ...] = ()
     capabilities: Capabilities = field(default_factory=Capabilities)
     stream: bool = False
+    rails: tuple[Rail, ...] = ()
+    #: Whether anyone listens (handlers or debug logging); without listeners no events are built.
+    observed: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +174,8 @@ class Outcome:
     transcript: Transcript
     raw_output: str | None
     reports: tuple[Any, ...] = ()
+    call_id: str = ""
+    model: str | None = None
 
 
 def resolve_mode(plan: Plan) -> OutputMode | None:
@@ -158,7 +207,9 @@ class _Run:
         self.plan = plan
         self.config = plan.config
         self.mode = resolve_mode(plan)
-        self.messages: list[Message] = [UserTurn(plan.prompt)]
+        self.call_id = os.urandom(6).hex()
+        self.messages: list[Message] = []
+        self.turn_usage: list[Usage] = []
         self.usage = Usage()
         self.attempts = 0
         self.reports: list[Any] = []
@@ -210,7 +261,7 @@ class _Run:
 
     # -- errors with context --
     def transcript(self) -> Transcript:
-        return Transcript(tuple(self.messages), self.usage, self.attempts)
+        return Transcript(tuple(self.messages), self.usage, self.attempts, tuple(self.turn_usage))
 
     def attach(self, error: CommandError, output: str | None = None) -> CommandError:
         """Give an error raised below the engine the call's context."""
@@ -232,8 +283,65 @@ class _Run:
             **extra,
         )
 
+    # -- events and rails --
+    def rails(self, kind: str) -> tuple[Rail, ...]:
+        if kind in self.config.skip_rails:
+            return ()
+        return tuple(rail for rail in self.plan.rails if rail.kind == kind)
+
+    def emit(
+        self, make: Callable[[], Event], rails: tuple[Rail, ...] = (), subject: Any = None
+    ) -> Generator[Effect, Any, Any]:
+        """Yield an Emit when someone listens or a rail applies; return the rails' subject."""
+        if not (self.plan.observed or rails):
+            return subject
+        result = yield Emit(make(), rails, subject)
+        if isinstance(result, Blocked):
+            raise self.error(
+                RailBlocked,
+                f"Blocked by rail {result.rail!r}: {result.reason}",
+                rail=result.rail,
+                reason=result.reason,
+            ) from result.error
+        return result
+
+    def spend_check(self) -> None:
+        """Stop before another model turn once the call's token budget is spent."""
+        budget = self.config.token_budget
+        if budget is not None and self.usage.total_tokens >= budget:
+            raise self.error(
+                BudgetExceeded,
+                f"Token budget of {budget} spent ({self.usage.total_tokens} tokens used) "
+                "before a valid answer arrived",
+            )
+
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Outcome]:
+        started = time.perf_counter()
+        name, cid = self.plan.command, self.call_id
+        try:
+            yield from self.emit(
+                partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
+            )
+            prompt = yield from self.emit(
+                partial(PromptRendered, name, cid, self.plan.prompt),
+                self.rails("input"),
+                self.plan.prompt,
+            )
+            self.messages.append(UserTurn(tuple(prompt)))
+            outcome = yield from self.turns()
+        except CommandError as error:
+            failed_after = time.perf_counter() - started
+            yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
+            raise
+        finished_after = time.perf_counter() - started
+        yield from self.emit(
+            partial(CommandFinished, name, cid, outcome.value, outcome.transcript, finished_after)
+        )
+        return outcome
+
+    def turns(self) -> Generator[Effect, Any, Outcome]:
+        name, cid = self.plan.command, self.call_id
         tool_turns = 0
         reasks = 0
         finalizing = False
@@ -252,25 +360,24 @@ class _Run:
                 if tool_turns >= self.config.max_tool_turns:
                     raise self.error(
                         ToolLoopLimitExceeded,
-                        f"Model still requested tools after {tool_turns} tool turns (max_tool_turns={self.config.max_tool_turns})",
+                        f"Model still requested tools after {tool_turns} tool turns "
+                        f"(max_tool_turns={self.config.max_tool_turns})",
                     )
                 tool_turns += 1
-                outcomes: Sequence[ToolOutcome] = yield RunTools(calls)
-                self.messages.append(UserTurn(tuple(o.result for o in outcomes)))
-                self.raise_for_tool_errors(outcomes)
+                yield from self.run_tools(calls)
+                self.spend_check()
                 continue
 
             text = final if final is not None else response.text
             if isinstance(self.plan.output, NoOutput):
-                return Outcome(None, self.transcript(), text)
+                return self.outcome(None, text)
             if not text.strip():
                 if tool_turns and self.config.auto_finalize_missing_output and not finalizing:
                     finalizing = True
-                    prompt = (
-                        FINALIZE_PROMPT
-                        if self.plan.output.schema is None
-                        else FINALIZE_SCHEMA_PROMPT
-                    )
+                    yield from self.emit(partial(FinalizeTurn, name, cid))
+                    self.spend_check()
+                    schema = self.plan.output.schema is not None
+                    prompt = FINALIZE_SCHEMA_PROMPT if schema else FINALIZE_PROMPT
                     self.messages.append(UserTurn((Text(prompt),)))
                     continue
                 raise self.error(
@@ -283,8 +390,14 @@ class _Run:
                 value = self.plan.output.parse(candidate)
             except InvalidOutput as invalid:
                 self.reports.append(getattr(invalid, "report", None))
+                yield from self.emit(
+                    partial(OutputRejected, name, cid, invalid.summary, invalid.feedback, text)
+                )
                 if reasks < self.config.max_reasks:
+                    self.spend_check()
                     reasks += 1
+                    count = reasks
+                    yield from self.emit(partial(Reask, name, cid, invalid.feedback, count))
                     self.messages.append(UserTurn((RetryPrompt(invalid.feedback),)))
                     continue
                 raise self.error(
@@ -295,22 +408,62 @@ class _Run:
             if isinstance(value, Parsed):
                 self.reports.append(value.report)
                 value = value.value
-            return Outcome(value, self.transcript(), text, tuple(self.reports))
+            parsed = value
+            yield from self.emit(partial(OutputParsed, name, cid, parsed, text))
+            value = yield from self.emit(
+                partial(OutputReady, name, cid, parsed), self.rails("output"), parsed
+            )
+            return self.outcome(value, text)
+
+    def outcome(self, value: Any, text: str) -> Outcome:
+        return Outcome(
+            value, self.transcript(), text, tuple(self.reports), self.call_id, self.plan.model
+        )
+
+    def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
+        """Tool rails before, the tools themselves, tool rails after; results join the transcript."""
+        name, cid = self.plan.command, self.call_id
+        tool_rails = self.rails("tool")
+        checked = []
+        for call in calls:
+            checked.append(
+                (yield from self.emit(partial(ToolCallStarted, name, cid, call), tool_rails, call))
+            )
+        outcomes: Sequence[ToolOutcome] = yield RunTools(tuple(checked))
+        results = []
+        for call, outcome in zip(checked, outcomes, strict=True):
+            pair = yield from self.emit(
+                partial(ToolCallFinished, name, cid, call, outcome.result),
+                tool_rails,
+                (call, outcome.result),
+            )
+            results.append(pair[1] if isinstance(pair, tuple) else outcome.result)
+        self.messages.append(UserTurn(tuple(results)))
+        self.raise_for_tool_errors(outcomes)
 
     def call_model(self, request: Request) -> Generator[Effect, Any, Response]:
+        name, cid = self.plan.command, self.call_id
         retried = 0
         while True:
             self.attempts += 1
+            attempt = self.attempts
+            yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
+            sent = time.perf_counter()
             result = yield CallModel(request)
             if isinstance(result, Failed):
                 error = result.error
                 if error.transient and retried < self.config.retries:
-                    yield Sleep(backoff(retried, error.retry_after))
+                    delay = backoff(retried, error.retry_after)
+                    yield from self.emit(partial(ProviderRetry, name, cid, error, delay))
+                    yield Sleep(delay)
                     retried += 1
                     continue
                 raise self.attach(error)
             response: Response = result
+            elapsed = time.perf_counter() - sent
             self.usage = self.usage + response.usage
+            self.turn_usage.append(response.usage)
+            yield from self.emit(partial(ModelResponse, name, cid, response, attempt, elapsed))
             return response
 
     def check_finish(self, response: Response) -> None:

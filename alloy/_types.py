@@ -232,6 +232,8 @@ class Transcript:
     messages: tuple[Message, ...] = ()
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
+    #: Usage of each model turn, in order (re-asks, tool rounds and finalize turns included).
+    turn_usage: tuple[Usage, ...] = ()
 
     @property
     def last_output(self) -> str | None:

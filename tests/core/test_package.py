@@ -16,9 +16,14 @@ from alloy.testing import FunctionModel
 
 def test_all_is_sorted_and_complete() -> None:
     assert alloy.__all__ == sorted(alloy.__all__)
-    public = {name for name in vars(alloy) if not name.startswith(("_", "@"))}
-    modules = {"errors", "providers", "testing"}
-    assert set(alloy.__all__) == public - modules - {"annotations"}
+    import types
+
+    public = {
+        name
+        for name, value in vars(alloy).items()
+        if not name.startswith(("_", "@")) and not isinstance(value, types.ModuleType)
+    }
+    assert set(alloy.__all__) == public - {"annotations"}
     for name in alloy.__all__:
         assert getattr(alloy, name) is not None
 

@@ -1,0 +1,223 @@
+"""Events: every stage of a command call, for observers, rails, logging and tracing.
+
+The engine emits an event at each stage (started, prompt rendered, model request and response,
+tool calls, output parsed or rejected, re-ask, finalize turn, output ready, finished or failed).
+Subscribe globally with :func:`subscribe` or per command with ``cmd.subscribe``; handlers may be
+plain or ``async def``. A failing handler is logged and never breaks the call — only rails
+(:mod:`alloy.rails`) can stop a call.
+
+Events hold the normalized request and response objects, which never contain an API key.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._types import Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
+
+logger = logging.getLogger("alloy")
+
+__all__ = [
+    "CommandFailed",
+    "CommandFinished",
+    "CommandStarted",
+    "Event",
+    "FinalizeTurn",
+    "Handler",
+    "ModelRequest",
+    "ModelResponse",
+    "OutputParsed",
+    "OutputReady",
+    "OutputRejected",
+    "PromptRendered",
+    "ProviderRetry",
+    "Reask",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "subscribe",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Common fields: which command, which call (an id unique per call), and when."""
+
+    command: str
+    call_id: str
+    time: float = field(default_factory=time.time, kw_only=True)
+
+    def describe(self, *, content: bool = False) -> str:
+        """One log line; prompts and outputs appear only when ``content`` is on."""
+        return f"{type(self).__name__} command={self.command} call={self.call_id}"
+
+
+@dataclass(frozen=True)
+class CommandStarted(Event):
+    model: str
+    expected: str
+
+
+@dataclass(frozen=True)
+class PromptRendered(Event):
+    prompt: tuple[Part, ...]
+
+    def describe(self, *, content: bool = False) -> str:
+        base = super().describe()
+        return f"{base} prompt={self.prompt!r}" if content else base
+
+
+@dataclass(frozen=True)
+class ModelRequest(Event):
+    request: Request
+    attempt: int
+
+    def describe(self, *, content: bool = False) -> str:
+        mode = self.request.output.mode if self.request.output else "text"
+        base = f"{super().describe()} model={self.request.model} attempt={self.attempt} output_mode={mode}"
+        return f"{base} messages={self.request.messages!r}" if content else base
+
+
+@dataclass(frozen=True)
+class ModelResponse(Event):
+    response: Response
+    attempt: int
+    duration: float
+
+    @property
+    def usage(self) -> Usage:
+        return self.response.usage
+
+    def describe(self, *, content: bool = False) -> str:
+        usage = self.response.usage
+        base = (
+            f"{super().describe()} finish={self.response.finish_reason} tokens_in={usage.input_tokens} "
+            f"tokens_out={usage.output_tokens} duration={self.duration:.3f}s"
+        )
+        return f"{base} parts={self.response.parts!r}" if content else base
+
+
+@dataclass(frozen=True)
+class ProviderRetry(Event):
+    """A transient provider failure; the engine waits ``delay`` seconds and tries again."""
+
+    error: Exception
+    delay: float
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} error={type(self.error).__name__} delay={self.delay:.2f}s"
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    call: ToolCall
+
+    def describe(self, *, content: bool = False) -> str:
+        base = f"{super().describe()} tool={self.call.name} id={self.call.id}"
+        return f"{base} args={dict(self.call.args)!r}" if content else base
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(Event):
+    call: ToolCall
+    result: ToolResult
+
+    def describe(self, *, content: bool = False) -> str:
+        base = f"{super().describe()} tool={self.call.name} id={self.call.id} error={self.result.is_error}"
+        return f"{base} result={self.result.content!r}" if content else base
+
+
+@dataclass(frozen=True)
+class OutputParsed(Event):
+    value: Any
+    raw: str
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} value={self.value!r}" if content else super().describe()
+
+
+@dataclass(frozen=True)
+class OutputRejected(Event):
+    """The reply failed validation or a quality criterion; ``feedback`` is what the model is told."""
+
+    reason: str
+    feedback: str
+    raw: str
+
+    def describe(self, *, content: bool = False) -> str:
+        base = f"{super().describe()} reason={self.reason!r}"
+        return f"{base} feedback={self.feedback!r}" if content else base
+
+
+@dataclass(frozen=True)
+class Reask(Event):
+    feedback: str
+    reask: int
+
+
+@dataclass(frozen=True)
+class FinalizeTurn(Event):
+    """The model stopped after tool calls without an answer; one more turn, without tools."""
+
+
+@dataclass(frozen=True)
+class OutputReady(Event):
+    value: Any
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} value={self.value!r}" if content else super().describe()
+
+
+@dataclass(frozen=True)
+class CommandFinished(Event):
+    value: Any
+    transcript: Transcript
+    duration: float
+
+    def describe(self, *, content: bool = False) -> str:
+        usage = self.transcript.usage
+        return (
+            f"{super().describe()} attempts={self.transcript.attempts} tokens={usage.total_tokens} "
+            f"duration={self.duration:.3f}s"
+        )
+
+
+@dataclass(frozen=True)
+class CommandFailed(Event):
+    error: BaseException
+    duration: float
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} error={type(self.error).__name__}: {self.error}"
+
+
+Handler = Callable[[Event], Any]
+
+_global_handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
+_lock = threading.Lock()
+
+
+def subscribe(handler: Handler, *kinds: type[Event]) -> Callable[[], None]:
+    """Call ``handler(event)`` for every event (or only the given kinds) of every command.
+
+    Returns a function that unsubscribes.
+    """
+    global _global_handlers
+    entry = (handler, kinds)
+    with _lock:
+        _global_handlers = (*_global_handlers, entry)
+
+    def unsubscribe() -> None:
+        global _global_handlers
+        with _lock:
+            _global_handlers = tuple(h for h in _global_handlers if h is not entry)
+
+    return unsubscribe
+
+
+def global_handlers() -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
+    return _global_handlers
