@@ -1,0 +1,140 @@
+"""OpenTelemetry tracing for alloy commands (install ``alloy[otel]``).
+
+:func:`instrument` subscribes to alloy's events and turns them into spans: one per command call,
+with a child span per model request (``chat {model}``) and per tool call (``execute_tool {name}``),
+carrying the GenAI semantic-convention attributes (provider, model, token usage, finish reason,
+errors). Prompts and outputs are never recorded. Call the returned function to stop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import events as ev
+
+__all__ = ["instrument"]
+
+
+def instrument(tracer_provider: Any = None) -> Callable[[], None]:
+    """Start tracing every command call; returns a function that stops it."""
+    try:
+        from opentelemetry import trace
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        from .errors import ConfigurationError
+
+        raise ConfigurationError("Tracing needs OpenTelemetry: pip install 'alloy[otel]'") from exc
+    tracer = trace.get_tracer("alloy", tracer_provider=tracer_provider)
+    return ev.subscribe(_SpanBuilder(tracer, trace).handle)
+
+
+def _provider(model: str) -> str:
+    return model.split(":", 1)[0] if ":" in model else model
+
+
+class _SpanBuilder:
+    """Keeps the open spans of each call (by call id) and closes them as events arrive."""
+
+    def __init__(self, tracer: Any, trace: Any) -> None:
+        self.tracer = tracer
+        self.trace = trace
+        self.lock = threading.Lock()
+        self.commands: dict[str, Any] = {}
+        self.models: dict[tuple[str, int], Any] = {}
+        self.tools: dict[tuple[str, str], Any] = {}
+
+    def start(self, name: str, parent: Any, attributes: dict[str, Any]) -> Any:
+        context = self.trace.set_span_in_context(parent) if parent is not None else None
+        return self.tracer.start_span(name, context=context, attributes=attributes)
+
+    def handle(self, event: ev.Event) -> None:
+        with self.lock:
+            self._handle(event)
+
+    def _handle(self, event: ev.Event) -> None:
+        call = event.call_id
+        if isinstance(event, ev.CommandStarted):
+            self.commands[call] = self.start(
+                f"command {event.command}",
+                None,
+                {
+                    "alloy.command": event.command,
+                    "alloy.output.type": event.expected,
+                    "gen_ai.request.model": event.model,
+                    "gen_ai.provider.name": _provider(event.model),
+                },
+            )
+        elif isinstance(event, ev.ModelRequest):
+            request = event.request
+            attributes: dict[str, Any] = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": _provider(request.model),
+                "gen_ai.system": _provider(request.model),
+                "gen_ai.request.model": request.model,
+                "gen_ai.output.type": "json" if request.output is not None else "text",
+                "alloy.attempt": event.attempt,
+            }
+            if request.settings.temperature is not None:
+                attributes["gen_ai.request.temperature"] = request.settings.temperature
+            if request.settings.max_tokens is not None:
+                attributes["gen_ai.request.max_tokens"] = request.settings.max_tokens
+            self.models[(call, event.attempt)] = self.start(
+                f"chat {request.model}", self.commands.get(call), attributes
+            )
+        elif isinstance(event, ev.ModelResponse):
+            span = self.models.pop((call, event.attempt), None)
+            if span is not None:
+                response = event.response
+                span.set_attribute("gen_ai.usage.input_tokens", response.usage.input_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", response.usage.output_tokens)
+                span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+                if response.model:
+                    span.set_attribute("gen_ai.response.model", response.model)
+                if response.request_id:
+                    span.set_attribute("gen_ai.response.id", response.request_id)
+                span.end()
+        elif isinstance(event, ev.ProviderRetry):
+            self._fail_model_spans(call, event.error)
+        elif isinstance(event, ev.ToolCallStarted):
+            self.tools[(call, event.call.id)] = self.start(
+                f"execute_tool {event.call.name}",
+                self.commands.get(call),
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": event.call.name,
+                    "gen_ai.tool.call.id": event.call.id,
+                },
+            )
+        elif isinstance(event, ev.ToolCallFinished):
+            span = self.tools.pop((call, event.call.id), None)
+            if span is not None:
+                if event.result.is_error:
+                    span.set_attribute("error.type", "tool_error")
+                    span.set_status(self.trace.Status(self.trace.StatusCode.ERROR))
+                span.end()
+        elif isinstance(event, ev.CommandFinished):
+            span = self.commands.pop(call, None)
+            if span is not None:
+                usage = event.transcript.usage
+                span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+                span.set_attribute("alloy.attempts", event.transcript.attempts)
+                span.end()
+        elif isinstance(event, ev.CommandFailed):
+            self._fail_model_spans(call, event.error)
+            span = self.commands.pop(call, None)
+            if span is not None:
+                self._mark_error(span, event.error)
+                span.end()
+
+    def _fail_model_spans(self, call: str, error: BaseException) -> None:
+        for key in [k for k in self.models if k[0] == call]:
+            span = self.models.pop(key)
+            self._mark_error(span, error)
+            span.end()
+
+    def _mark_error(self, span: Any, error: BaseException) -> None:
+        span.set_attribute("error.type", type(error).__name__)
+        # The message is alloy's own (keys are redacted before errors are built); no prompt text.
+        span.set_status(self.trace.Status(self.trace.StatusCode.ERROR, type(error).__name__))
