@@ -3,16 +3,19 @@ mapping and capabilities, checked against the captured SDK requests and the reco
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 import httpx2
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
+from alloy import command
 from alloy._engine import FINALIZE_SCHEMA_PROMPT
 from alloy._output import JsonOutput
 from alloy._types import (
@@ -32,6 +35,7 @@ from alloy._types import (
 from alloy.errors import (
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ProviderConnectionError,
     ProviderTimeoutError,
     RateLimitError,
@@ -49,7 +53,30 @@ from alloy.providers.anthropic import (
     sdk_kwargs,
     supports_native_output,
 )
+from alloy.testing.emulator import (
+    CutStream,
+    Disconnect,
+    Empty,
+    Emulator,
+    HttpError,
+    Json,
+    Overloaded,
+    RateLimited,
+    Raw,
+    SchemaRejected,
+    Slow,
+    StreamError,
+    ToolCalls,
+    Unauthorized,
+)
+from alloy.testing.emulator import Text as TextReply
 from alloy.testing.emulator._schema_rules import anthropic_problem
+
+from ..conftest import Call
+
+# The SDK warns on every call to a model it lists as deprecated (claude-sonnet-4-5, the model
+# of the captured requests); that is the SDK talking to users, not a test problem.
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CAPTURED = json.loads((SHARED / "sdk_captured" / "anthropic.json").read_text())["cases"]
@@ -739,3 +766,698 @@ def test_the_key_never_reaches_a_message() -> None:
     )
     error = MODEL_OBJ.map_error(exc)
     assert error is not None and "sk-ant-secret-key-123456" not in str(error)
+
+
+# =============================================================================================
+# Through the real SDK against the emulator, sync and async
+# =============================================================================================
+M = f"anthropic:{MODEL}"
+
+
+@pytest.fixture
+def emu(alloy_emulator_env: Emulator) -> Emulator:
+    """The emulator with ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY pointing at it."""
+    return alloy_emulator_env
+
+
+def bodies(emu: Emulator) -> list[dict[str, Any]]:
+    return [r.body for r in emu.requests_for("anthropic")]
+
+
+@dataclass
+class Invoice:
+    vendor: str
+    total: float
+    lines: list[str]
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+
+
+class Person(BaseModel):
+    name: str
+    age: int = Field(ge=0, le=150)
+    address: Address
+    tags: list[str]
+    nickname: str | None = None
+
+
+@pytest.mark.parametrize(
+    ("tp", "wire", "expected"),
+    [
+        (float, {"value": 3.5}, 3.5),
+        (bool, {"value": True}, True),
+        (Invoice, {"vendor": "ACME", "total": 9.5, "lines": ["a"]}, Invoice("ACME", 9.5, ["a"])),
+        (
+            City,
+            {"city": "Oslo", "country": "Norway", "population": 700000},
+            City(city="Oslo", country="Norway", population=700000),
+        ),
+        (list[int], {"value": [1, 2, 3]}, [1, 2, 3]),
+        (int | None, {"value": None}, None),
+        (int | str, {"value": "seven"}, "seven"),
+        (Literal["yes", "no"], {"value": "no"}, "no"),
+        (
+            Person,
+            {
+                "name": "Ada",
+                "age": 36,
+                "address": {"street": "1 Main", "city": "London"},
+                "tags": [],
+                "nickname": None,
+            },
+            Person(name="Ada", age=36, address=Address(street="1 Main", city="London"), tags=[]),
+        ),
+    ],
+    ids=[
+        "float",
+        "bool",
+        "dataclass",
+        "pydantic",
+        "list",
+        "optional",
+        "union",
+        "literal",
+        "nested",
+    ],
+)
+def test_typed_outputs_native(emu: Emulator, call: Call, tp: Any, wire: Any, expected: Any) -> None:
+    @command(output=tp, model=M)
+    def ask(q: str) -> str:
+        return q
+
+    emu.push("anthropic", Json(wire))
+    assert call(ask, "question") == expected
+    (body,) = bodies(emu)
+    fmt = body["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["schema"] == anthropic_schema(JsonOutput(tp).schema)
+    assert "tools" not in body and "tool_choice" not in body
+
+
+def test_constraints_left_out_of_the_wire_are_still_enforced_locally(
+    emu: Emulator, call: Call
+) -> None:
+    @command(output=Person, model=M)
+    def who(q: str) -> str:
+        return q
+
+    bad = {
+        "name": "Old",
+        "age": 200,
+        "address": {"street": "s", "city": "c"},
+        "tags": [],
+        "nickname": None,
+    }
+    good = {**bad, "age": 99}
+    emu.push("anthropic", Json(bad), Json(good))
+    assert call(who, "q").age == 99
+    first, second = bodies(emu)
+    age = first["output_config"]["format"]["schema"]["properties"]["age"]
+    assert "maximum" not in age and "{maximum: 150" in age["description"].replace(
+        "minimum: 0, ", ""
+    )
+    reask = second["messages"][-1]
+    assert reask["role"] == "user" and "age" in reask["content"]
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: 21C"
+
+
+def get_time(city: str) -> str:
+    """Local time in a city."""
+    return f"{city}: 12:00"
+
+
+def test_tool_round_trip_single(emu: Emulator, call: Call) -> None:
+    @command(output=float, model=M, tools=[get_weather])
+    def temp(city: str) -> str:
+        return f"Temperature in {city}?"
+
+    emu.push(
+        "anthropic",
+        ToolCalls(("get_weather", {"city": "Paris"}), text="Let me check."),
+        Json({"value": 21.0}),
+    )
+    assert call(temp, "Paris") == 21.0
+    first, second = bodies(emu)
+    assert first["tools"][0]["name"] == "get_weather" and first["tools"][0]["strict"] is True
+    assert "tool_choice" not in first
+    assistant, results = second["messages"][1:]
+    assert [b["type"] for b in assistant["content"]] == ["text", "tool_use"]
+    use = assistant["content"][1]
+    assert results["content"] == [
+        {"type": "tool_result", "tool_use_id": use["id"], "content": "Paris: 21C"}
+    ]
+    assert second["output_config"] == first["output_config"]
+
+
+def test_parallel_tool_calls_return_in_one_user_message(emu: Emulator, call: Call) -> None:
+    @command(output=str, model=M, tools=[get_weather, get_time])
+    def plan(city: str) -> str:
+        return city
+
+    emu.push(
+        "anthropic",
+        ToolCalls(
+            ("get_weather", {"city": "Paris"}),
+            ("get_time", {"city": "Rome"}),
+            ("get_weather", {"city": "Oslo"}),
+        ),
+        Json({"value": "done"}),
+    )
+    assert call(plan, "x") == "done"
+    second = bodies(emu)[1]
+    uses = [b for b in second["messages"][1]["content"] if b["type"] == "tool_use"]
+    (results_message,) = second["messages"][2:]
+    results = results_message["content"]
+    assert len(uses) == 3 and [r["tool_use_id"] for r in results] == [u["id"] for u in uses]
+    assert [r["content"] for r in results] == ["Paris: 21C", "Rome: 12:00", "Oslo: 21C"]
+
+
+def test_failed_tool_is_an_error_result(emu: Emulator, call: Call) -> None:
+    def explode(x: int) -> int:
+        """Always fails."""
+        raise RuntimeError("kaboom")
+
+    @command(output=int, model=M, tools=[explode])
+    def run(q: str) -> str:
+        return q
+
+    emu.push("anthropic", ToolCalls(("explode", {"x": 1})), Json({"value": 0}))
+    assert call(run, "q") == 0
+    result = bodies(emu)[1]["messages"][2]["content"][0]
+    assert result["is_error"] is True and "kaboom" in result["content"]
+
+
+def test_auto_finalize_after_tools(emu: Emulator, call: Call) -> None:
+    @command(output=City, model=M, tools=[get_weather])
+    def city(q: str) -> str:
+        return q
+
+    emu.push(
+        "anthropic",
+        ToolCalls(("get_weather", {"city": "Oslo"})),
+        Empty(),
+        Json({"city": "Oslo", "country": "Norway", "population": 1}),
+    )
+    assert call(city, "q").city == "Oslo"
+    final = bodies(emu)[2]
+    # Valid for the API: tool blocks still have tool definitions, none may be called, the empty
+    # assistant turn is gone and the roles alternate.
+    assert [m["role"] for m in final["messages"]] == ["user", "assistant", "user"]
+    assert [t["name"] for t in final["tools"]] == ["get_weather"] and "strict" not in final[
+        "tools"
+    ][0]
+    assert final["tool_choice"] == {"type": "none"}
+    assert final["messages"][-1]["content"][-1]["text"] == FINALIZE_SCHEMA_PROMPT
+    assert "output_config" in final
+
+
+def collect(cmd: Any, mode: str, *args: Any) -> list[str]:
+    if mode == "sync":
+        return list(cmd.stream(*args))
+
+    async def run() -> list[str]:
+        return [chunk async for chunk in cmd.astream(*args)]
+
+    return asyncio.run(run())
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_stream_text(emu: Emulator, mode: str) -> None:
+    @command(model=M)
+    def chat(q: str) -> str:
+        return q
+
+    text = "Streaming from the emulator, in several pieces."
+    emu.push("anthropic", TextReply(text))
+    chunks = collect(chat, mode, "hi")
+    assert len(chunks) > 1 and "".join(chunks) == text
+    assert bodies(emu)[0]["stream"] is True
+
+
+def test_stream_with_tools(emu: Emulator, mode: str) -> None:
+    @command(model=M, tools=[get_weather, get_time])
+    def chat(q: str) -> str:
+        return q
+
+    emu.push(
+        "anthropic",
+        ToolCalls(
+            ("get_weather", {"city": "Paris"}), ("get_time", {"city": "Paris"}), text="Checking. "
+        ),
+        TextReply("It is sunny and noon in Paris."),
+    )
+    assert "".join(collect(chat, mode, "hi")) == "Checking. It is sunny and noon in Paris."
+    first, second = bodies(emu)
+    assert first["stream"] is True and second["stream"] is True
+    uses = [b for b in second["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert [u["input"] for u in uses] == [{"city": "Paris"}, {"city": "Paris"}]
+    assert [r["content"] for r in second["messages"][2]["content"]] == [
+        "Paris: 21C",
+        "Paris: 12:00",
+    ]
+
+
+# -- settings on the wire -------------------------------------------------------------------
+
+
+@pytest.fixture
+def wire(emu: Emulator, call: Call) -> Any:
+    """Run a text command with options; return the recorded request."""
+
+    def run(**options: Any) -> Any:
+        @command(model=M, **options)
+        def chat(q: str) -> str:
+            return q
+
+        emu.push("anthropic", TextReply("ok"))
+        assert call(chat, "hi") == "ok"
+        return emu.last_request("anthropic")
+
+    return run
+
+
+def test_temperature_reaches_the_wire(wire: Any) -> None:
+    assert wire(temperature=0.3).body["temperature"] == 0.3
+
+
+def test_max_tokens_reaches_the_wire(wire: Any) -> None:
+    assert wire(max_tokens=123).body["max_tokens"] == 123
+
+
+def test_default_max_tokens_on_the_wire(wire: Any) -> None:
+    assert wire().body["max_tokens"] == DEFAULT_MAX_TOKENS
+
+
+def test_system_reaches_the_wire(wire: Any) -> None:
+    assert wire(system="Be brief.").body["system"] == "Be brief."
+
+
+def test_timeout_reaches_the_wire(wire: Any) -> None:
+    assert wire(timeout=12.5).header("x-stainless-read-timeout") == "12.5"
+
+
+def test_extra_json_reaches_the_wire(wire: Any) -> None:
+    body = wire(
+        extra_json={"top_k": 3, "metadata": {"user_id": "u-1"}, "stop_sequences": ["END"]}
+    ).body
+    assert (body["top_k"], body["metadata"], body["stop_sequences"]) == (
+        3,
+        {"user_id": "u-1"},
+        ["END"],
+    )
+
+
+def test_sdk_retries_are_off_and_auth_is_bearer(wire: Any) -> None:
+    request = wire()
+    assert request.retry_count == 0
+    assert request.header("authorization") == "Bearer alloy-emulator-key"
+    assert request.path == "/v1/messages"
+
+
+def test_large_max_tokens_streams_internally(emu: Emulator, call: Call) -> None:
+    """The SDK refuses a non-streamed call that may take over ten minutes: alloy streams it."""
+
+    @command(output=float, model=M, max_tokens=64000)
+    def big(q: str) -> str:
+        return q
+
+    emu.push("anthropic", Json({"value": 1.5}))
+    assert call(big, "q") == 1.5
+    body = emu.last_request("anthropic").body
+    assert body["stream"] is True and body["max_tokens"] == 64000
+
+
+def test_options_key_and_base_url(alloy_emulator: Emulator, call: Call) -> None:
+    @command(
+        model=M, api_key="sk-ant-option-key-000000", base_url=alloy_emulator.anthropic_base_url
+    )
+    def chat(q: str) -> str:
+        return q
+
+    alloy_emulator.push("anthropic", TextReply("hi"))
+    assert call(chat, "q") == "hi"
+    assert (
+        alloy_emulator.last_request("anthropic").header("authorization")
+        == "Bearer sk-ant-option-key-000000"
+    )
+
+
+def test_missing_key_is_a_configuration_error(alloy_emulator: Emulator, call: Call) -> None:
+    @command(model=M, base_url=alloy_emulator.anthropic_base_url)
+    def chat(q: str) -> str:
+        return q
+
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
+        call(chat, "q")
+    assert alloy_emulator.requests_for("anthropic") == []
+
+
+# -- forced-tool mode and thinking -------------------------------------------------------------
+
+OLD = "anthropic:claude-3-5-sonnet-latest"
+
+
+def test_old_models_use_a_forced_output_tool(emu: Emulator, call: Call) -> None:
+    @command(output=Person, model=OLD)
+    def who(q: str) -> str:
+        return q
+
+    value = {
+        "name": "Ada",
+        "age": 36,
+        "address": {"street": "s", "city": "c"},
+        "tags": ["x"],
+        "nickname": None,
+    }
+    emu.push("anthropic", ToolCalls(("Person", value)))
+    assert call(who, "q") == Person(**value)
+    (body,) = bodies(emu)
+    assert "output_config" not in body
+    assert body["tool_choice"] == {"type": "tool", "name": "Person"}
+    (tool,) = body["tools"]
+    # No strict tool use on claude-3: the full schema goes, constraints included.
+    assert "strict" not in tool and tool["input_schema"]["properties"]["age"]["maximum"] == 150
+
+
+def test_forced_tool_with_user_tools_then_reask(emu: Emulator, call: Call) -> None:
+    @command(output=Person, model=OLD, tools=[get_weather])
+    def who(q: str) -> str:
+        return q
+
+    good = {
+        "name": "Ada",
+        "age": 36,
+        "address": {"street": "s", "city": "c"},
+        "tags": [],
+        "nickname": None,
+    }
+    emu.push(
+        "anthropic",
+        ToolCalls(("get_weather", {"city": "Oslo"})),
+        ToolCalls(("Person", {**good, "age": -1})),
+        ToolCalls(("Person", good)),
+    )
+    assert call(who, "q").name == "Ada"
+    first, _, third = bodies(emu)
+    assert first["tool_choice"] == {"type": "any"}
+    assert [t["name"] for t in first["tools"]] == ["get_weather", "Person"]
+    # The invalid output-tool call is answered by the re-ask as its tool_result.
+    answer = third["messages"][-1]["content"][0]
+    invalid_use = third["messages"][-2]["content"][-1]
+    assert answer["type"] == "tool_result" and answer["tool_use_id"] == invalid_use["id"]
+    assert answer["is_error"] is True and "age" in answer["content"]
+
+
+def test_thinking_never_forces_tool_choice_on_the_wire(emu: Emulator, call: Call) -> None:
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+
+    @command(
+        output=Invoice,
+        model="anthropic:claude-3-7-sonnet-20250219",
+        max_tokens=2048,
+        extra_json={"thinking": thinking},
+    )
+    def invoice(q: str) -> str:
+        return q
+
+    emu.push("anthropic", ToolCalls(("Invoice", {"vendor": "V", "total": 1.0, "lines": []})))
+    assert call(invoice, "q") == Invoice("V", 1.0, [])
+    body = emu.last_request("anthropic").body
+    assert body["thinking"] == thinking
+    assert body["tool_choice"] == {"type": "auto"}
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+def failing(emu: Emulator, *items: Any, retries: int = 2, **options: Any) -> Any:
+    emu.push("anthropic", *items)
+
+    @command(output=float, model=M, retries=retries, **options)
+    def number(q: str) -> str:
+        return q
+
+    return number
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The backoff delays the drivers sleep, recorded instead of slept."""
+    import alloy._drivers
+
+    seen: list[float] = []
+    original = asyncio.sleep
+
+    class FakeTime:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            seen.append(seconds)
+
+    async def fake_async_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
+        if seconds:
+            seen.append(seconds)
+        return await original(0)
+
+    monkeypatch.setattr(alloy._drivers, "time", FakeTime)
+    monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
+    return seen
+
+
+def test_429_is_retried_honouring_retry_after(
+    emu: Emulator, call: Call, sleeps: list[float]
+) -> None:
+    cmd = failing(emu, RateLimited(retry_after_ms=40), Json({"value": 2.0}))
+    assert call(cmd, "q") == 2.0
+    assert len(bodies(emu)) == 2
+    assert [r.retry_count for r in emu.requests_for("anthropic")] == [
+        0,
+        0,
+    ]  # the engine retried, not the SDK
+    assert sleeps == [pytest.approx(0.04)]
+
+
+def test_429_retry_after_reaches_the_error(emu: Emulator, call: Call) -> None:
+    cmd = failing(emu, RateLimited(retry_after_ms=None, retry_after=3), retries=0)
+    with pytest.raises(RateLimitError) as info:
+        call(cmd, "q")
+    assert info.value.retry_after == 3.0 and info.value.status_code == 429
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        HttpError(500, retry_after_ms=1),
+        HttpError(503, retry_after_ms=1),
+        Overloaded(retry_after_ms=1),
+    ],
+    ids=["500", "503", "529"],
+)
+def test_server_errors_are_retried(emu: Emulator, call: Call, fault: Any) -> None:
+    cmd = failing(emu, fault, fault, Json({"value": 4.0}))
+    assert call(cmd, "q") == 4.0
+    assert len(bodies(emu)) == 3
+
+
+def test_server_errors_exhaust_retries(emu: Emulator, call: Call) -> None:
+    cmd = failing(emu, *[Overloaded(retry_after_ms=1)] * 2, retries=1)
+    with pytest.raises(ServerError) as info:
+        call(cmd, "q")
+    assert info.value.status_code == 529 and info.value.attempts == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        (HttpError(400, "messages: bad"), BadRequestError),
+        (Unauthorized(), AuthenticationError),
+        (HttpError(403), AuthenticationError),
+        (SchemaRejected(), SchemaRejectedError),
+    ],
+    ids=["400", "401", "403", "schema"],
+)
+def test_client_errors_are_not_retried(
+    emu: Emulator, call: Call, fault: Any, error: type[Exception]
+) -> None:
+    cmd = failing(emu, fault, Json({"value": 1.0}))
+    with pytest.raises(error) as info:
+        call(cmd, "q")
+    assert type(info.value) is error
+    assert len(bodies(emu)) == 1
+
+
+def test_grammar_too_large_is_schema_rejected(emu: Emulator, call: Call) -> None:
+    message = "The compiled grammar is too large, which would cause performance issues. Simplify your tool schemas or reduce the number of strict tools."
+    cmd = failing(emu, HttpError(400, message))
+    with pytest.raises(SchemaRejectedError, match="grammar"):
+        call(cmd, "q")
+
+
+def test_spend_limit_is_not_retried(emu: Emulator, call: Call) -> None:
+    body = {
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "spend limit reached",
+            "details": {"error_code": "enforced_spend_limit_reached"},
+        },
+        "request_id": "req_x",
+    }
+    cmd = failing(emu, Raw.json(body, status=429), Json({"value": 1.0}))
+    with pytest.raises(RateLimitError) as info:
+        call(cmd, "q")
+    assert info.value.transient is False
+    assert len(bodies(emu)) == 1
+
+
+def test_timeout(emu: Emulator, call: Call) -> None:
+    cmd = failing(emu, Slow(1.0), retries=0, timeout=0.2)
+    with pytest.raises(ProviderTimeoutError):
+        call(cmd, "q")
+
+
+def test_dropped_connection(emu: Emulator, call: Call) -> None:
+    cmd = failing(emu, Disconnect(), retries=0)
+    with pytest.raises(ProviderConnectionError):
+        call(cmd, "q")
+
+
+def test_dropped_connection_is_retried(emu: Emulator, call: Call, sleeps: list[float]) -> None:
+    cmd = failing(emu, Disconnect(), Json({"value": 8.0}))
+    assert call(cmd, "q") == 8.0
+
+
+def test_cut_body(emu: Emulator, call: Call) -> None:
+    cmd = failing(emu, CutStream(reply=Json({"value": 1.0})), retries=0)
+    with pytest.raises(ProviderConnectionError):
+        call(cmd, "q")
+
+
+def chat_command(retries: int) -> Any:
+    @command(model=M, retries=retries)
+    def chat(q: str) -> str:
+        return q
+
+    return chat
+
+
+def test_cut_stream(emu: Emulator, mode: str) -> None:
+    emu.push(
+        "anthropic",
+        CutStream(after=4, reply=TextReply("a long answer that will be cut off part way")),
+    )
+    with pytest.raises(ProviderConnectionError):
+        collect(chat_command(0), mode, "q")
+
+
+def test_stream_error_event(emu: Emulator, mode: str) -> None:
+    emu.push(
+        "anthropic", StreamError(after=3, reply=TextReply("a long answer interrupted by an error"))
+    )
+    with pytest.raises(ServerError, match="overloaded_error") as info:
+        collect(chat_command(0), mode, "q")
+    assert info.value.transient
+
+
+def test_stream_error_event_is_retried(emu: Emulator, mode: str, sleeps: list[float]) -> None:
+    emu.push("anthropic", StreamError(after=1, reply=TextReply("x")), TextReply("recovered"))
+    assert "".join(collect(chat_command(1), mode, "q")).endswith("recovered")
+
+
+# -- recorded exchanges, replayed through the SDK ------------------------------------------------
+
+
+def test_replay_structured_output(emu: Emulator, call: Call) -> None:
+    @command(output=City, model=M)
+    def tell(q: str) -> str:
+        return q
+
+    emu.replay(RECORDED / "structured_output_no_tools.json")
+    assert call(tell, "Tell me about London") == City(
+        city="London", country="United Kingdom", population=9002488
+    )
+
+
+def test_replay_strict_tool_then_structured_output(emu: Emulator, call: Call) -> None:
+    def lookup_country(city: str) -> str:
+        """Country of a city."""
+        return "France"
+
+    @command(output=City, model=M, tools=[lookup_country])
+    def details(q: str) -> str:
+        return q
+
+    emu.replay(RECORDED / "strict_tool_plus_structured_output.json")
+    result = call(details, "Give me details about Paris")
+    assert result == City(city="Paris", country="France", population=2161000)
+    second = bodies(emu)[1]
+    assert second["messages"][1]["content"][0]["id"] == "toolu_01PPTvKs3rE6VohQPGEwqsTZ"
+    assert second["messages"][2]["content"][0]["content"] == "France"
+
+
+def test_replay_forced_output_tool(emu: Emulator, call: Call) -> None:
+    final_result = create_model("final_result", city=(str, ...), country=(str, ...))
+
+    def get_user_country() -> str:
+        """The user's country."""
+        return "Mexico"
+
+    @command(output=final_result, model=M, output_mode="tool", tools=[get_user_country])
+    def largest(q: str) -> str:
+        return q
+
+    emu.replay(RECORDED / "tool_use_round_trip_forced_output_tool.json")
+    value = call(largest, "What is the largest city in the user country?")
+    assert (value.city, value.country) == ("Mexico City", "Mexico")
+    first = bodies(emu)[0]
+    assert first["tool_choice"] == {"type": "any"}
+
+
+def test_replay_stream_text(emu: Emulator, mode: str) -> None:
+    @command(model=M)
+    def add(q: str) -> str:
+        return q
+
+    emu.replay(RECORDED / "stream_text.json")
+    assert collect(add, mode, "What is 1+1?") == ["2"]
+
+
+# -- what goes through the SDK matches the captured SDK requests ---------------------------------
+
+
+def test_wire_bodies_match_captured(emu: Emulator) -> None:
+    @command(model=M, max_tokens=256)
+    def hello(q: str) -> str:
+        return q
+
+    emu.push("anthropic", TextReply("hi"))
+    hello("Say hello")
+    assert emu.last_request("anthropic").body == captured_body("messages.text")
+    list(hello.stream("Say hello"))
+    assert shape(emu.last_request("anthropic").body) == shape(captured_body("messages.stream"))
+
+    def get_weather(city: str, unit: Literal["c", "f"]) -> str:
+        """Get current weather"""
+        return "21.5"
+
+    @command(model=M, max_tokens=256, tools=[get_weather])
+    def weather(q: str) -> str:
+        return q
+
+    emu.push(
+        "anthropic", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"})), TextReply("21.5C")
+    )
+    weather("Weather in Paris?")
+    first, second = (r.body for r in emu.requests_for("anthropic")[-2:])
+    assert shape(first) == shape(captured_body("messages.tool"))
+    assert shape(second) == shape(captured_body("messages.tool_final"))
