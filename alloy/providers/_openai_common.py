@@ -1,0 +1,455 @@
+"""What the two OpenAI adapters share: client construction, error mapping, the strict dialect.
+
+The Responses adapter (``openai``) and the Chat Completions adapter (``openai-chat``) talk to
+the same SDK, read the same environment variables and get the same exceptions back, so all of
+that lives here once. The SDK is imported lazily, inside the functions that need it.
+
+Keys and URLs: an explicit ``api_key`` / ``base_url`` (alloy options) wins; otherwise the SDK
+reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` itself. Without any key, a request to OpenAI's
+own service is a :class:`~alloy.errors.ConfigurationError` naming ``OPENAI_API_KEY``; an
+OpenAI-compatible server elsewhere (vLLM, LM Studio, Ollama's ``/v1``) usually needs none, so
+a placeholder key is sent there instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .._types import Capabilities, ModelSettings, Usage
+from ..errors import ConfigurationError, ProviderError, RateLimitError, SchemaRejectedError
+from ._base import SDKModel, error_for_status, retry_after_from
+
+if TYPE_CHECKING:
+    import openai
+
+logger = logging.getLogger("alloy.providers.openai")
+
+OPENAI_HOST = "api.openai.com"
+#: Sent to OpenAI-compatible servers that take no key, because the SDK insists on one.
+PLACEHOLDER_KEY = "alloy-no-key"
+MISSING_KEY = (
+    "No OpenAI API key: set the OPENAI_API_KEY environment variable or pass api_key=... "
+    "(for an OpenAI-compatible server, also set OPENAI_BASE_URL or base_url=...)"
+)
+
+
+# -- models and capabilities ----------------------------------------------------------------
+
+_REASONING = re.compile(r"^(o\d|gpt-5|codex-)")
+# Models from before Structured Outputs: tools work, but neither json_schema nor strict tools.
+_NO_NATIVE = re.compile(r"^(gpt-3\.5|gpt-4(-|$)|gpt-4o-2024-05-13|o1-mini|o1-preview)")
+_NO_TOOLS = re.compile(r"^(o1-mini|o1-preview)")
+
+
+def base_model_id(model_id: str) -> str:
+    """The model name without a router prefix (``openai/gpt-5`` on OpenRouter -> ``gpt-5``)."""
+    return model_id.rsplit("/", 1)[-1].lower()
+
+
+def is_reasoning_model(model_id: str) -> bool:
+    """o-series, gpt-5 and codex models: reasoning models, which take no ``temperature``.
+
+    ``gpt-5-chat-*`` is the non-reasoning chat variant and takes sampling settings.
+    """
+    name = base_model_id(model_id)
+    return bool(_REASONING.match(name)) and "-chat" not in name
+
+
+def capabilities_for(model_id: str) -> Capabilities:
+    """Per-model capabilities; unknown ids get those of current models (everything on)."""
+    name = base_model_id(model_id)
+    if _NO_NATIVE.match(name):
+        tools = not _NO_TOOLS.match(name)
+        return Capabilities(
+            native_schema=False,
+            tools=tools,
+            strict_tools=False,
+            streaming_tools=tools,
+            media=name.startswith(("gpt-4-turbo", "gpt-4o")),
+            dialect="openai",
+        )
+    return Capabilities(
+        native_schema=True,
+        tools=True,
+        strict_tools=True,
+        streaming=True,
+        streaming_tools=True,
+        media=True,
+        dialect="openai",
+    )
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+class TemperatureNotice:
+    """Says once per model, at WARNING, that ``temperature`` is left out; DEBUG afterwards."""
+
+    def __init__(self) -> None:
+        self._warned = False
+
+    def __call__(self, model_id: str) -> None:
+        level = logging.DEBUG if self._warned else logging.WARNING
+        self._warned = True
+        logger.log(
+            level,
+            "temperature is not sent to %s: OpenAI reasoning models reject it (it is left out, "
+            "the other settings still apply)",
+            model_id,
+        )
+
+
+def temperature_for(
+    model_id: str, settings: ModelSettings, notice: TemperatureNotice
+) -> float | None:
+    """The temperature to send, or None when unset or the model cannot take it."""
+    if settings.temperature is None:
+        return None
+    if "temperature" in settings.extra:
+        return None  # ALLOY_EXTRA_JSON says what to send; it is merged in last.
+    if is_reasoning_model(model_id):
+        notice(model_id)
+        return None
+    return settings.temperature
+
+
+def split_known(
+    body: dict[str, Any], known: frozenset[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Body keys the SDK method takes as arguments, and the rest (sent via ``extra_body``)."""
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    return kwargs, extra
+
+
+def data_url(mime_type: str, data: str) -> str:
+    return f"data:{mime_type};base64,{data}"
+
+
+def usage_from(
+    raw: Mapping[str, Any] | None,
+    *,
+    input_key: str,
+    output_key: str,
+    input_details: str,
+    output_details: str,
+) -> Usage:
+    """Normalized usage from either API's usage object (``requests=1``: one model request)."""
+    if not raw:
+        return Usage(requests=1)
+    cached = (raw.get(input_details) or {}).get("cached_tokens") or 0
+    reasoning = (raw.get(output_details) or {}).get("reasoning_tokens") or 0
+    return Usage(
+        input_tokens=int(raw.get(input_key) or 0),
+        output_tokens=int(raw.get(output_key) or 0),
+        cached_tokens=int(cached),
+        reasoning_tokens=int(reasoning),
+        requests=1,
+    )
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """An SDK model (or a dict) as a plain JSON dict, keeping exactly the fields that arrived."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    dumped: dict[str, Any] = value.model_dump(mode="json", exclude_unset=True, warnings=False)
+    return dumped
+
+
+# -- the shared model base --------------------------------------------------------------------
+
+
+class OpenAIModel(SDKModel):
+    """SDK client construction and error mapping for both OpenAI wire APIs."""
+
+    def __init__(
+        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url)
+        self.capabilities = capabilities_for(model_id)
+        self.reasoning = is_reasoning_model(model_id)
+        self.temperature_notice = TemperatureNotice()
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        return make_client(self._api_key, self.base_url, asynchronous=asynchronous)
+
+    def map_error(self, exc: Exception) -> ProviderError | None:
+        return map_openai_error(self, exc)
+
+    @staticmethod
+    def call_options(settings: ModelSettings) -> dict[str, Any]:
+        """Per-call SDK options: the timeout, only when one is set (else the client default)."""
+        return {} if settings.timeout is None else {"timeout": settings.timeout}
+
+
+def _targets_openai(base_url: str | None) -> bool:
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or ""
+    if not url:
+        return True
+    host = urlsplit(url).hostname or ""
+    return host == OPENAI_HOST or host.endswith(".openai.com")
+
+
+def make_client(api_key: str | None, base_url: str | None, *, asynchronous: bool) -> Any:
+    """An ``OpenAI``/``AsyncOpenAI`` client with SDK retries off (the engine retries)."""
+    import openai
+
+    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    if key is None and not os.environ.get("OPENAI_ADMIN_KEY"):
+        if _targets_openai(base_url):
+            raise ConfigurationError(MISSING_KEY)
+        logger.debug("No OpenAI key set for %s: sending a placeholder key", base_url)
+        key = PLACEHOLDER_KEY
+    cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    kwargs: dict[str, Any] = {"max_retries": 0}
+    if key is not None:
+        kwargs["api_key"] = key
+    if base_url:
+        kwargs["base_url"] = base_url
+    try:
+        return cls(**kwargs)
+    except openai.OpenAIError as exc:
+        if "credentials" in str(exc).lower() or "api_key" in str(exc):
+            raise ConfigurationError(MISSING_KEY) from exc
+        raise
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+_RATE_CODES = ("rate_limit_exceeded", "rate_limit", "requests", "tokens")
+
+
+def map_openai_error(model: SDKModel, exc: Exception) -> ProviderError | None:
+    """One place that turns every openai exception into the alloy error tree."""
+    import openai
+
+    from ..errors import ProviderConnectionError, ProviderTimeoutError
+
+    provider = model.provider
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderTimeoutError(
+            f"{provider} request timed out (raise timeout= if the model needs longer)",
+            provider=provider,
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        detail = f": {type(cause).__name__}: {cause}" if cause else ""
+        return ProviderConnectionError(
+            model.redact(f"{provider} connection failed{detail}"), provider=provider
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(model, exc)
+    if isinstance(exc, openai.APIError):
+        # Errors inside a 200 stream (Chat ``data: {"error": ...}``) have no HTTP status.
+        return stream_error(model, exc.code or exc.type, exc.message)
+    return None
+
+
+def _status_error(model: SDKModel, exc: openai.APIStatusError) -> ProviderError:
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    message = str(body.get("message") or exc.message)
+    code = exc.code
+    if code:
+        message = f"{message} (code: {code})"
+    error = model.status_error(
+        exc.status_code,
+        message,
+        retry_after=retry_after_from(exc.response.headers),
+        request_id=exc.request_id,
+    )
+    if (
+        exc.status_code == 400
+        and code == "invalid_json_schema"
+        and not isinstance(error, SchemaRejectedError)
+    ):
+        error = SchemaRejectedError(
+            str(error), provider=model.provider, status_code=400, request_id=exc.request_id
+        )
+    if isinstance(error, RateLimitError) and code == "insufficient_quota":
+        # Out of credit, not throttled: waiting will not help, so do not retry.
+        error.transient = False
+    return error
+
+
+def stream_error(model: SDKModel, code: str | None, message: str | None) -> ProviderError:
+    """The alloy error for a failure reported inside a stream (HTTP status was 200)."""
+    code = code or ""
+    text = model.redact(message or "the stream reported an error")
+    if code == "insufficient_quota":
+        error = error_for_status(model.provider, 429, f"{text} (code: {code})")
+        error.transient = False
+        return error
+    if any(word in code for word in _RATE_CODES):
+        return error_for_status(model.provider, 429, f"{text} (code: {code})")
+    if code in ("invalid_json_schema",):
+        return error_for_status(model.provider, 400, f"{text} (code: {code}, schema)")
+    if code.startswith("invalid") or code in ("context_length_exceeded", "invalid_prompt"):
+        return error_for_status(model.provider, 400, f"{text} (code: {code})")
+    suffix = f" (code: {code})" if code else ""
+    return error_for_status(model.provider, 500, f"{text}{suffix}")
+
+
+# -- the OpenAI strict dialect ------------------------------------------------------------------
+
+#: String formats OpenAI strict mode accepts; others are left out (validated locally).
+ALLOWED_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+#: Keywords OpenAI strict mode accepts. Everything else is left out of what is sent (and still
+#: enforced by alloy's local validation against the canonical schema).
+_KEPT = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "$defs",
+        "definitions",
+        "$ref",
+        "pattern",
+        "format",
+        "multipleOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+def openai_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Canonical schema -> what OpenAI strict mode accepts (``text.format``, strict tools).
+
+    Every object lists all properties in ``required`` (a property that was optional becomes
+    nullable through ``anyOf`` with null) and has ``additionalProperties: false``; ``oneOf``
+    becomes ``anyOf``; a single ``allOf`` is merged into its parent; a ``$ref`` with sibling
+    keywords is inlined (OpenAI wants a bare ``$ref``); ``$defs``/``$ref`` and recursion
+    (``"$ref": "#"``) are kept; unsupported keywords (``uniqueItems``, ``minLength``, ``default``,
+    ``discriminator``, formats outside :data:`ALLOWED_FORMATS`, ...) are left out. The root must
+    be an object.
+    """
+    dialect = _Dialect(schema)
+    out = dialect.node(schema, root=True)
+    if not _is_object(out) or "anyOf" in out:
+        raise ConfigurationError(
+            "OpenAI strict mode needs an object at the root of the schema, got "
+            f"{schema.get('type') or sorted(schema)!r}"
+        )
+    if dialect.dropped:
+        logger.debug(
+            "OpenAI strict dialect left out unsupported keywords: %s", sorted(dialect.dropped)
+        )
+    return out
+
+
+def _is_object(node: Mapping[str, Any]) -> bool:
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return "object" in kind
+    return kind == "object" or ("properties" in node and kind is None)
+
+
+class _Dialect:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.defs: Mapping[str, Any] = root.get("$defs") or {}
+        self.dropped: set[str] = set()
+
+    def node(self, schema: Any, *, root: bool = False) -> Any:
+        if not isinstance(schema, Mapping):
+            return schema
+        schema = self._flatten(schema)
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in ("$defs", "definitions"):
+                if root:
+                    out[key] = {name: self.node(sub) for name, sub in value.items()}
+                else:
+                    self.dropped.add(f"nested {key}")
+            elif key == "properties":
+                out[key] = {name: self.node(sub) for name, sub in value.items()}
+            elif key == "items":
+                out[key] = self.node(value) if isinstance(value, Mapping) else value
+            elif key in ("anyOf", "oneOf"):
+                out["anyOf"] = [self.node(sub) for sub in value]
+            elif key == "format":
+                if value in ALLOWED_FORMATS:
+                    out[key] = value
+                else:
+                    self.dropped.add(f"format {value}")
+            elif key in _KEPT:
+                out[key] = value
+            else:
+                self.dropped.add(key)
+        if _is_object(out):
+            self._close(out, schema)
+        return out
+
+    def _flatten(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Merge ``allOf`` into the node and inline a ``$ref`` that has siblings."""
+        merged = dict(schema)
+        all_of = merged.pop("allOf", None)
+        if isinstance(all_of, list):
+            for sub in all_of:
+                merged = _merge(self._resolve(sub), merged)
+        ref = merged.get("$ref")
+        if isinstance(ref, str) and len(merged) > 1:
+            target = self._target(ref)
+            if target is not None:
+                siblings = {k: v for k, v in merged.items() if k != "$ref"}
+                merged = {**target, **siblings}
+        return merged
+
+    def _resolve(self, schema: Any) -> Mapping[str, Any]:
+        if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+            target = self._target(schema["$ref"])
+            if target is not None:
+                return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        return schema if isinstance(schema, Mapping) else {}
+
+    def _target(self, ref: str) -> Mapping[str, Any] | None:
+        prefix = "#/$defs/"
+        if not ref.startswith(prefix):
+            return None
+        target = self.defs.get(ref[len(prefix) :])
+        return target if isinstance(target, Mapping) else None
+
+    @staticmethod
+    def _close(out: dict[str, Any], source: Mapping[str, Any]) -> None:
+        properties: dict[str, Any] = out.setdefault("properties", {})
+        declared = source.get("required")
+        required = set(declared) if isinstance(declared, list) else set(properties)
+        for name, sub in list(properties.items()):
+            if name not in required and not _nullable(sub):
+                properties[name] = {"anyOf": [sub, {"type": "null"}]}
+        out["required"] = list(properties)
+        out["additionalProperties"] = False
+
+
+def _nullable(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_nullable(sub) for sub in schema.get("anyOf") or ())
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = {**base, **over}
+    if "properties" in base and "properties" in over:
+        merged["properties"] = {**base["properties"], **over["properties"]}
+        merged["required"] = [*base.get("required", ()), *over.get("required", ())]
+    return merged

@@ -1,0 +1,458 @@
+"""OpenAI through the Responses API (provider ``openai``), via the official ``openai`` SDK.
+
+Wire choices, and why:
+
+* Structured output (mode "native") is ``text.format = {type: json_schema, name, schema,
+  strict: true}`` with the schema after the OpenAI strict dialect
+  (:func:`~alloy.providers._openai_common.openai_strict_schema`). Mode "tool" is a strict
+  function named after the output, forced with ``tool_choice`` (``"required"`` when the
+  command's own tools are offered too, so those stay callable). Mode "prompt" sends nothing
+  special.
+* Tools are Responses function tools; ``strict`` is sent as the ToolDefinition says (the API
+  defaults it to true, so non-strict tools say ``strict: false`` explicitly).
+* The tool loop is stateless: no ``previous_response_id`` and ``store`` is left as the caller
+  has it, so it works under zero data retention. Every turn sends the conversation back as
+  input items (``function_call`` + ``function_call_output``). When a reply contains reasoning
+  items, all of its output items are kept, in order, as ``Opaque("openai", item)`` parts and
+  echoed back verbatim, so each reasoning item stays next to the item it belongs to. Reasoning
+  models are asked for ``include: ["reasoning.encrypted_content"]`` so that echo also works
+  with ``store: false``.
+* Settings: ``system`` -> ``instructions``; ``max_tokens`` -> ``max_output_tokens``;
+  ``timeout`` -> the SDK's per-call timeout; ALLOY_EXTRA_JSON is merged into the body last
+  (keys the SDK does not know go through ``extra_body``). ``temperature`` is not sent to
+  reasoning models (o-series, gpt-5, codex), which reject it: that is logged at WARNING once
+  per model (DEBUG afterwards) and the call goes on.
+* Finish reasons: a refusal content part -> "refusal"; ``incomplete_details.reason``
+  ``max_output_tokens`` -> "length", ``content_filter`` -> "content_filter"; function calls ->
+  "tool_calls".
+* Streaming uses ``stream=True`` (SSE events): text and function-argument deltas are yielded
+  as they come, and the final Response is parsed from ``response.completed`` (or
+  ``response.incomplete``). ``error`` / ``response.failed`` events, and a stream that ends
+  without a terminal event, are errors.
+
+For Chat Completions and OpenAI-compatible servers see :mod:`alloy.providers.openai_chat`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+from .._engine import REASK_PROMPT
+from .._stream import tool_call
+from .._types import (
+    Done,
+    Media,
+    ModelTurn,
+    Opaque,
+    OutputSpec,
+    Part,
+    Request,
+    Response,
+    RetryPrompt,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolDefinition,
+    ToolResult,
+    UserTurn,
+    dump_args,
+)
+from ..errors import ConfigurationError, ProviderConnectionError
+from ._base import merge_extra
+from ._openai_common import (
+    OpenAIModel,
+    TemperatureNotice,
+    as_dict,
+    data_url,
+    is_reasoning_model,
+    openai_strict_schema,
+    split_known,
+    stream_error,
+    temperature_for,
+    usage_from,
+)
+
+logger = logging.getLogger("alloy.providers.openai")
+
+PROVIDER = "openai"
+OUTPUT_TOOL_DESCRIPTION = "Give your final answer by calling this function with it."
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+
+
+# -- request ----------------------------------------------------------------------------------
+
+
+def build(
+    request: Request,
+    model_id: str,
+    *,
+    stream: bool = False,
+    notice: TemperatureNotice | None = None,
+) -> dict[str, Any]:
+    """The ``responses.create`` body for ``request`` (pure; ALLOY_EXTRA_JSON merged in last)."""
+    body: dict[str, Any] = {"model": model_id}
+    if stream:
+        body["stream"] = True
+    body["input"] = build_input(request)
+    if request.system:
+        body["instructions"] = request.system
+    tools = [function_tool(tool) for tool in request.tools]
+    spec = request.output
+    if spec is not None and spec.mode == "native":
+        body["text"] = {"format": text_format(spec)}
+    elif spec is not None and spec.mode == "tool":
+        tools.append(output_tool(spec))
+        others = [t for t in request.tools if t.name != spec.name]
+        body["tool_choice"] = "required" if others else {"type": "function", "name": spec.name}
+    if tools:
+        body["tools"] = tools
+    if is_reasoning_model(model_id):
+        body["include"] = [ENCRYPTED_REASONING]
+    settings = request.settings
+    temperature = temperature_for(model_id, settings, notice or TemperatureNotice())
+    if temperature is not None:
+        body["temperature"] = temperature
+    if settings.max_tokens is not None:
+        body["max_output_tokens"] = settings.max_tokens
+    return merge_extra(body, settings.extra)
+
+
+def text_format(spec: OutputSpec) -> dict[str, Any]:
+    schema = openai_strict_schema(spec.schema) if spec.strict else dict(spec.schema)
+    return {"type": "json_schema", "name": spec.name, "schema": schema, "strict": spec.strict}
+
+
+def function_tool(tool: ToolDefinition) -> dict[str, Any]:
+    parameters = openai_strict_schema(tool.parameters) if tool.strict else dict(tool.parameters)
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": parameters,
+        "strict": tool.strict,
+    }
+
+
+def output_tool(spec: OutputSpec) -> dict[str, Any]:
+    return function_tool(
+        ToolDefinition(spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, strict=spec.strict)
+    )
+
+
+def build_input(request: Request) -> str | list[dict[str, Any]]:
+    """Input items for the whole conversation; a lone text prompt is sent as a plain string."""
+    messages = request.messages
+    if (
+        len(messages) == 1
+        and isinstance(messages[0], UserTurn)
+        and len(messages[0].parts) == 1
+        and isinstance(messages[0].parts[0], Text)
+    ):
+        return messages[0].parts[0].text
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserTurn):
+            items.extend(user_items(message.parts))
+        else:
+            items.extend(model_items(message))
+    return items
+
+
+def user_items(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
+    """Tool results as ``function_call_output`` items, then one user message for the rest."""
+    items: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ToolResult):
+            items.append(
+                {"type": "function_call_output", "call_id": part.call_id, "output": part.content}
+            )
+        elif isinstance(part, Text):
+            content.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, RetryPrompt):
+            content.append({"type": "input_text", "text": REASK_PROMPT.format(errors=part.errors)})
+        elif isinstance(part, Media):
+            content.append(media_part(part))
+    if content:
+        if len(content) == 1 and content[0]["type"] == "input_text":
+            items.append({"role": "user", "content": content[0]["text"]})
+        else:
+            items.append({"role": "user", "content": content})
+    return items
+
+
+def media_part(media: Media) -> dict[str, Any]:
+    if media.kind == "image":
+        url = media.url or data_url(media.mime_type, media.data or "")
+        return {"type": "input_image", "image_url": url, "detail": "auto"}
+    if media.url:
+        return {"type": "input_file", "file_url": media.url}
+    return {
+        "type": "input_file",
+        "filename": "document.pdf",
+        "file_data": data_url(media.mime_type, media.data or ""),
+    }
+
+
+def model_items(turn: ModelTurn) -> list[dict[str, Any]]:
+    """A model turn as input items: its kept output items verbatim, else rebuilt from parts."""
+    kept = [p.payload for p in turn.parts if isinstance(p, Opaque) and p.provider == PROVIDER]
+    if kept:
+        return [dict(item) for item in kept]
+    items: list[dict[str, Any]] = []
+    text = "".join(p.text for p in turn.parts if isinstance(p, Text))
+    if text:
+        items.append({"role": "assistant", "content": text})
+    for part in turn.parts:
+        if isinstance(part, ToolCall):
+            arguments = part.raw_args if part.raw_args is not None else dump_args(part.args)
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": arguments,
+                }
+            )
+    return items
+
+
+# -- response ---------------------------------------------------------------------------------
+
+
+def parse(raw: Mapping[str, Any], *, request_id: str | None = None) -> Response:
+    """A Responses API body (``Response`` JSON) as a normalized Response (pure)."""
+    output = [item for item in raw.get("output") or () if isinstance(item, Mapping)]
+    keep = any(item.get("type") not in ("message", "function_call") for item in output)
+    parts: list[Part] = [Opaque(PROVIDER, _clean(item)) for item in output] if keep else []
+    refusals: list[str] = []
+    calls: list[ToolCall] = []
+    for item in output:
+        kind = item.get("type")
+        if kind == "message":
+            for content in item.get("content") or ():
+                if content.get("type") == "output_text":
+                    parts.append(Text(content.get("text") or ""))
+                elif content.get("type") == "refusal":
+                    refusals.append(content.get("refusal") or "")
+        elif kind == "function_call":
+            calls.append(
+                tool_call(
+                    str(item.get("call_id") or item.get("id") or ""),
+                    str(item.get("name") or ""),
+                    item.get("arguments"),
+                )
+            )
+    parts.extend(calls)
+    refusal = "".join(refusals) if refusals else None
+    return Response(
+        tuple(parts),
+        usage=usage_from(
+            raw.get("usage"),
+            input_key="input_tokens",
+            output_key="output_tokens",
+            input_details="input_tokens_details",
+            output_details="output_tokens_details",
+        ),
+        finish_reason=finish_reason(raw, refusal is not None, bool(calls)),
+        model=raw.get("model"),
+        request_id=request_id,
+        refusal=refusal,
+        provider_details={"id": raw.get("id"), "status": raw.get("status")},
+    )
+
+
+def finish_reason(raw: Mapping[str, Any], refused: bool, called: bool) -> Any:
+    if raw.get("status") == "incomplete":
+        reason = (raw.get("incomplete_details") or {}).get("reason")
+        if reason == "content_filter":
+            return "content_filter"
+        if reason != "max_output_tokens":
+            logger.debug("OpenAI response incomplete (%s): treated as truncated", reason)
+        return "length"
+    if refused:
+        return "refusal"
+    if called:
+        return "tool_calls"
+    return "stop"
+
+
+def _clean(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An output item ready to be sent back as input: unset (null) fields left out."""
+    return {k: v for k, v in item.items() if v is not None}
+
+
+class StreamParser:
+    """Responses SSE events in, deltas out; the final Response comes from the terminal event."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, dict[str, Any]] = {}
+        self.final: Mapping[str, Any] | None = None
+        self.failure: tuple[str | None, str | None] | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
+        kind = event.get("type")
+        index = int(event.get("output_index") or 0)
+        if kind == "response.output_text.delta":
+            return [TextDelta(event.get("delta") or "")]
+        if kind == "response.output_item.added":
+            item = event.get("item") or {}
+            if item.get("type") == "function_call":
+                return [ToolCallDelta(index, item.get("call_id"), item.get("name"))]
+        elif kind == "response.function_call_arguments.delta":
+            return [ToolCallDelta(index, args_delta=event.get("delta") or "")]
+        elif kind == "response.output_item.done":
+            self.items[index] = dict(event.get("item") or {})
+        elif kind in ("response.completed", "response.incomplete"):
+            self.final = event.get("response") or {}
+        elif kind == "response.failed":
+            error = (event.get("response") or {}).get("error") or {}
+            self.failure = (error.get("code"), error.get("message"))
+        elif kind == "error":
+            self.failure = (event.get("code"), event.get("message"))
+        return []
+
+    def response(self, request_id: str | None = None) -> Response:
+        if self.final is None:
+            raise ProviderConnectionError(
+                "openai stream ended before response.completed (connection cut?)",
+                provider=PROVIDER,
+            )
+        raw = dict(self.final)
+        if not raw.get("output") and self.items:
+            raw["output"] = [self.items[i] for i in sorted(self.items)]
+        return parse(raw, request_id=request_id)
+
+
+# -- the model --------------------------------------------------------------------------------
+
+_KNOWN: frozenset[str] | None = None
+
+
+def _known_arguments() -> frozenset[str]:
+    """Parameters ``responses.create`` takes by name; other body keys go via ``extra_body``."""
+    global _KNOWN
+    if _KNOWN is None:
+        from openai.resources.responses import Responses
+
+        names = set(inspect.signature(Responses.create).parameters)
+        _KNOWN = frozenset(
+            names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
+        )
+    return _KNOWN
+
+
+class OpenAIResponsesModel(OpenAIModel):
+    """An OpenAI model behind the Responses API."""
+
+    provider = PROVIDER
+
+    def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
+        body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)
+        spec = request.output
+        logger.debug(
+            "openai responses request: model=%s output_mode=%s tools=%d stream=%s",
+            self.model_id,
+            spec.mode if spec else "text",
+            len(request.tools),
+            stream,
+        )
+        return body
+
+    def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        with self.errors():
+            body = self.build(request, stream=stream)
+        kwargs, extra = split_known(body, _known_arguments())
+        if extra:
+            kwargs["extra_body"] = extra
+        kwargs.update(self.call_options(request.settings))
+        return kwargs
+
+    def request(self, request: Request) -> Response:
+        kwargs = self._arguments(request, stream=False)
+        with self.errors():
+            result = self.client().responses.create(**kwargs)
+        return self._parse(result)
+
+    async def arequest(self, request: Request) -> Response:
+        kwargs = self._arguments(request, stream=False)
+        with self.errors():
+            result = await self.aclient().responses.create(**kwargs)
+        return self._parse(result)
+
+    def _parse(self, result: Any) -> Response:
+        raw = as_dict(result)
+        if raw.get("status") == "failed":
+            error = raw.get("error") or {}
+            raise stream_error(self, error.get("code"), error.get("message"))
+        return parse(raw, request_id=getattr(result, "_request_id", None))
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        kwargs = self._arguments(request, stream=True)
+        parser = StreamParser()
+        with self.errors():
+            events = self.client().responses.create(**kwargs)
+        try:
+            while True:
+                with self.errors():
+                    event = next(events, None)
+                if event is None:
+                    break
+                yield from parser.feed(as_dict(event))
+                self._raise_failure(parser)
+        finally:
+            events.close()
+        yield Done(parser.response(_stream_request_id(events)))
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        kwargs = self._arguments(request, stream=True)
+        parser = StreamParser()
+        with self.errors():
+            events = await self.aclient().responses.create(**kwargs)
+        try:
+            while True:
+                with self.errors():
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                for delta in parser.feed(as_dict(event)):
+                    yield delta
+                self._raise_failure(parser)
+        finally:
+            await events.close()
+        yield Done(parser.response(_stream_request_id(events)))
+
+    def _raise_failure(self, parser: StreamParser) -> None:
+        if parser.failure is not None:
+            code, message = parser.failure
+            raise stream_error(self, code, message)
+
+
+def _stream_request_id(events: Any) -> str | None:
+    response = getattr(events, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers.get("x-request-id") if headers is not None else None
+
+
+def create(
+    model_id: str, *, api_key: str | None = None, base_url: str | None = None
+) -> OpenAIResponsesModel:
+    """Registry factory for ``openai:<model>``."""
+    if not model_id:
+        raise ConfigurationError("Name the OpenAI model, e.g. 'openai:gpt-5-mini'")
+    return OpenAIResponsesModel(model_id, api_key=api_key, base_url=base_url)
+
+
+__all__ = [
+    "OpenAIResponsesModel",
+    "StreamParser",
+    "build",
+    "create",
+    "parse",
+]
