@@ -1,0 +1,5 @@
+"""``python -m alloy``: the same as the ``alloy`` command."""
+
+from .cli import main
+
+raise SystemExit(main())

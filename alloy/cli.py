@@ -1,0 +1,649 @@
+"""The ``alloy`` command: run a command from the shell, show its schema, check the set-up.
+
+::
+
+    alloy run module:command --arg value ...   call a command, print the result as JSON
+    alloy schema module:command [--provider P] the exact output schema a provider receives
+    alloy providers                            SDKs installed and keys set (never the keys)
+    alloy emulate [--host H] [--port N]        serve the provider emulator for tests
+
+Every failure the user can fix ends in one line on stderr and a non-zero exit status, never a
+traceback: 2 for usage and configuration mistakes (a bad path, a bad argument, no model, no
+key), 1 for a call that failed (any :class:`~alloy.errors.CommandError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from ._command import AsyncCommand, Command
+from .errors import CommandError, ConfigurationError
+
+__all__ = ["PROVIDER_ENV", "UsageError", "capability_matrix", "load_command", "main"]
+
+#: Exit status for usage and configuration mistakes (argparse's own convention).
+EXIT_USAGE = 2
+#: Exit status for a call that was made and failed.
+EXIT_FAILED = 1
+
+#: The environment variables each provider's SDK reads: keys first, then endpoints.
+PROVIDER_ENV: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "openai-chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
+    "ollama": ("OLLAMA_HOST", "OLLAMA_API_KEY"),
+    "offline": (),
+    "fake": (),
+}
+
+#: Where each schema dialect lives: ``"module:function"``, taking the canonical schema.
+DIALECTS: dict[str, str] = {
+    "openai": "alloy.providers._openai_common:openai_strict_schema",
+    "anthropic": "alloy.providers._anthropic_dialect:anthropic_schema",
+    "gemini": "alloy.providers._gemini_dialect:gemini_schema",
+    "ollama": "alloy.providers.ollama:ollama_schema",
+}
+
+#: The dialect each built-in provider applies to the output schema (None: sent as it is).
+PROVIDER_DIALECT: dict[str, str | None] = {
+    "openai": "openai",
+    "openai-chat": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+    "offline": None,
+    "fake": None,
+}
+
+#: Models shown in the capability matrix: one row per model whose capabilities differ.
+MATRIX_MODELS: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-5-mini", "gpt-4o", "gpt-4-turbo"),
+    "openai-chat": ("gpt-4.1-mini", "o1-mini"),
+    "anthropic": ("claude-sonnet-4-5", "claude-opus-4-1", "claude-sonnet-4-0"),
+    "gemini": ("gemini-2.5-flash",),
+    "ollama": ("llama3.2",),
+    "offline": ("",),
+}
+
+
+class UsageError(Exception):
+    """A mistake on the command line; reported in one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing usage and exiting, so main() decides."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+# -- loading a command --------------------------------------------------------------------------
+
+
+def load_command(target: str) -> Command[..., Any]:
+    """Import ``module:attr`` or ``path/to/file.py:attr`` and return the command it names."""
+    module_part, sep, attr_path = target.rpartition(":")
+    if not sep or not module_part or not attr_path:
+        raise UsageError(f"expected module:command or path/to/file.py:command, got {target!r}")
+    module = _import(module_part)
+    obj: Any = module
+    for name in attr_path.split("."):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            raise UsageError(f"{module_part!r} has no attribute {attr_path!r}") from None
+    if not isinstance(obj, Command):
+        raise UsageError(
+            f"{target} is not an alloy command (it is {type(obj).__name__}); "
+            "decorate the function with @command"
+        )
+    return obj
+
+
+def _import(module_part: str) -> Any:
+    is_file = module_part.endswith(".py") or "/" in module_part or os.sep in module_part
+    try:
+        if is_file:
+            return _import_file(Path(module_part))
+        # A console script does not put the working directory on sys.path; `python -m` does.
+        cwd = os.getcwd()
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
+        return importlib.import_module(module_part)
+    except UsageError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"cannot import {module_part!r}: {exc}") from None
+    except ConfigurationError:
+        raise
+    except Exception as exc:
+        raise UsageError(f"importing {module_part!r} failed: {type(exc).__name__}: {exc}") from None
+
+
+def _import_file(path: Path) -> Any:
+    if not path.is_file():
+        raise UsageError(f"no such file: {str(path)!r}")
+    resolved = path.resolve()
+    name = resolved.stem
+    existing = sys.modules.get(name)
+    if existing is not None and getattr(existing, "__file__", None) != str(resolved):
+        name = f"_alloy_cli_{resolved.stem}"
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    # Registered first: dataclasses and pydantic look the module up while it executes.
+    sys.modules[name] = module
+    # Siblings of the file import the way they would when it runs as a script.
+    folder = str(resolved.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+# -- alloy run ----------------------------------------------------------------------------------
+
+#: ``alloy run`` options that map to ``cmd.with_options``: (flag, option name, type).
+RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    ("--model", "model", str),
+    ("--temperature", "temperature", float),
+    ("--max-tokens", "max_tokens", int),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Param:
+    name: str
+    flag: str
+    annotation: Any
+    required: bool
+    positional_only: bool
+
+
+def _command_params(cmd: Command[..., Any]) -> list[_Param]:
+    fn = getattr(cmd, "__wrapped__", cmd)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise UsageError(f"cannot read the type hints of {cmd.name}: {exc}") from None
+    params = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise UsageError(
+                f"{cmd.name} takes *{param.name}, which cannot be given on the command line"
+            )
+        params.append(
+            _Param(
+                name=param.name,
+                flag="--" + param.name.replace("_", "-"),
+                annotation=hints.get(param.name, str),
+                required=param.default is param.empty,
+                positional_only=param.kind is param.POSITIONAL_ONLY,
+            )
+        )
+    return params
+
+
+def _type_label(annotation: Any) -> str:
+    from ._output import type_name
+
+    return type_name(annotation)
+
+
+def _is_bool(annotation: Any) -> bool:
+    """``bool`` or ``bool | None``: such parameters also work as bare flags."""
+    return annotation is bool or set(typing.get_args(annotation)) == {bool, type(None)}
+
+
+def _command_parser(cmd: Command[..., Any], target: str, params: list[_Param]) -> _Parser:
+    fn = getattr(cmd, "__wrapped__", cmd)
+    from ._tools import _parse_docstring
+
+    summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    parser = _Parser(
+        prog=f"alloy run {target}",
+        description=summary.split("\n\n")[0] or None,
+        epilog="Values are validated against the parameter types: lists, dicts, dataclasses "
+        "and pydantic models are given as JSON.",
+    )
+    taken = {p.flag for p in params}
+    for param in params:
+        label = _type_label(param.annotation)
+        doc = param_docs.get(param.name, "")
+        detail = "required" if param.required else f"default: {_default_of(fn, param.name)!r}"
+        help_text = f"{doc} ({label}, {detail})".strip()
+        if _is_bool(param.annotation):
+            parser.add_argument(
+                param.flag,
+                dest=param.name,
+                nargs="?",
+                const="true",
+                metavar="BOOL",
+                required=param.required,
+                help=help_text,
+            )
+            negative = "--no-" + param.flag[2:]
+            if negative not in taken:
+                parser.add_argument(
+                    negative,
+                    dest=param.name,
+                    action="store_const",
+                    const="false",
+                    help=argparse.SUPPRESS,
+                )
+        else:
+            parser.add_argument(
+                param.flag,
+                dest=param.name,
+                metavar=label.upper() if label.isidentifier() else "VALUE",
+                required=param.required,
+                help=help_text,
+            )
+    # The run options, unless the command has a parameter of the same name: then they can
+    # still be given before the target (`alloy run --model M module:cmd --model value`).
+    for flag, option, convert in RUN_OPTIONS:
+        if flag not in taken:
+            parser.add_argument(flag, dest=f"alloy_{option}", type=convert, help=argparse.SUPPRESS)
+    return parser
+
+
+def _default_of(fn: Callable[..., Any], name: str) -> Any:
+    return inspect.signature(fn).parameters[name].default
+
+
+def convert_value(raw: str, annotation: Any, flag: str) -> Any:
+    """Validate a command-line string as ``annotation``: as text first, then as JSON.
+
+    Text covers numbers, booleans (``true``/``false``/``yes``/``no``/``1``/``0``), enums, dates
+    and UUIDs; JSON covers lists, objects, dataclasses, pydantic models and ``null``.
+    """
+    if annotation is str or annotation is Any:
+        return raw
+    from pydantic import TypeAdapter, ValidationError
+    from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
+        raise UsageError(
+            f"argument {flag}: type {_type_label(annotation)} cannot be given on the command "
+            f"line ({type(exc).__name__})"
+        ) from None
+    try:
+        return adapter.validate_python(raw)
+    except ValidationError as as_text:
+        try:
+            return adapter.validate_json(raw)
+        except ValidationError as as_json:
+            looks_json = raw.strip()[:1] in ("[", "{", '"') or raw.strip() == "null"
+            error = (as_json if looks_json else as_text).errors(include_url=False)[0]
+            where = ".".join(str(p) for p in error["loc"])
+            detail = f"{where}: {error['msg']}" if where else error["msg"]
+            raise UsageError(
+                f"argument {flag}: expected {_type_label(annotation)}, got {raw!r} ({detail})"
+            ) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    cmd = load_command(args.target)
+    params = _command_params(cmd)
+    parser = _command_parser(cmd, args.target, params)
+    values = parser.parse_args(args.args)
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    for param in params:
+        raw = getattr(values, param.name)
+        if raw is None:
+            continue  # not given and optional: the function's default applies
+        value = convert_value(raw, param.annotation, param.flag)
+        if param.positional_only:
+            positional.append(value)
+        else:
+            keywords[param.name] = value
+    options: dict[str, Any] = {}
+    for _, option, _ in RUN_OPTIONS:
+        value = getattr(values, f"alloy_{option}", None)
+        if value is None:
+            value = getattr(args, option)
+        if value is not None:
+            options[option] = value
+    if options:
+        cmd = cmd.with_options(**options)
+    if isinstance(cmd, AsyncCommand) or inspect.iscoroutinefunction(
+        getattr(cmd, "__wrapped__", None)
+    ):
+        result = asyncio.run(cmd.acall(*positional, **keywords))
+    else:
+        result = cmd(*positional, **keywords)
+    _print_json(result)
+    return 0
+
+
+def _print_json(value: Any) -> None:
+    from pydantic_core import to_json
+
+    print(to_json(value, indent=2, serialize_unknown=True).decode())
+
+
+# -- alloy schema -------------------------------------------------------------------------------
+
+
+def provider_schema(cmd: Command[..., Any], provider: str | None) -> dict[str, Any]:
+    """The output schema as ``provider`` (``name`` or ``name:model``) receives it.
+
+    Without a provider, the canonical schema (what alloy validates against). With one, the
+    schema after that provider's dialect function, as sent in native structured-output mode.
+    """
+    schema = cmd.schema
+    if schema is None:
+        raise UsageError(
+            f"{cmd.name} returns {cmd.output_type.expected}, not JSON: it has no output schema"
+        )
+    if provider is None:
+        return schema
+    from .providers import providers
+
+    name, _, model_id = provider.partition(":")
+    if name not in providers():
+        raise UsageError(
+            f"unknown provider {name!r}; known providers: {', '.join(sorted(providers()))}"
+        )
+    if name not in PROVIDER_DIALECT:
+        raise UsageError(f"no schema dialect is known for provider {name!r}")
+    dialect = PROVIDER_DIALECT[name]
+    if dialect is None:
+        return schema
+    function = _dialect_function(name, dialect)
+    kwargs: dict[str, Any] = {}
+    if dialect == "gemini" and model_id:
+        needs_ordering = _optional_attr("alloy.providers.gemini", "needs_property_ordering")
+        if needs_ordering is not None and needs_ordering(model_id):
+            kwargs["property_ordering"] = True
+    result: dict[str, Any] = function(schema, **kwargs)
+    return result
+
+
+def _dialect_function(provider: str, dialect: str) -> Callable[..., dict[str, Any]]:
+    module_name, _, attr = DIALECTS[dialect].partition(":")
+    if importlib.util.find_spec(module_name) is None:
+        raise UsageError(
+            f"the {provider} adapter is not available yet ({module_name} does not exist)"
+        )
+    function = _optional_attr(module_name, attr)
+    if function is None:
+        raise UsageError(f"{module_name} has no {attr}() for the {dialect} schema dialect")
+    return typing.cast("Callable[..., dict[str, Any]]", function)
+
+
+def _optional_attr(module_name: str, attr: str) -> Any:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, attr, None)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    cmd = load_command(args.target)
+    print(json.dumps(provider_schema(cmd, args.provider), indent=2, ensure_ascii=False))
+    return 0
+
+
+# -- alloy providers ----------------------------------------------------------------------------
+
+
+def provider_status() -> list[dict[str, Any]]:
+    """Per registered provider: adapter present, SDK installed, which variables are set.
+
+    Nothing is imported (``importlib.util.find_spec`` only) and no value is read out: a
+    variable is reported as set or not set.
+    """
+    from .providers import providers
+
+    rows = []
+    for name, provider in providers().items():
+        factory_module = (
+            provider.factory.partition(":")[0] if isinstance(provider.factory, str) else None
+        )
+        rows.append(
+            {
+                "provider": name,
+                "adapter": factory_module is None or _module_exists(factory_module),
+                "sdk": provider.sdk_module,
+                "sdk_installed": provider.sdk_module is None or _module_exists(provider.sdk_module),
+                "extra": provider.extra,
+                "env": {var: bool(os.environ.get(var)) for var in PROVIDER_ENV.get(name, ())},
+            }
+        )
+    return rows
+
+
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a missing parent package
+        return False
+
+
+def _configured_model() -> str:
+    from ._config import resolve
+
+    try:
+        model = resolve({}, {}).model
+    except ConfigurationError as exc:
+        return f"configuration error: {exc}"
+    if model is None:
+        return "no model configured (set ALLOY_MODEL, e.g. 'openai:gpt-5-mini' or 'offline')"
+    return f"ALLOY_MODEL={model}"
+
+
+def _providers(args: argparse.Namespace) -> int:
+    if args.capabilities:
+        print(capability_matrix())
+        return 0
+    rows = provider_status()
+    if args.json:
+        print(json.dumps({"model": _configured_model(), "providers": rows}, indent=2))
+        return 0
+    print(_configured_model())
+    print()
+    table = [("provider", "adapter", "SDK", "environment")]
+    for row in rows:
+        if row["sdk"] is None:
+            sdk = "none needed"
+        elif row["sdk_installed"]:
+            sdk = f"{row['sdk']} installed"
+        else:
+            sdk = f"{row['sdk']} missing: pip install 'alloy[{row['extra']}]'"
+        env = ", ".join(f"{var} {'set' if on else 'not set'}" for var, on in row["env"].items())
+        table.append(
+            (row["provider"], "yes" if row["adapter"] else "missing", sdk, env or "none needed")
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(3)]
+    for line in table:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+            + "  "
+            + line[3]
+        )
+    return 0
+
+
+_CAPABILITY_LABELS = {
+    "native_schema": "Native schema",
+    "tools": "Tools",
+    "strict_tools": "Strict tools",
+    "streaming": "Streaming",
+    "streaming_tools": "Streaming with tools",
+    "media": "Media input",
+    "dialect": "Schema dialect",
+}
+
+
+def capability_matrix(models: Mapping[str, Sequence[str]] = MATRIX_MODELS) -> str:
+    """The capability matrix as a Markdown table, read from each adapter's ``capabilities``.
+
+    Models are built through the provider registry (no client is made and no key is needed);
+    a provider whose adapter or SDK is missing is left out.
+    """
+    from ._types import Capabilities
+    from .providers import providers
+
+    names = [f.name for f in dataclasses.fields(Capabilities)]
+    header = ["Provider", "Model", "Output mode"] + [
+        _CAPABILITY_LABELS.get(n, n.replace("_", " ").capitalize()) for n in names
+    ]
+    lines = [_row(header), _row(["---"] * len(header))]
+    registry = providers()
+    for provider, model_ids in models.items():
+        if provider not in registry:
+            continue
+        try:
+            factory = registry[provider].load_factory()
+        except (ImportError, ConfigurationError):
+            continue
+        for model_id in model_ids:
+            capabilities: Capabilities = factory(model_id).capabilities
+            model = f"`{provider}:{model_id}`" if model_id else f"`{provider}`"
+            cells = [f"`{provider}`", model, capabilities.default_output_mode()]
+            for name in names:
+                value = getattr(capabilities, name)
+                cells.append(
+                    ("yes" if value else "no") if isinstance(value, bool) else f"`{value}`"
+                )
+            lines.append(_row(cells))
+    return "\n".join(lines)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+# -- alloy emulate ------------------------------------------------------------------------------
+
+
+def _emulate(args: argparse.Namespace) -> int:
+    try:
+        from .testing.emulator import serve_forever
+    except ImportError as exc:
+        raise UsageError(f"the emulator is not available: {exc}") from None
+    try:
+        serve_forever(
+            args.host, args.port, seed=args.seed, strict_schemas=not args.no_strict_schemas
+        )
+    except OSError as exc:  # the port is taken, or the host is not an address of this machine
+        raise UsageError(
+            f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from None
+    return 0
+
+
+# -- the entry point ----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser; ``alloy run`` parses the command's own arguments in a second step."""
+    parser = _Parser(prog="alloy", description="Typed AI functions from the shell.")
+    parser.add_argument("--version", action="version", version=f"alloy {__version__}")
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    run = sub.add_parser(
+        "run",
+        help="call a command and print its result as JSON",
+        description="Call a command with arguments parsed from its signature; print the "
+        "result as JSON. `alloy run module:command --help` lists the command's arguments.",
+    )
+    run.add_argument("target", help="module:command or path/to/file.py:command")
+    run.add_argument("--model", help="model for this call, e.g. openai:gpt-5-mini or offline")
+    run.add_argument("--temperature", type=float, help="sampling temperature (0-2)")
+    run.add_argument("--max-tokens", type=int, dest="max_tokens", help="output token limit")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the command's arguments")
+    run.set_defaults(handler=_run)
+
+    schema = sub.add_parser(
+        "schema",
+        help="print the output schema a provider receives",
+        description="Print the command's output JSON Schema: the canonical one alloy "
+        "validates against, or with --provider the one that provider is sent.",
+    )
+    schema.add_argument("target", help="module:command or path/to/file.py:command")
+    schema.add_argument(
+        "--provider", help="provider name, or provider:model (e.g. gemini:gemini-2.0-flash)"
+    )
+    schema.set_defaults(handler=_schema)
+
+    prov = sub.add_parser(
+        "providers",
+        help="which SDKs are installed and which keys are set",
+        description="List the registered providers, whether each SDK is installed and which "
+        "of its environment variables are set. Values are never printed.",
+    )
+    prov.add_argument("--json", action="store_true", help="print JSON")
+    prov.add_argument(
+        "--capabilities", action="store_true", help="print the capability matrix (Markdown)"
+    )
+    prov.set_defaults(handler=_providers)
+
+    emulate = sub.add_parser(
+        "emulate",
+        help="serve the provider emulator on 127.0.0.1",
+        description="Serve the OpenAI, Anthropic, Gemini and Ollama wire APIs locally until "
+        "Ctrl-C; point an SDK at it with the printed environment variables.",
+    )
+    emulate.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    emulate.add_argument(
+        "--port", type=int, default=8765, help="port; 0 picks a free one (default 8765)"
+    )
+    emulate.add_argument("--seed", type=int, default=0, help="seed for generated answers")
+    emulate.add_argument(
+        "--no-strict-schemas",
+        action="store_true",
+        help="accept schemas the real providers would reject",
+    )
+    emulate.set_defaults(handler=_emulate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``alloy`` command; returns the exit status instead of raising it."""
+    try:
+        args = build_parser().parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except UsageError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except ConfigurationError as exc:
+        return _fail(f"ConfigurationError: {exc}", EXIT_USAGE)
+    except CommandError as exc:
+        return _fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the user's own code failed (a prompt function, say)
+        return _fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"alloy: error: {' '.join(message.split())}", file=sys.stderr)
+    return status
