@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._types import Capabilities, ModelSettings, Usage
-from ..errors import ConfigurationError, ProviderError, RateLimitError, SchemaRejectedError
+from ..errors import (
+    BadRequestError,
+    ConfigurationError,
+    ProviderError,
+    RateLimitError,
+    SchemaRejectedError,
+)
 from ._base import SDKModel, error_for_status, retry_after_from
 
 if TYPE_CHECKING:
@@ -247,6 +253,11 @@ def map_openai_error(model: SDKModel, exc: Exception) -> ProviderError | None:
     if isinstance(exc, openai.APIError):
         # Errors inside a 200 stream (Chat ``data: {"error": ...}``) have no HTTP status.
         return stream_error(model, exc.code or exc.type, exc.message)
+    if isinstance(exc, openai.OpenAIError):
+        # Anything else the SDK refuses client-side: a bad request that never left.
+        return BadRequestError(
+            model.redact(f"{provider} SDK refused the request: {exc}"), provider=provider
+        )
     return None
 
 

@@ -890,3 +890,52 @@ def test_settings_render_like_the_sdk_capture() -> None:
     }
     assert set(body) == set(expected)
     assert body["instructions"] == "be brief" and body["max_output_tokens"] == 50
+
+
+def test_stream_retries_transient_errors(emu: Any, sleeps: list[float]) -> None:
+    emu.push("openai", RateLimited(retry_after_ms=20), EmuText("after the wait"))
+    assert "".join(text_command(retries=1).stream("x")) == "after the wait"
+    assert sleeps == [0.02]
+
+
+def _status_exception(cls: type, status: int, body: dict[str, Any], **headers: str) -> Any:
+    import httpx2
+
+    request = httpx2.Request("POST", "https://api.openai.com/v1/responses")
+    response = httpx2.Response(status, headers=headers, request=request)
+    return cls(f"Error code: {status}", response=response, body=body)
+
+
+def test_map_quota_exhaustion_is_not_retried() -> None:
+    import openai
+
+    model = get_model(MODEL)
+    exc = _status_exception(
+        openai.RateLimitError,
+        429,
+        {"message": "You exceeded your current quota.", "code": "insufficient_quota"},
+    )
+    mapped = model.map_error(exc)  # type: ignore[attr-defined]
+    assert isinstance(mapped, RateLimitError) and mapped.transient is False
+    throttled = _status_exception(
+        openai.RateLimitError, 429, {"message": "slow down"}, **{"retry-after": "2"}
+    )
+    again = model.map_error(throttled)  # type: ignore[attr-defined]
+    assert again.transient is True and again.retry_after == 2.0
+
+
+def test_map_schema_code_and_redaction() -> None:
+    import openai
+
+    model = responses.create("gpt-4o", api_key="sk-secret-key-abcdefgh")
+    exc = _status_exception(
+        openai.BadRequestError,
+        400,
+        {"message": "Bad thing for sk-secret-key-abcdefgh", "code": "invalid_json_schema"},
+    )
+    mapped = model.map_error(exc)
+    assert isinstance(mapped, SchemaRejectedError)
+    assert "sk-secret-key-abcdefgh" not in str(mapped)
+    other = model.map_error(openai.OpenAIError("something client-side"))
+    assert isinstance(other, BadRequestError)
+    assert model.map_error(ValueError("not ours")) is None
