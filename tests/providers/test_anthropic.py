@@ -39,8 +39,10 @@ from alloy.errors import (
     ProviderConnectionError,
     ProviderTimeoutError,
     RateLimitError,
+    RefusalError,
     SchemaRejectedError,
     ServerError,
+    TruncatedOutputError,
 )
 from alloy.providers._anthropic_dialect import anthropic_schema
 from alloy.providers.anthropic import (
@@ -60,9 +62,11 @@ from alloy.testing.emulator import (
     Emulator,
     HttpError,
     Json,
+    MaxTokens,
     Overloaded,
     RateLimited,
     Raw,
+    Refusal,
     SchemaRejected,
     Slow,
     StreamError,
@@ -1461,3 +1465,95 @@ def test_wire_bodies_match_captured(emu: Emulator) -> None:
     first, second = (r.body for r in emu.requests_for("anthropic")[-2:])
     assert shape(first) == shape(captured_body("messages.tool"))
     assert shape(second) == shape(captured_body("messages.tool_final"))
+
+
+# -- finish reasons, usage, thinking blocks, client reuse ----------------------------------------
+
+
+def test_refusal_becomes_its_error(emu: Emulator, call: Call) -> None:
+    emu.push("anthropic", Refusal("I can't help with that."))
+    with pytest.raises(RefusalError, match="can't help"):
+        call(failing(emu), "q")
+
+
+def test_max_tokens_becomes_truncation(emu: Emulator, call: Call) -> None:
+    emu.push("anthropic", MaxTokens('{"value": 1'))
+    with pytest.raises(TruncatedOutputError):
+        call(failing(emu), "q")
+
+
+def test_usage_is_summed_over_turns(emu: Emulator, run_result: Call) -> None:
+    @command(output=float, model=M, tools=[get_weather])
+    def temp(q: str) -> str:
+        return q
+
+    emu.push("anthropic", ToolCalls(("get_weather", {"city": "Oslo"})), Json({"value": 1.0}))
+    usage = run_result(temp, "q").usage
+    assert usage.requests == 2 and usage.input_tokens > 0 and usage.output_tokens > 0
+
+
+def thinking_then_tool() -> dict[str, Any]:
+    return {
+        "id": "msg_01think",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [
+            {"type": "thinking", "thinking": "I should look it up.", "signature": "EqQBCgIYAhIM"},
+            {
+                "type": "tool_use",
+                "id": "toolu_01think",
+                "name": "get_weather",
+                "input": {"city": "Oslo"},
+            },
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 20,
+            "output_tokens_details": {"thinking_tokens": 8},
+        },
+    }
+
+
+def test_thinking_blocks_are_echoed_with_the_tool_use(emu: Emulator, run_result: Call) -> None:
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+
+    @command(
+        output=float,
+        model=M,
+        tools=[get_weather],
+        max_tokens=2048,
+        extra_json={"thinking": thinking},
+    )
+    def temp(q: str) -> str:
+        return q
+
+    emu.push("anthropic", Raw.json(thinking_then_tool()), Json({"value": 2.0}))
+    result = run_result(temp, "q")
+    assert result.value == 2.0 and result.usage.reasoning_tokens == 8
+    assistant = bodies(emu)[1]["messages"][1]["content"]
+    assert assistant[0] == {
+        "type": "thinking",
+        "thinking": "I should look it up.",
+        "signature": "EqQBCgIYAhIM",
+    }
+    assert assistant[1]["type"] == "tool_use" and assistant[1]["id"] == "toolu_01think"
+
+
+def test_clients_are_built_once(emu: Emulator) -> None:
+    from alloy.providers import get_model
+
+    @command(model=M)
+    def chat(q: str) -> str:
+        return q
+
+    emu.push("anthropic", TextReply("a"), TextReply("b"))
+    model = get_model(M)
+    assert isinstance(model, AnthropicModel)
+    assert chat("1") == "a"
+    client = model.client()
+    assert chat("2") == "b"
+    assert model.client() is client and get_model(M) is model
+    assert client.max_retries == 0
