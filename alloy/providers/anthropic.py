@@ -11,6 +11,11 @@ Output modes:
   and the output tool is described as the way to answer.
 - ``prompt``: nothing special is sent.
 
+Capabilities: Claude 4.1 and later (sonnet-4-5, opus-4-1/4-5/4-6, haiku-4-5, sonnet-4-6, opus-5,
+sonnet-5, and unknown ids, taken to be current models) have native structured output and strict
+tools; claude-3* and the 4.0 models get forced-tool output and non-strict tools. All take tools,
+streaming (with tools), images and PDFs.
+
 Deliberate choices:
 
 - ``max_tokens`` is required by the API; without a setting :data:`DEFAULT_MAX_TOKENS` (4096) is
@@ -35,7 +40,12 @@ Deliberate choices:
   ``cache_read_input_tokens``; ``reasoning_tokens`` is ``output_tokens_details.thinking_tokens``.
 - ``thinking``/``redacted_thinking`` and server-tool blocks come back as ``Opaque`` parts and are
   echoed untouched on the next turn, which tool use with thinking requires.
-- An ``EnforcedSpendLimitReachedError`` (429) is a RateLimitError that is *not* retried.
+- Errors: every SDK exception is mapped in :meth:`AnthropicModel.map_error` (429 with
+  ``retry-after-ms``/``retry-after``; 500/503/529 and connection errors transient; a 400 about the
+  schema or grammar is SchemaRejectedError). An in-stream ``event: error`` arrives as an
+  ``APIStatusError`` with status 200 and is classified by its error type (``overloaded_error`` is
+  a transient ServerError). An ``EnforcedSpendLimitReachedError`` (429) is a RateLimitError that
+  is *not* retried. No credentials at all is a ConfigurationError naming ``ANTHROPIC_API_KEY``.
 """
 
 from __future__ import annotations
@@ -198,15 +208,15 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
     """The JSON body sent to ``POST /v1/messages`` for ``request`` (before ``stream``)."""
     settings = request.settings
     thinking = thinking_enabled(settings.extra)
+    max_tokens = settings.max_tokens
+    if max_tokens is None:
+        max_tokens = DEFAULT_MAX_TOKENS
+        logger.debug("anthropic: no max_tokens set; sending the default %d", max_tokens)
     body: dict[str, Any] = {
-        "max_tokens": settings.max_tokens
-        if settings.max_tokens is not None
-        else DEFAULT_MAX_TOKENS,
+        "max_tokens": max_tokens,
         "messages": build_messages(request.messages),
         "model": model_id,
     }
-    if settings.max_tokens is None:
-        logger.debug("anthropic: no max_tokens set; sending the default %d", DEFAULT_MAX_TOKENS)
     if request.system:
         body["system"] = request.system
     if settings.temperature is not None:
