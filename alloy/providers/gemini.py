@@ -1,0 +1,602 @@
+"""Gemini through google-genai: ``generateContent`` / ``streamGenerateContent``.
+
+What goes on the wire, and why:
+
+- Structured output is ``response_mime_type="application/json"`` plus ``response_json_schema``
+  (JSON Schema, after :func:`~alloy.providers._gemini_dialect.gemini_schema`). Never
+  ``response_schema``: the SDK converts that to an OpenAPI subset, crashes on ``type`` lists and
+  loses recursion (``providers.md`` 1.3).
+- Tools are ``types.FunctionDeclaration(name, description, parameters_json_schema=...)``, never
+  Python callables (those switch on the SDK's automatic function calling, which would run tools
+  behind the engine's back); automatic function calling is also disabled explicitly.
+- Gemini 2.x (and 1.x) reject function declarations together with the JSON response mode
+  ("Function calling with a response mime type: 'application/json' is unsupported"). For those
+  models a native-mode request that also offers tools carries the output schema as one more
+  function, with ``functionCallingConfig`` mode ANY; a call of that function comes back as the
+  answer's text, so the engine still sees a native answer. Without tools (the finalize turn,
+  plain commands) the JSON mode is used. Gemini 3 takes both at once.
+- Forced-tool output mode: the output function plus mode ANY with ``allowedFunctionNames`` (the
+  offered tools and the output function, so tools stay callable).
+- ``functionCall.id`` and a part's ``thoughtSignature`` are kept (the signature as an
+  ``Opaque("gemini", {"thought_signature": <base64>, "call_id": ...})`` part) and sent back on
+  the same part. Calls without an id get ``call_<index>``. A ``functionResponse.response`` must
+  be an object: a tool's JSON object goes as is, anything else as ``{"result": ...}``, and a
+  failed tool as ``{"error": ...}``.
+- Settings: ``system_instruction``, ``temperature``, ``max_output_tokens``; ``timeout`` becomes
+  the per-request ``HttpOptions.timeout`` (milliseconds, rounded up); ALLOY_EXTRA_JSON becomes
+  ``HttpOptions.extra_body``, which the SDK merges recursively into the REST body, so it is
+  written in the wire's shape, e.g. ``{"generationConfig": {"topK": 40}}``.
+- Key: ``api_key`` or ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY`` (read by the SDK); base URL:
+  ``base_url`` or ``GOOGLE_GEMINI_BASE_URL``. The SDK does not retry (no ``retry_options``): the
+  engine does. Its automatic continuation stays on: it follows server-issued continuation
+  tokens of a long generation, it never repeats a rejected request. The genai ``Client`` is
+  kept for the model's lifetime (one per event loop for async calls), because a client that is
+  garbage-collected closes its connection pool under any request still using it.
+- Errors: ``ClientError``/``ServerError`` by ``.code`` (a 400 ``API_KEY_INVALID`` is an
+  authentication error; a 429's ``RetryInfo.retryDelay`` becomes ``retry_after``); the SDK sends
+  through httpx2 when installed (httpx otherwise), and both libraries' timeouts and transport
+  errors are mapped; a stream that ends without a finish reason is a connection error. The SDK's
+  one-time "non-text parts in the response" log warning is filtered out: it concerns its
+  ``response.text`` helper, which alloy does not use.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._engine import REASK_PROMPT
+from .._stream import StreamAccumulator
+from .._types import (
+    Capabilities,
+    Done,
+    FinishReason,
+    Media,
+    ModelTurn,
+    Opaque,
+    Part,
+    Request,
+    Response,
+    RetryPrompt,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    Usage,
+)
+from ..errors import (
+    AuthenticationError,
+    ConfigurationError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    ServerError,
+)
+from ._base import SDKModel, retry_after_from
+from ._gemini_dialect import gemini_schema
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+__all__ = [
+    "GeminiModel",
+    "answer_function",
+    "build",
+    "capabilities_for",
+    "create",
+    "parse",
+    "parse_body",
+]
+
+logger = logging.getLogger("alloy.providers.gemini")
+
+PROVIDER = "gemini"
+MISSING_KEY = (
+    "No Gemini API key: set the GEMINI_API_KEY (or GOOGLE_API_KEY) environment variable or pass "
+    "api_key=..."
+)
+OUTPUT_TOOL_DESCRIPTION = (
+    "Give your final answer by calling this function; its arguments are the answer."
+)
+
+_OLD_MODEL = re.compile(r"^gemini-(1|2)(\.|-)")
+_ORDERED_MODEL = re.compile(r"^gemini-(1|2\.0)(\.|-)")
+
+_FILTERED = frozenset(
+    {
+        "SAFETY",
+        "PROHIBITED_CONTENT",
+        "BLOCKLIST",
+        "SPII",
+        "RECITATION",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "MODEL_ARMOR",
+    }
+)
+
+
+# -- capabilities -------------------------------------------------------------------------------
+
+
+def _base_id(model_id: str) -> str:
+    return model_id.removeprefix("models/").lower()
+
+
+def json_with_tools(model_id: str) -> bool:
+    """Whether the model takes JSON response mode and function declarations in one request."""
+    return not _OLD_MODEL.match(_base_id(model_id))
+
+
+def needs_property_ordering(model_id: str) -> bool:
+    """Gemini 2.0 and older do not follow the schema's property order unless told."""
+    return bool(_ORDERED_MODEL.match(_base_id(model_id)))
+
+
+def capabilities_for(model_id: str) -> Capabilities:
+    """Every current Gemini model: native JSON Schema, tools, streaming, images and PDFs."""
+    return Capabilities(
+        native_schema=True,
+        tools=True,
+        strict_tools=False,
+        streaming=True,
+        streaming_tools=True,
+        media=True,
+        dialect="gemini",
+    )
+
+
+# -- request ------------------------------------------------------------------------------------
+
+
+def output_function(request: Request, model_id: str) -> str | None:
+    """The function that carries the answer, when the output goes as a function call."""
+    spec = request.output
+    if spec is None:
+        return None
+    if spec.mode == "tool":
+        return spec.name
+    return answer_function(request, model_id)
+
+
+def answer_function(request: Request, model_id: str) -> str | None:
+    """The output function whose call is read back as the answer's text: native mode on a model
+    that cannot combine the JSON response mode with tools (forced-tool mode keeps the call)."""
+    spec = request.output
+    if spec is not None and spec.mode == "native" and request.tools:
+        return None if json_with_tools(model_id) else spec.name
+    return None
+
+
+def build(request: Request, model_id: str) -> dict[str, Any]:
+    """The ``generate_content`` keyword arguments (``model``, ``contents``, ``config``)."""
+    from google.genai import types
+
+    ordering = needs_property_ordering(model_id)
+    declarations = [
+        types.FunctionDeclaration(
+            name=tool.name,
+            description=tool.description,
+            parameters_json_schema=gemini_schema(tool.parameters, property_ordering=ordering),
+        )
+        for tool in request.tools
+    ]
+    config: dict[str, Any] = {}
+    spec = request.output
+    output_tool = output_function(request, model_id)
+    if spec is not None and output_tool is not None:
+        declarations.append(
+            types.FunctionDeclaration(
+                name=output_tool,
+                description=OUTPUT_TOOL_DESCRIPTION,
+                parameters_json_schema=gemini_schema(spec.schema, property_ordering=ordering),
+            )
+        )
+        config["tool_config"] = types.ToolConfig(
+            function_calling_config=types.FunctionCallingConfig(
+                mode=types.FunctionCallingConfigMode.ANY,
+                allowed_function_names=[output_tool, *(t.name for t in request.tools)],
+            )
+        )
+    elif spec is not None and spec.mode == "native":
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = gemini_schema(spec.schema, property_ordering=ordering)
+    if spec is not None:
+        how = "output function" if output_tool else spec.mode
+        logger.debug("gemini %s: output mode %s (sent as %s)", model_id, spec.mode, how)
+    if declarations:
+        config["tools"] = [types.Tool(function_declarations=declarations)]
+        config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
+
+    settings = request.settings
+    if request.system:
+        config["system_instruction"] = request.system
+    if settings.temperature is not None:
+        config["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        config["max_output_tokens"] = settings.max_tokens
+    http: dict[str, Any] = {}
+    if settings.timeout is not None:
+        http["timeout"] = max(1, math.ceil(settings.timeout * 1000))
+    if settings.extra:
+        http["extra_body"] = dict(settings.extra)
+    if http:
+        config["http_options"] = types.HttpOptions(**http)
+    return {
+        "model": model_id,
+        "contents": contents(request),
+        # No config at all when nothing is set: the SDK would send an empty generationConfig.
+        "config": types.GenerateContentConfig(**config) if config else None,
+    }
+
+
+def contents(request: Request) -> list[types.Content]:
+    """The conversation as Gemini ``Content`` items (user / model roles)."""
+    from google.genai import types
+
+    out: list[types.Content] = []
+    for message in request.messages:
+        if isinstance(message, ModelTurn):
+            parts = _model_parts(message.parts)
+            if parts:  # an empty model turn (no output) is not sendable; the next prompt says why
+                out.append(types.Content(role="model", parts=parts))
+        else:
+            out.append(types.Content(role="user", parts=[_user_part(p) for p in message.parts]))
+    return out
+
+
+def _user_part(part: Part) -> types.Part:
+    from google.genai import types
+
+    if isinstance(part, Text):
+        return types.Part(text=part.text)
+    if isinstance(part, RetryPrompt):
+        return types.Part(text=REASK_PROMPT.format(errors=part.errors))
+    if isinstance(part, Media):
+        if part.data is not None:
+            blob = types.Blob(mime_type=part.mime_type, data=base64.b64decode(part.data))
+            return types.Part(inline_data=blob)
+        return types.Part(file_data=types.FileData(file_uri=part.url, mime_type=part.mime_type))
+    if isinstance(part, ToolResult):
+        return types.Part(
+            function_response=types.FunctionResponse(
+                id=part.call_id, name=part.name, response=tool_response(part)
+            )
+        )
+    raise ConfigurationError(f"Gemini cannot send a {type(part).__name__} part in a user turn")
+
+
+def tool_response(result: ToolResult) -> dict[str, Any]:
+    """``functionResponse.response`` must be an object: wrap lists, scalars, plain text, errors."""
+    if result.is_error:
+        return {"error": result.content}
+    try:
+        value = json.loads(result.content)
+    except ValueError:
+        return {"result": result.content}
+    return value if isinstance(value, dict) else {"result": value}
+
+
+def _model_parts(parts: tuple[Part, ...]) -> list[types.Part]:
+    from google.genai import types
+
+    signatures: dict[str | None, bytes] = {}
+    for part in parts:
+        if isinstance(part, Opaque) and part.provider == PROVIDER:
+            payload = part.payload if isinstance(part.payload, Mapping) else {}
+            encoded = payload.get("thought_signature")
+            if isinstance(encoded, str):
+                signatures.setdefault(payload.get("call_id"), _b64decode(encoded))
+    out: list[types.Part] = []
+    for part in parts:
+        if isinstance(part, Text):
+            out.append(types.Part(text=part.text, thought_signature=signatures.pop(None, None)))
+        elif isinstance(part, ToolCall):
+            call = types.FunctionCall(id=part.id, name=part.name, args=dict(part.args))
+            out.append(
+                types.Part(function_call=call, thought_signature=signatures.pop(part.id, None))
+            )
+    if None in signatures:
+        # The signature came on a part with no text to keep (Gemini sends one on an empty final
+        # part when streaming); it still goes back, on an empty text part as it arrived.
+        out.append(types.Part(text="", thought_signature=signatures.pop(None)))
+    return out
+
+
+def _b64decode(value: str) -> bytes:
+    padded = value + "=" * (-len(value) % 4)
+    return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+
+
+def _b64encode(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+# -- response -----------------------------------------------------------------------------------
+
+
+def parse(response: types.GenerateContentResponse, *, output_tool: str | None = None) -> Response:
+    """A ``GenerateContentResponse`` as a normalized Response."""
+    state = StreamState(output_tool)
+    state.feed(response)
+    return state.response(require_finish=False)
+
+
+def parse_body(body: Mapping[str, Any], *, output_tool: str | None = None) -> Response:
+    """A raw ``generateContent`` JSON body (e.g. a recording) as a normalized Response."""
+    from google.genai import types
+
+    return parse(types.GenerateContentResponse.model_validate(dict(body)), output_tool=output_tool)
+
+
+class StreamState:
+    """Folds response chunks (one for a whole reply, many for a stream) into one Response."""
+
+    def __init__(self, output_tool: str | None) -> None:
+        self.output_tool = output_tool
+        self.acc = StreamAccumulator()
+        self.calls = 0
+        self.raw_finish: str | None = None
+        self.blocked: str | None = None
+
+    def feed(self, chunk: types.GenerateContentResponse) -> list[TextDelta | ToolCallDelta]:
+        events: list[TextDelta | ToolCallDelta] = []
+        acc = self.acc
+        acc.model = chunk.model_version or acc.model
+        acc.request_id = chunk.response_id or acc.request_id
+        if chunk.usage_metadata is not None:
+            acc.usage = usage_from(chunk.usage_metadata)
+        feedback = chunk.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            self.blocked = _enum_name(feedback.block_reason)
+        candidate = chunk.candidates[0] if chunk.candidates else None
+        if candidate is None:
+            return events
+        if candidate.finish_reason is not None:
+            self.raw_finish = _enum_name(candidate.finish_reason)
+        content = candidate.content
+        for part in (content.parts if content is not None else None) or ():
+            call = part.function_call
+            if call is not None and call.name == self.output_tool and self.output_tool:
+                events.append(acc.add(TextDelta(json.dumps(call.args or {}))))
+                continue
+            call_id = None
+            if call is not None:
+                call_id = call.id or f"call_{self.calls}"
+                events.append(acc.add_call(self.calls, call_id, call.name or "", call.args or {}))
+                self.calls += 1
+            elif part.text and not part.thought:
+                events.append(acc.add(TextDelta(part.text)))
+            if part.thought_signature:
+                payload: dict[str, Any] = {"thought_signature": _b64encode(part.thought_signature)}
+                if call_id is not None:
+                    payload["call_id"] = call_id
+                acc.add_opaque(Opaque(PROVIDER, payload))
+        return events
+
+    @property
+    def finished(self) -> bool:
+        return self.raw_finish is not None or self.blocked is not None
+
+    def response(self, *, require_finish: bool = True) -> Response:
+        if require_finish and not self.finished:
+            raise ProviderConnectionError(
+                "gemini stream ended before its final chunk (no finishReason)", provider=PROVIDER
+            )
+        finish = finish_reason(self.raw_finish, blocked=self.blocked)
+        self.acc.finish_reason = None if finish == "stop" else finish
+        response = self.acc.response()
+        details = {"finish_reason": self.raw_finish, "block_reason": self.blocked}
+        return Response(
+            response.parts,
+            usage=response.usage,
+            finish_reason=response.finish_reason,
+            model=response.model,
+            request_id=response.request_id,
+            provider_details={k: v for k, v in details.items() if v is not None},
+        )
+
+
+def finish_reason(raw: str | None, *, blocked: str | None = None) -> FinishReason:
+    """Gemini's finishReason (or a prompt block) as a normalized finish reason."""
+    if blocked is not None:
+        return "content_filter"
+    if raw == "MAX_TOKENS":
+        return "length"
+    if raw in _FILTERED:
+        return "content_filter"
+    if raw not in (None, "STOP", "FINISH_REASON_UNSPECIFIED"):
+        logger.debug("gemini finishReason %s read as a normal stop", raw)
+    return "stop"
+
+
+def usage_from(meta: types.GenerateContentResponseUsageMetadata) -> Usage:
+    """Usage: thoughts count as output (they are billed so) and are also the reasoning tokens."""
+    thoughts = meta.thoughts_token_count or 0
+    return Usage(
+        input_tokens=(meta.prompt_token_count or 0) + (meta.tool_use_prompt_token_count or 0),
+        output_tokens=(meta.candidates_token_count or 0) + thoughts,
+        cached_tokens=meta.cached_content_token_count or 0,
+        reasoning_tokens=thoughts,
+        requests=1,
+    )
+
+
+def _enum_name(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def _details(exc: Any) -> list[Mapping[str, Any]]:
+    body = exc.details if isinstance(exc.details, Mapping) else {}
+    error = body.get("error", body)
+    items = error.get("details") if isinstance(error, Mapping) else None
+    return [d for d in items or () if isinstance(d, Mapping)]
+
+
+def retry_delay(exc: Any) -> float | None:
+    """``google.rpc.RetryInfo.retryDelay`` ("20s") from the error body, else ``retry-after``."""
+    for detail in _details(exc):
+        delay = detail.get("retryDelay")
+        if isinstance(delay, str) and (match := _DURATION.match(delay)):
+            return float(match.group(1))
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return retry_after_from(headers) if headers is not None else None
+
+
+def _key_invalid(exc: Any) -> bool:
+    return any(d.get("reason") == "API_KEY_INVALID" for d in _details(exc))
+
+
+def _transport_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeouts, other transport errors) of httpx and httpx2, whichever are installed."""
+    timeouts: list[type[BaseException]] = []
+    transport: list[type[BaseException]] = [ConnectionError]
+    for name in ("httpx2", "httpx"):
+        try:
+            module = __import__(name)
+        except ImportError:  # pragma: no cover - google-genai needs one of them
+            continue
+        timeouts.append(module.TimeoutException)
+        transport.append(module.TransportError)
+    return tuple(timeouts), tuple(transport)
+
+
+# -- the model ----------------------------------------------------------------------------------
+
+
+class _QuietTextWarning(logging.Filter):
+    """Drops google-genai's "there are non-text parts in the response" warning.
+
+    The SDK logs it (once) when it tries to fill ``response.parsed`` from a reply that carries a
+    function call next to the JSON mode; alloy reads the parts itself, so it says nothing true.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Warning: there are non-text parts")
+
+
+def _quiet_sdk_text_warning() -> None:
+    sdk_logger = logging.getLogger("google_genai.types")
+    if not any(isinstance(f, _QuietTextWarning) for f in sdk_logger.filters):
+        sdk_logger.addFilter(_QuietTextWarning())
+
+
+class GeminiModel(SDKModel):
+    """A Gemini model through google-genai; see the module docstring for what is sent."""
+
+    provider = PROVIDER
+
+    def __init__(
+        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url)
+        self.capabilities = capabilities_for(model_id)
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        """A ``genai.Client`` (async calls go through its ``.aio``), kept for reuse."""
+        from google import genai
+        from google.genai import types
+
+        _quiet_sdk_text_warning()
+        kwargs: dict[str, Any] = {}
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        if self.base_url:
+            kwargs["http_options"] = types.HttpOptions(base_url=self.base_url)
+        try:
+            return genai.Client(**kwargs)
+        except ValueError as exc:
+            if "api key" in str(exc).lower():
+                raise ConfigurationError(MISSING_KEY) from exc
+            raise
+
+    def map_error(self, exc: Exception) -> ProviderError | None:
+        from google.genai import errors
+
+        if isinstance(exc, errors.APIError):
+            return self._api_error(exc)
+        if isinstance(exc, errors.UnknownApiResponseError):
+            return ServerError(
+                self.redact(f"gemini sent a response that is not JSON: {exc}"), provider=PROVIDER
+            )
+        timeouts, transport = _transport_classes()
+        if isinstance(exc, timeouts):
+            return ProviderTimeoutError(
+                "gemini request timed out (raise timeout= if the model needs longer)",
+                provider=PROVIDER,
+            )
+        if isinstance(exc, transport):
+            return ProviderConnectionError(
+                self.redact(f"gemini connection failed: {type(exc).__name__}: {exc}"),
+                provider=PROVIDER,
+            )
+        return None
+
+    def _api_error(self, exc: Any) -> ProviderError:
+        code = int(exc.code) if exc.code else None
+        message = str(exc.message or exc)
+        if exc.status:
+            message = f"{exc.status}: {message}"
+        if code == 400 and _key_invalid(exc):
+            return AuthenticationError(
+                self.redact(f"gemini rejected the API key: {message}"),
+                provider=PROVIDER,
+                status_code=code,
+            )
+        return self.status_error(code or 500, message, retry_after=retry_delay(exc))
+
+    # -- calls --
+    def _kwargs(self, request: Request) -> tuple[dict[str, Any], str | None]:
+        return build(request, self.model_id), answer_function(request, self.model_id)
+
+    def request(self, request: Request) -> Response:
+        kwargs, output_tool = self._kwargs(request)
+        with self.errors():
+            raw = self.client().models.generate_content(**kwargs)
+        return parse(raw, output_tool=output_tool)
+
+    async def arequest(self, request: Request) -> Response:
+        kwargs, output_tool = self._kwargs(request)
+        with self.errors():
+            raw = await self.aclient().aio.models.generate_content(**kwargs)
+        return parse(raw, output_tool=output_tool)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        kwargs, output_tool = self._kwargs(request)
+        state = StreamState(output_tool)
+        with self.errors():
+            for chunk in self.client().models.generate_content_stream(**kwargs):
+                yield from state.feed(chunk)
+        yield Done(state.response())
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        kwargs, output_tool = self._kwargs(request)
+        state = StreamState(output_tool)
+        with self.errors():
+            chunks = await self.aclient().aio.models.generate_content_stream(**kwargs)
+            async for chunk in chunks:
+                for event in state.feed(chunk):
+                    yield event
+        yield Done(state.response())
+
+
+def create(
+    model_id: str, *, api_key: str | None = None, base_url: str | None = None
+) -> GeminiModel:
+    """Registry factory: ``gemini:<model id>``, e.g. ``gemini:gemini-2.5-flash``."""
+    base_url = base_url or None
+    return GeminiModel(model_id or "gemini-2.5-flash", api_key=api_key, base_url=base_url)
