@@ -32,7 +32,16 @@ from . import __version__
 from ._command import AsyncCommand, Command
 from .errors import CommandError, ConfigurationError
 
-__all__ = ["PROVIDER_ENV", "UsageError", "capability_matrix", "load_command", "main"]
+__all__ = [
+    "PROVIDER_ENV",
+    "UsageError",
+    "capability_matrix",
+    "convert_value",
+    "load_command",
+    "main",
+    "provider_schema",
+    "provider_status",
+]
 
 #: Exit status for usage and configuration mistakes (argparse's own convention).
 EXIT_USAGE = 2
@@ -640,8 +649,22 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `alloy ... | head`: the reader left; say nothing more
+        _silence_stdout()
+        return 1
     except Exception as exc:  # the user's own code failed (a prompt function, say)
         return _fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
+
+
+def _silence_stdout() -> None:
+    # Python would report the broken pipe again when it flushes stdout at exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured in tests)
+        pass
+    finally:
+        os.close(devnull)
 
 
 def _fail(message: str, status: int) -> int:
