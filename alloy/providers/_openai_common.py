@@ -178,7 +178,6 @@ class OpenAIModel(SDKModel):
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
         self.capabilities = capabilities_for(model_id)
-        self.reasoning = is_reasoning_model(model_id)
         self.temperature_notice = TemperatureNotice()
 
     def make_client(self, *, asynchronous: bool) -> Any:
@@ -205,8 +204,9 @@ def make_client(api_key: str | None, base_url: str | None, *, asynchronous: bool
     """An ``OpenAI``/``AsyncOpenAI`` client with SDK retries off (the engine retries)."""
     import openai
 
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
-    if key is None and not os.environ.get("OPENAI_ADMIN_KEY"):
+    # An explicit key is passed; otherwise the SDK reads OPENAI_API_KEY itself.
+    key = api_key or None
+    if key is None and not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_ADMIN_KEY")):
         if _targets_openai(base_url):
             raise ConfigurationError(MISSING_KEY)
         logger.debug("No OpenAI key set for %s: sending a placeholder key", base_url)

@@ -10,6 +10,7 @@ SDK at it through ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, the variables the SD
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -49,7 +50,8 @@ def emu_fixture(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator
 def sleeps_fixture(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff waits of the sync driver, recorded instead of slept (tests stay fast)."""
     waited: list[float] = []
-    monkeypatch.setattr(_drivers, "time", SimpleNamespace(sleep=waited.append))
+    real = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
+    monkeypatch.setattr(_drivers, "time", SimpleNamespace(**{**real, "sleep": waited.append}))
     return waited
 
 
