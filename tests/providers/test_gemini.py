@@ -462,7 +462,11 @@ def test_rate_limit_carries_retry_after(emu: Emulator, call: Any) -> None:
     assert info.value.status_code == 429
 
 
-@pytest.mark.parametrize("fault", [Overloaded(), HttpError(500), HttpError(504)], ids=str)
+@pytest.mark.parametrize(
+    "fault",
+    [Overloaded(retry_after_ms=1), HttpError(500, retry_after_ms=1), HttpError(504)],
+    ids=["503", "500", "504-backoff"],
+)
 def test_server_errors_are_retried(emu: Emulator, call: Any, fault: Any) -> None:
     emu.push("gemini", fault, Json({"value": 2.0}))
 

@@ -1,0 +1,439 @@
+"""Ollama through the ``ollama`` SDK: the native ``/api/chat`` API.
+
+What goes on the wire, and why:
+
+- Structured output is ``format=<JSON Schema>`` (the ``ollama`` dialect: the canonical schema
+  as is, since llama.cpp's grammar conversion takes what alloy emits), also when tools are
+  offered. Forced-tool output mode offers the output as a tool, but Ollama has no way to force
+  a tool call, so the model may also answer in text (read as the answer all the same).
+- Tools keep their full parameter schemas. The SDK's ``Tool`` model knows only a few property
+  keywords and silently drops nested ``properties``/``required``, ``anyOf``, ``$ref``,
+  ``additionalProperties``, ``format``, bounds... (``providers.md`` 1.5), so tools are passed as
+  ``ollama.Tool.model_construct(type="function", function=<raw dict>)``, which the SDK sends
+  verbatim. Serializing that raw dict makes pydantic warn (``Expected `Function```); a narrow
+  warnings filter for exactly that message keeps it from reaching users.
+- Tool calls come back without ids (the SDK drops them): they get ``call_<index>``. Results go
+  back as ``role: tool`` messages with ``tool_name`` (the SDK's message model has no call id).
+- Images go as base64 in ``images`` (as bytes, so the SDK never mistakes the data for a file
+  path); Ollama takes no image URLs and no PDFs, which are a ConfigurationError.
+- Settings: ``options.temperature`` and ``options.num_predict`` (max tokens). The SDK takes the
+  timeout only per client, so there is one client per distinct timeout (usually just one).
+  ALLOY_EXTRA_JSON: ``options`` merges into the options, keys ``chat()`` takes (``think``,
+  ``keep_alive``, ``format``, ``logprobs``, ``top_logprobs``) are passed through, other keys
+  that are model options (``top_k``, ``num_ctx``, ``seed``...) go into ``options``, and anything
+  else cannot reach the wire through the SDK and is left out with a warning on the log.
+- Host: ``base_url`` or ``OLLAMA_HOST`` (read by the SDK). No key is needed; an ``api_key``
+  option (or ``OLLAMA_API_KEY``, read by the SDK) is sent as a bearer token, as Ollama's cloud
+  wants. The SDK does not retry: the engine does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import warnings
+import weakref
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._engine import REASK_PROMPT
+from .._stream import StreamAccumulator
+from .._types import (
+    Capabilities,
+    Done,
+    FinishReason,
+    Media,
+    ModelTurn,
+    Part,
+    Request,
+    Response,
+    RetryPrompt,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    Usage,
+)
+from ..errors import (
+    ConfigurationError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    ServerError,
+)
+from ._base import SDKModel
+
+if TYPE_CHECKING:
+    import ollama
+
+__all__ = ["OllamaModel", "build", "create", "ollama_schema", "parse", "parse_body"]
+
+logger = logging.getLogger("alloy.providers.ollama")
+
+PROVIDER = "ollama"
+#: ``chat()`` keyword arguments ALLOY_EXTRA_JSON may set directly.
+CHAT_EXTRA = frozenset({"think", "keep_alive", "format", "logprobs", "top_logprobs"})
+#: Extra keys already warned about (once per process at WARNING, then at DEBUG).
+_WARNED: set[str] = set()
+#: The pydantic warning that serializing a raw tool dict causes (and nothing else).
+_TOOL_WARNING = (
+    r"Pydantic serializer warnings:\s+PydanticSerializationUnexpectedValue\(Expected `Function`"
+)
+
+CAPABILITIES = Capabilities(
+    native_schema=True,
+    tools=True,
+    strict_tools=False,
+    streaming=True,
+    streaming_tools=True,
+    media=True,
+    dialect="ollama",
+)
+
+
+def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``ollama`` dialect: the canonical schema, copied, as llama.cpp's grammar takes it."""
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
+
+
+# -- request ------------------------------------------------------------------------------------
+
+
+def build(request: Request) -> dict[str, Any]:
+    """The ``chat()`` keyword arguments, without ``stream`` (the caller decides)."""
+    tools = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+    spec = request.output
+    fmt: Any = None
+    if spec is not None:
+        if spec.mode == "native":
+            fmt = ollama_schema(spec.schema)
+        elif spec.mode == "tool":
+            tools.append(_tool(spec.name, "Give your final answer with this tool.", spec.schema))
+        logger.debug("ollama %s: output mode %s", request.model, spec.mode)
+    options: dict[str, Any] = {}
+    settings = request.settings
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        options["num_predict"] = settings.max_tokens
+    kwargs: dict[str, Any] = {"messages": messages(request), "tools": tools}
+    if fmt is not None:
+        kwargs["format"] = fmt
+    _apply_extra(kwargs, options, settings.extra)
+    if options:
+        kwargs["options"] = options
+    return kwargs
+
+
+def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> ollama.Tool:
+    import ollama
+
+    _quiet_tool_warning()
+    function: Any = {
+        "name": name,
+        "description": description,
+        "parameters": ollama_schema(parameters),
+    }
+    return ollama.Tool.model_construct(type="function", function=function)
+
+
+def _quiet_tool_warning() -> None:
+    """Silence the one pydantic warning that a verbatim tool dict causes (see module docstring).
+
+    Checked on every request, and put first again when something went before it: warnings
+    blocks (pytest's, a user's) restore the filter list when they exit, and an earlier
+    ``simplefilter("error")`` would turn the warning into an exception inside the SDK.
+    """
+    first = warnings.filters[0] if warnings.filters else None
+    if (
+        first is not None
+        and first[0] == "ignore"
+        and getattr(first[1], "pattern", None) == (_TOOL_WARNING)
+    ):
+        return
+    warnings.filterwarnings("ignore", message=_TOOL_WARNING, category=UserWarning)
+
+
+def _apply_extra(kwargs: dict[str, Any], options: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    import ollama
+
+    option_names = set(ollama.Options.model_fields)
+    for key, value in extra.items():
+        if key == "options" and isinstance(value, Mapping):
+            options.update(value)
+        elif key in CHAT_EXTRA:
+            kwargs[key] = value
+        elif key in option_names:
+            options[key] = value
+        else:
+            level = logging.DEBUG if key in _WARNED else logging.WARNING
+            _WARNED.add(key)
+            logger.log(
+                level,
+                "ALLOY_EXTRA_JSON key %r is left out: the ollama SDK's chat() cannot send it "
+                "(use 'options' for model options)",
+                key,
+            )
+
+
+def messages(request: Request) -> list[dict[str, Any]]:
+    """The conversation as ``/api/chat`` messages (system, user, assistant, tool)."""
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if isinstance(message, ModelTurn):
+            assistant = _assistant(message.parts)
+            if assistant is not None:
+                out.append(assistant)
+            continue
+        pending: dict[str, Any] | None = None
+        for part in message.parts:
+            if isinstance(part, ToolResult):
+                pending = None
+                out.append({"role": "tool", "content": part.content, "tool_name": part.name})
+                continue
+            if pending is None:
+                pending = {"role": "user", "content": ""}
+                out.append(pending)
+            _add_user_part(pending, part)
+    return out
+
+
+def _add_user_part(message: dict[str, Any], part: Part) -> None:
+    if isinstance(part, (Text, RetryPrompt)):
+        text = part.text if isinstance(part, Text) else REASK_PROMPT.format(errors=part.errors)
+        message["content"] = f"{message['content']}\n\n{text}" if message["content"] else text
+    elif isinstance(part, Media):
+        if part.kind != "image" or part.data is None:
+            what = "image URLs" if part.kind == "image" else f"{part.kind} documents"
+            raise ConfigurationError(
+                f"Ollama takes inline images only, not {what}: pass the image's bytes instead"
+            )
+        message.setdefault("images", []).append(base64.b64decode(part.data))
+    # Opaque parts from other providers have nothing to say to Ollama.
+
+
+def _assistant(parts: tuple[Part, ...]) -> dict[str, Any] | None:
+    text = "".join(p.text for p in parts if isinstance(p, Text))
+    calls = [
+        {"function": {"name": p.name, "arguments": dict(p.args)}}
+        for p in parts
+        if isinstance(p, ToolCall)
+    ]
+    if not text and not calls:
+        return None  # an empty answer; the prompt that follows says what is missing
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+# -- response -----------------------------------------------------------------------------------
+
+
+def parse(response: ollama.ChatResponse) -> Response:
+    """A whole ``ChatResponse`` as a normalized Response."""
+    state = StreamState()
+    state.feed(response)
+    return state.response(require_done=False)
+
+
+def parse_body(body: Mapping[str, Any]) -> Response:
+    """A raw ``/api/chat`` JSON body (e.g. a recording) as a normalized Response."""
+    import ollama
+
+    return parse(ollama.ChatResponse.model_validate(dict(body)))
+
+
+class StreamState:
+    """Folds NDJSON chunks (or one whole reply) into one Response."""
+
+    def __init__(self) -> None:
+        self.acc = StreamAccumulator()
+        self.calls = 0
+        self.done = False
+        self.done_reason: str | None = None
+
+    def feed(self, chunk: ollama.ChatResponse) -> list[TextDelta | ToolCallDelta]:
+        events: list[TextDelta | ToolCallDelta] = []
+        acc = self.acc
+        acc.model = chunk.model or acc.model
+        message = chunk.message
+        if message.content:
+            events.append(acc.add(TextDelta(message.content)))
+        for call in message.tool_calls or ():
+            call_id = f"call_{self.calls}"
+            events.append(
+                acc.add_call(self.calls, call_id, call.function.name, dict(call.function.arguments))
+            )
+            self.calls += 1
+        if chunk.done:
+            self.done = True
+            self.done_reason = chunk.done_reason
+            acc.usage = Usage(
+                input_tokens=chunk.prompt_eval_count or 0,
+                output_tokens=chunk.eval_count or 0,
+                requests=1,
+            )
+        return events
+
+    def response(self, *, require_done: bool = True) -> Response:
+        if require_done and not self.done:
+            raise ProviderConnectionError(
+                "ollama stream ended before its final (done) line", provider=PROVIDER
+            )
+        finish = finish_reason(self.done_reason)
+        self.acc.finish_reason = None if finish == "stop" else finish
+        if not self.done:
+            self.acc.usage = Usage(requests=1)
+        response = self.acc.response()
+        if self.done_reason:
+            return Response(
+                response.parts,
+                usage=response.usage,
+                finish_reason=response.finish_reason,
+                model=response.model,
+                provider_details={"done_reason": self.done_reason},
+            )
+        return response
+
+
+def finish_reason(done_reason: str | None) -> FinishReason:
+    """``done_reason`` "length" is a truncation; everything else ends normally."""
+    return "length" if done_reason == "length" else "stop"
+
+
+# -- the model ----------------------------------------------------------------------------------
+
+
+def _transport_classes() -> tuple[type[BaseException], type[BaseException]]:
+    import httpx
+
+    return httpx.TimeoutException, httpx.TransportError
+
+
+class OllamaModel(SDKModel):
+    """An Ollama model through ``ollama.Client``; see the module docstring for what is sent."""
+
+    provider = PROVIDER
+    capabilities = CAPABILITIES
+
+    def __init__(
+        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url)
+        self._clients: dict[float | None, Any] = {}
+        self._aclients: weakref.WeakKeyDictionary[Any, dict[float | None, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._clients_lock = threading.Lock()
+
+    def make_client(self, *, asynchronous: bool, timeout: float | None = None) -> Any:
+        import ollama
+
+        cls = ollama.AsyncClient if asynchronous else ollama.Client
+        headers = {"authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        return cls(host=self.base_url, timeout=timeout, headers=headers)
+
+    def client_for(self, timeout: float | None) -> Any:
+        """The sync client for this timeout, built once."""
+        client = self._clients.get(timeout)
+        if client is None:
+            with self._clients_lock, self.errors():
+                client = self._clients.get(timeout)
+                if client is None:
+                    client = self.make_client(asynchronous=False, timeout=timeout)
+                    self._clients[timeout] = client
+        return client
+
+    def aclient_for(self, timeout: float | None) -> Any:
+        """The async client for this timeout on the running event loop, built once."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        with self._clients_lock, self.errors():
+            clients = self._aclients.setdefault(loop, {})
+            client = clients.get(timeout)
+            if client is None:
+                client = self.make_client(asynchronous=True, timeout=timeout)
+                clients[timeout] = client
+        return client
+
+    def map_error(self, exc: Exception) -> ProviderError | None:
+        import ollama
+
+        timeout, transport = _transport_classes()
+        if isinstance(exc, ollama.ResponseError):
+            message = str(exc.error)
+            if exc.status_code == -1:
+                return ServerError(
+                    self.redact(f"ollama reported an error in the stream: {message}"),
+                    provider=PROVIDER,
+                )
+            return self.status_error(exc.status_code, message)
+        if isinstance(exc, timeout):
+            return ProviderTimeoutError(
+                "ollama request timed out (raise timeout= if the model needs longer)",
+                provider=PROVIDER,
+            )
+        if isinstance(exc, (ConnectionError, transport)):
+            return ProviderConnectionError(
+                self.redact(f"ollama connection failed: {type(exc).__name__}: {exc}"),
+                provider=PROVIDER,
+            )
+        if isinstance(exc, json.JSONDecodeError):
+            return ProviderConnectionError(
+                f"ollama response broke off mid-line (not JSON): {exc}", provider=PROVIDER
+            )
+        return None
+
+    # -- calls --
+    def _kwargs(self, request: Request) -> dict[str, Any]:
+        kwargs = build(request)
+        kwargs["model"] = self.model_id
+        return kwargs
+
+    def request(self, request: Request) -> Response:
+        kwargs = self._kwargs(request)
+        with self.errors():
+            raw = self.client_for(request.settings.timeout).chat(stream=False, **kwargs)
+        return parse(raw)
+
+    async def arequest(self, request: Request) -> Response:
+        kwargs = self._kwargs(request)
+        with self.errors():
+            raw = await self.aclient_for(request.settings.timeout).chat(stream=False, **kwargs)
+        return parse(raw)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        kwargs = self._kwargs(request)
+        state = StreamState()
+        with self.errors():
+            for chunk in self.client_for(request.settings.timeout).chat(stream=True, **kwargs):
+                yield from state.feed(chunk)
+        yield Done(state.response())
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        kwargs = self._kwargs(request)
+        state = StreamState()
+        with self.errors():
+            chunks = await self.aclient_for(request.settings.timeout).chat(stream=True, **kwargs)
+            async for chunk in chunks:
+                for event in state.feed(chunk):
+                    yield event
+        yield Done(state.response())
+
+
+def create(
+    model_id: str, *, api_key: str | None = None, base_url: str | None = None
+) -> OllamaModel:
+    """Registry factory: ``ollama:<model>``, e.g. ``ollama:llama3.2``."""
+    if not model_id:
+        raise ConfigurationError("Name the Ollama model: 'ollama:<model>', e.g. 'ollama:llama3.2'")
+    return OllamaModel(model_id, api_key=api_key, base_url=base_url or None)
