@@ -1,0 +1,287 @@
+"""Every non-JSON extractor on real-looking replies: reasoning first, markdown decoration,
+ambiguity (an error, never a guess), and the messages a failed extraction sends back."""
+
+from __future__ import annotations
+
+import pytest
+
+from alloy import ConfigurationError
+from alloy._output import InvalidOutput
+from alloy.formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
+
+# -- yes / no ---------------------------------------------------------------------------
+
+REASONING = (
+    "Rust checks every type at compile time and there is no implicit coercion between "
+    "numeric types, so no casts happen behind your back.\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ("Yes", True),
+        ("no.", False),
+        ("**Yes**", True),
+        ("YES!", True),
+        ("  No  \n", False),
+        (REASONING + "Yes", True),
+        (REASONING + "**Answer:** yes", True),
+        (REASONING + "Final answer: No", False),
+        ("The answer is yes.", True),
+        ("Yes, Rust is strictly typed.", True),
+        ("No, it is not.", False),
+        ("There are no implicit casts. Yes.", True),
+        ("> yes", True),
+    ],
+)
+def test_yesno_reads_the_answer(reply: str, value: bool) -> None:
+    assert YesNo().parse(reply) is value
+
+
+@pytest.mark.parametrize(
+    ("reply", "feedback"),
+    [
+        (
+            "Yes and no.",
+            "- the reply says both yes and no; answer with exactly one word: yes or no",
+        ),
+        ("Yes\nNo", "- the reply says both yes and no; answer with exactly one word: yes or no"),
+        (
+            "Answer: yes\nAnswer: no",
+            "- the reply says both yes and no; answer with exactly one word: yes or no",
+        ),
+        (
+            "I don't know.",
+            "- the reply does not commit to yes or no (it says it cannot tell); answer with "
+            "exactly one word: yes or no",
+        ),
+        (
+            "I have no idea, honestly.",
+            "- the reply does not commit to yes or no (it says it cannot tell); answer with "
+            "exactly one word: yes or no",
+        ),
+        (
+            "It can't be determined; I cannot tell.",
+            "- the reply does not commit to yes or no (it says it cannot tell); answer with exactly one word: yes or no",
+        ),
+        ("Maybe.", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
+        ("Nope", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
+        ("", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
+    ],
+)
+def test_yesno_refuses_to_guess(reply: str, feedback: str) -> None:
+    with pytest.raises(InvalidOutput) as info:
+        YesNo().parse(reply)
+    assert info.value.feedback == feedback
+
+
+def test_i_dont_know_is_not_a_no() -> None:
+    for reply in ("I don't know", "I do not know.", "Not sure", "dunno, I can't say"):
+        with pytest.raises(InvalidOutput):
+            YesNo().parse(reply)
+
+
+# -- code -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "reply", "code"),
+    [
+        (Code(), "```python\nprint(1)\n```", "print(1)"),
+        (
+            Code(),
+            "Here is the function:\n\n```\ndef f():\n    return 1\n```\n\nIt returns 1.",
+            "def f():\n    return 1",
+        ),
+        (Code("python"), "```py\nx = 1\n```\nRun it with:\n```bash\npython x.py\n```", "x = 1"),
+        (Code("python"), "```python\nx = 1\n```\nOutput:\n```\n1\n```", "x = 1"),
+        (Code("python"), "```\nx = 2\n```", "x = 2"),
+        (Code(), "   ```js\n   if (a) {\n       b()\n   }\n   ```", "if (a) {\n    b()\n}"),
+        (Code(), "~~~\nuses ``` inside\n~~~", "uses ``` inside"),
+        (Code(), "````markdown\n```python\nx\n```\n````", "```python\nx\n```"),
+        (Code(), "```python\nunclosed = True", "unclosed = True"),
+        (Code(), "Use ```inline``` code or this:\n```sql\nSELECT 1\n```", "SELECT 1"),
+    ],
+)
+def test_code_takes_the_one_block(fmt: Code, reply: str, code: str) -> None:
+    assert fmt.parse(reply) == code
+
+
+@pytest.mark.parametrize(
+    ("fmt", "reply", "feedback"),
+    [
+        (
+            Code(),
+            "```\na\n```\n\nor\n\n```\nb\n```",
+            "- the reply has 2 code blocks; give exactly one",
+        ),
+        (
+            Code("python"),
+            "```python\na\n```\n```python\nb\n```",
+            "- the reply has 2 python code blocks; give exactly one",
+        ),
+        (
+            Code(),
+            "print(1)",
+            "- the reply has no fenced code block; put the code in one block opening with ``` and closing with ```",
+        ),
+        (
+            Code("python"),
+            "```bash\nls\n```",
+            "- the reply has no fenced python code block (found only bash); put the code in one "
+            "block opening with ```python and closing with ```",
+        ),
+        (Code(), "```\n\n```", "- the code block is empty; put the code in it"),
+    ],
+)
+def test_code_errors(fmt: Code, reply: str, feedback: str) -> None:
+    with pytest.raises(InvalidOutput) as info:
+        fmt.parse(reply)
+    assert info.value.feedback == feedback
+
+
+# -- task list --------------------------------------------------------------------------
+
+
+def test_task_list_with_prose_continuations_and_numbering() -> None:
+    reply = (
+        "Here is the plan:\n\n"
+        "- [ ] write the tests\n"
+        "- [x] write the code\n"
+        "  carefully, with types\n"
+        "* [X] ship it\n"
+        "1. [ ] celebrate\n"
+        "   - [ ] with cake\n\n"
+        "Let me know if you need more."
+    )
+    assert TaskList().parse(reply) == [
+        Task("write the tests", False),
+        Task("write the code carefully, with types", True),
+        Task("ship it", True),
+        Task("celebrate", False),
+        Task("with cake", False),
+    ]
+
+
+def test_task_items_are_frozen() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Task("a").done = True  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("reply", "feedback"),
+    [
+        (
+            "- a\n- b",
+            "- the reply has no markdown task list; write one item per line as `- [ ] task`",
+        ),
+        (
+            "- [ ] a\n\nAlternatively:\n\n- [ ] b",
+            "- the reply has 2 separate task lists; give exactly one list",
+        ),
+        (
+            "-[ ] cramped",
+            "- the reply has no markdown task list; write one item per line as `- [ ] task`",
+        ),
+    ],
+)
+def test_task_list_errors(reply: str, feedback: str) -> None:
+    with pytest.raises(InvalidOutput) as info:
+        TaskList().parse(reply)
+    assert info.value.feedback == feedback
+
+
+# -- bounded text -----------------------------------------------------------------------
+
+
+def test_bounded_text() -> None:
+    assert BoundedText(min=3, max=5).parse("  abcd \n") == "abcd"
+    assert BoundedText().parse("anything") == "anything"
+    assert BoundedText().instructions is None
+    assert BoundedText(min=100).instructions == "Answer in plain text of at least 100 characters."
+    assert BoundedText(max=5).instructions == "Answer in plain text of at most 5 characters."
+    with pytest.raises(InvalidOutput) as info:
+        BoundedText(min=10, max=20).parse("short")
+    assert info.value.feedback == (
+        "- the answer is too short: it has 5 characters; it must have between 10 and 20 characters"
+    )
+    with pytest.raises(InvalidOutput, match="too long"):
+        BoundedText(max=3).parse("four")
+    with pytest.raises(ConfigurationError, match="greater than max"):
+        BoundedText(min=5, max=1)
+
+
+# -- key: value -------------------------------------------------------------------------
+
+
+def test_keyvalues_formatting_instructions_match_the_seed() -> None:
+    assert KeyValues(["Thought", "Answer"]).formatting_instructions() == (
+        "Strictly answer in the format:\nThought: <thought>\nAnswer: <answer>"
+    )
+
+
+def test_keyvalues_seed_examples() -> None:
+    raw = "\nName: John Doe\nAge: 30\nLocation: New York\n"
+    assert KeyValues(["Name", "Age", "Location"]).parse(raw) == {
+        "name": "John Doe",
+        "age": "30",
+        "location": "New York",
+    }
+    assert KeyValues(["Thought", "Answer"]).parse("Thought: XX\nThought: YY\nAnswer: 42") == {
+        "thought": "XX\nYY",
+        "answer": "42",
+    }
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Let me work through this first.\n\nThought: add them\nAnswer: 4",
+        "**Thought:** add them\n**Answer:** 4",
+        "**Thought**: add them\n**Answer**: 4",
+        "**Thought: add them**\n**Answer: 4**",
+        "  Thought: add them\n  Answer: 4",
+        "- Thought: add them\n- Answer: 4",
+        "### Thought: add them\n### Answer: 4",
+        "thought: add them\nANSWER:\n\n4\n\nHope this helps!",
+        "Thought: add them\nAnswer: 4\n\nLet me know if you need anything else.",
+    ],
+)
+def test_keyvalues_on_real_replies(reply: str) -> None:
+    assert KeyValues(["Thought", "Answer"]).parse(reply) == {"thought": "add them", "answer": "4"}
+
+
+def test_keyvalues_value_continues_to_the_end_of_its_paragraph() -> None:
+    reply = "Thought: first line\nsecond line\nAnswer: x"
+    assert KeyValues(["Thought", "Answer"]).parse(reply)["thought"] == "first line\nsecond line"
+    assert KeyValues(["Final Answer", "Answer"]).parse("Answer: a\nFinal Answer: b") == {
+        "final answer": "b",
+        "answer": "a",
+    }
+
+
+def test_keyvalues_missing_key_is_an_error() -> None:
+    with pytest.raises(InvalidOutput) as info:
+        KeyValues(["Thought", "Answer"]).parse("Thought: hmm\nThoughts: still\nAnswer:")
+    assert info.value.feedback == (
+        "- the reply is missing Answer; write each on its own line as `Answer: <answer>`"
+    )
+
+
+def test_keyvalues_needs_distinct_keys() -> None:
+    with pytest.raises(ConfigurationError):
+        KeyValues([])
+    with pytest.raises(ConfigurationError):
+        KeyValues(["Answer", "answer"])
+    with pytest.raises(ConfigurationError):
+        KeyValues(["Key:"])
+
+
+def test_every_format_has_instructions() -> None:
+    for fmt in (YesNo(), Code(), Code("sql"), TaskList(), KeyValues(["A"])):
+        assert fmt.instructions and fmt.instructions == fmt.formatting_instructions()
+        assert fmt.schema is None
+    assert "```sql" in Code("sql").instructions
