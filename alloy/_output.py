@@ -143,7 +143,9 @@ def output_type_for(output: Any, *, has_output: bool) -> OutputType:
         return NoOutput()
     if not isinstance(output, type) and isinstance(output, OutputType):
         return output
-    return JsonOutput(output)
+    from .checks import checked_output_for  # criteria in Annotated metadata: check them too
+
+    return checked_output_for(output) or JsonOutput(output)
 
 
 def type_name(tp: Any) -> str:
