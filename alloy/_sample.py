@@ -46,9 +46,22 @@ _HARD_DEPTH = 48
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 _ANNOTATIONS = frozenset(
-    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
-     "writeOnly", "discriminator", "propertyOrdering", "property_ordering", "$schema", "$id",
-     "$anchor"}
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "discriminator",
+        "propertyOrdering",
+        "property_ordering",
+        "$schema",
+        "$id",
+        "$anchor",
+    }
 )
 
 
@@ -127,7 +140,8 @@ class _Sampler:
             options = schema.get(key)
             if isinstance(options, list) and options:
                 siblings = {
-                    k: v for k, v in schema.items()
+                    k: v
+                    for k, v in schema.items()
                     if k not in ("anyOf", "oneOf") and k not in _ANNOTATIONS
                 }
                 branch = self.resolve(self.pick_branch(options, depth, key == "oneOf"))
@@ -169,7 +183,13 @@ class _Sampler:
             return "array"
         if {"minLength", "maxLength", "pattern", "format"} & schema.keys():
             return "string"
-        if {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} & schema.keys():
+        if {
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+        } & schema.keys():
             return "number"
         return None
 
@@ -245,12 +265,15 @@ class _Sampler:
     # -- scalars ---------------------------------------------------------------------------
 
     def sample_null(self, schema: dict[str, Any], depth: int) -> None:
+        """``null``."""
         return None
 
     def sample_boolean(self, schema: dict[str, Any], depth: int) -> bool:
+        """``true`` or ``false``."""
         return self.rng.random() < 0.5
 
     def sample_integer(self, schema: dict[str, Any], depth: int) -> int:
+        """An integer inside the bounds, on the ``multipleOf`` grid if one is given."""
         low, high = _bounds(schema)
         lo = hi = None
         if low is not None:
@@ -276,6 +299,7 @@ class _Sampler:
         return self.rng.randint(lo_eff, hi_eff)
 
     def sample_number(self, schema: dict[str, Any], depth: int) -> float | int:
+        """A two-decimal number inside the (possibly exclusive) bounds."""
         low, high = _bounds(schema)
         lo = low[0] if low else (min(high[0] - 100, 0.0) if high else 0.0)
         hi = high[0] if high else lo + 100.0
@@ -299,6 +323,7 @@ class _Sampler:
         return (lo + hi) / 2
 
     def sample_string(self, schema: dict[str, Any], depth: int) -> str:
+        """A format-shaped, pattern-matching or plain word, fitted to the length bounds."""
         min_len = int(schema.get("minLength", 0))
         max_len = schema.get("maxLength")
         fmt = schema.get("format")
@@ -338,6 +363,7 @@ class _Sampler:
     # -- containers ------------------------------------------------------------------------
 
     def sample_array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        """Items (tuple ``prefixItems`` first) within the item-count bounds."""
         prefix = schema.get("prefixItems")
         items = schema.get("items")
         if isinstance(items, list):  # draft-07 tuple form
@@ -359,7 +385,11 @@ class _Sampler:
         result: list[Any] = []
         seen: set[str] = set()
         for index in range(count):
-            sub = prefix[index] if index < len(prefix) else (items if isinstance(items, (dict, bool)) else {})
+            sub = (
+                prefix[index]
+                if index < len(prefix)
+                else (items if isinstance(items, (dict, bool)) else {})
+            )
             value = self.sample(sub, depth + 1)
             if schema.get("uniqueItems"):
                 for _ in range(16):
@@ -372,6 +402,7 @@ class _Sampler:
         return result
 
     def sample_object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
+        """Required properties always, optional ones only near the root."""
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = schema.get("required")
@@ -434,15 +465,15 @@ def _is_num(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _within(
-    value: float, low: tuple[float, bool] | None, high: tuple[float, bool] | None
-) -> bool:
+def _within(value: float, low: tuple[float, bool] | None, high: tuple[float, bool] | None) -> bool:
+    """Whether ``value`` respects both bounds."""
     if low and (value < low[0] or (low[1] and value == low[0])):
         return False
     return not (high and (value > high[0] or (high[1] and value == high[0])))
 
 
 def _is_multiple(value: float, step: float) -> bool:
+    """A float-tolerant ``value % step == 0``."""
     quotient = value / step
     return abs(quotient - round(quotient)) < 1e-9
 
@@ -458,12 +489,14 @@ class _RegexWriter:
         self.groups: dict[int, str] = {}
 
     def write(self, tree: Any) -> str | None:
+        """The generated string, or ``None`` for constructs the writer cannot produce."""
         try:
             return "".join(self.emit(tree))
         except _Unsupported:
             return None
 
     def emit(self, items: Any) -> list[str]:
+        """Characters for a sequence of parsed regex items."""
         out: list[str] = []
         for op, arg in items:
             name = getattr(op, "name", str(op))
@@ -477,7 +510,11 @@ class _RegexWriter:
                 out.append(self.pick_in(arg))
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
                 low, high, sub = arg
-                top = low + self.spread if high >= _sre_parse.MAXREPEAT else min(high, low + self.spread)
+                top = (
+                    low + self.spread
+                    if high >= _sre_parse.MAXREPEAT
+                    else min(high, low + self.spread)
+                )
                 for _ in range(self.rng.randint(low, max(low, top))):
                     out.extend(self.emit(sub))
             elif name == "SUBPATTERN":
@@ -502,6 +539,7 @@ class _RegexWriter:
         return out
 
     def pick_in(self, members: Any) -> str:
+        """One character from a ``[...]`` class (or outside it when negated)."""
         negate = bool(members) and getattr(members[0][0], "name", "") == "NEGATE"
         if negate:
             for char in self._POOL:
@@ -519,17 +557,21 @@ class _RegexWriter:
         raise _Unsupported(name)
 
     def member(self, members: Any, char: str) -> bool:
+        """Whether ``char`` belongs to a parsed character class."""
         for op, arg in members:
             name = getattr(op, "name", str(op))
             if name == "LITERAL" and ord(char) == arg:
                 return True
             if name == "RANGE" and arg[0] <= ord(char) <= arg[1]:
                 return True
-            if name == "CATEGORY" and re.fullmatch(_CATEGORY_RE.get(getattr(arg, "name", ""), "(?!)"), char):
+            if name == "CATEGORY" and re.fullmatch(
+                _CATEGORY_RE.get(getattr(arg, "name", ""), "(?!)"), char
+            ):
                 return True
         return False
 
     def category(self, name: str) -> str:
+        r"""A character of a ``\d``/``\w``/``\s`` style category."""
         if name == "CATEGORY_DIGIT":
             return str(self.rng.randrange(10))
         if name == "CATEGORY_SPACE":
@@ -556,14 +598,17 @@ class _Unsupported(Exception):
 
 
 def _uuid(rng: random.Random) -> str:
+    """A version-4 UUID drawn from the seeded source."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
 def _day(rng: random.Random) -> str:
+    """An ISO date."""
     return f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
 
 
 def _clock(rng: random.Random) -> str:
+    """An ISO time of day."""
     return f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from ._emulator import serve_forever
@@ -20,7 +21,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-strict-schemas", action="store_true",
                         help="accept schemas the real providers would reject")
     args = parser.parse_args(argv)
-    serve_forever(args.host, args.port, seed=args.seed, strict_schemas=not args.no_strict_schemas)
+    try:
+        serve_forever(args.host, args.port, seed=args.seed, strict_schemas=not args.no_strict_schemas)
+    except OSError as exc:  # the port is taken, or the host is not an address of this machine
+        print(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

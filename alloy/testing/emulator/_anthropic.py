@@ -52,9 +52,11 @@ class AnthropicMessages(WireAPI):
     name = "anthropic.messages"
 
     def authorized(self, incoming: Incoming) -> bool:
+        """``x-api-key`` (older clients) or ``Authorization: Bearer`` (anthropic 2.12)."""
         return bool(incoming.headers.get("x-api-key", "").strip()) or super().authorized(incoming)
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """Required fields as the API checks them; tools without ``input_schema`` are server tools."""
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("model: Field required")
@@ -82,6 +84,7 @@ class AnthropicMessages(WireAPI):
         )
 
     def schema_problem(self, call: Call) -> SchemaProblem | None:
+        """``output_config`` schemas are always constrained; tools only when ``strict``."""
         if call.schema is not None:
             field = ("output_config.format.schema" if "output_config" in call.body
                      else "output_format.schema")
@@ -96,6 +99,7 @@ class AnthropicMessages(WireAPI):
         return None
 
     def render(self, call: Call, turn: Turn) -> Outcome:
+        """A ``message`` object, or its SSE events (same ids and usage either way)."""
         blocks: list[dict[str, Any]] = []
         if turn.refusal is not None:
             blocks.append({"type": "text", "text": turn.refusal})
@@ -134,6 +138,7 @@ class AnthropicMessages(WireAPI):
         headers: tuple[tuple[str, str], ...] = (),
         retry_after: float | None = None,
     ) -> Send:
+        """``{"type": "error", "error": {…}, "request_id"}`` plus the ``request-id`` header."""
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         rid = new_id("req_011C", 20, _ALPHABET)
         body = {"type": "error", "error": {"type": kind, "message": message or _MESSAGES[reason]},
@@ -141,6 +146,7 @@ class AnthropicMessages(WireAPI):
         return json_send(status, body, (("request-id", rid), *headers))
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
+        """An ``error`` event: the SDK raises it as ``APIStatusError`` with status 200."""
         data = {"type": "error", "error": {"type": "overloaded_error", "message": message or "Overloaded"},
                 "request_id": new_id("req_011C", 20, _ALPHABET)}
         return sse_frame(data, "error")
@@ -160,6 +166,7 @@ def _output_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _forced(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
+    """The tool ``tool_choice`` forces: a named tool, or the first one for ``any``."""
     if not isinstance(choice, Mapping):
         return None
     if choice.get("type") == "tool" and isinstance(choice.get("name"), str):
@@ -170,6 +177,7 @@ def _forced(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
 
 
 def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+    """``tool_result`` blocks, named after the ``tool_use`` block they answer."""
     names: dict[Any, Any] = {}
     results: list[ToolResult] = []
     for message in messages:
@@ -188,6 +196,7 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
 
 
 def _usage(prompt: int, completion: int) -> dict[str, Any]:
+    """Anthropic's usage object, cache fields included (the SDK models expect them)."""
     return {
         "input_tokens": prompt,
         "cache_creation_input_tokens": 0,
@@ -204,6 +213,7 @@ def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes
     frames: list[bytes] = []
 
     def emit(kind: str, **data: Any) -> None:
+        """Append one event; the ``event:`` line must repeat the type or the SDK drops it."""
         frames.append(sse_frame({"type": kind, **data}, kind))
 
     start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,

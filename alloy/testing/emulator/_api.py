@@ -8,7 +8,7 @@ JSON and streaming formats, and wraps failures in its own error envelope.  The d
 from __future__ import annotations
 
 import json
-import secrets
+import random
 import string
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -24,6 +24,7 @@ Reason = Literal[
 ]
 
 _ALNUM = string.ascii_letters + string.digits
+_IDS = random.Random()
 
 
 class BadRequest(Exception):
@@ -99,8 +100,12 @@ def mapping(value: Any) -> Mapping[str, Any]:
 
 
 def new_id(prefix: str, length: int = 24, alphabet: str = _ALNUM) -> str:
-    """A random id in a provider's style (``call_…``, ``toolu_01…``, ``chatcmpl-…``)."""
-    return prefix + "".join(secrets.choice(alphabet) for _ in range(length))
+    """A random id in a provider's style (``call_…``, ``toolu_01…``, ``chatcmpl-…``).
+
+    Ids only need to be unique, not secret, so a plain PRNG is used: drawing each character
+    from the OS entropy source would cost a system call per character on every response.
+    """
+    return prefix + "".join(_IDS.choices(alphabet, k=length))
 
 
 def count_tokens(value: Any) -> int:

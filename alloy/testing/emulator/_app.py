@@ -191,6 +191,7 @@ class App:
 
     def _record(self, incoming: Incoming, provider: Provider | str | None, api: str | None,
                 body: Any, call: Call | None) -> None:
+        """Append to the request log (the test's view of what was sent)."""
         self.script.record(RecordedRequest(
             provider=provider,  # type: ignore[arg-type]
             api=api,
@@ -236,12 +237,14 @@ def _fault_for_model(model: str) -> Item | None:
 
 
 def _reason(status: int) -> Reason:
+    """The error flavour a bare status stands for."""
     reasons: dict[int, Reason] = {400: "bad_request", 401: "auth", 404: "not_found",
                                   429: "rate_limit", 503: "overloaded", 529: "overloaded"}
     return reasons.get(status, "server" if status >= 500 else "other")
 
 
 def _retry_headers(seconds: float | None, millis: int | None) -> tuple[tuple[str, str], ...]:
+    """``retry-after-ms`` / ``retry-after`` headers, as both SDKs read them."""
     headers: list[tuple[str, str]] = []
     if millis is not None:
         headers.append(("retry-after-ms", str(millis)))

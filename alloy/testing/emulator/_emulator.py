@@ -88,12 +88,14 @@ class Emulator:
 
     @property
     def running(self) -> bool:
+        """Whether the server is currently serving."""
         return self._server is not None
 
     # -- addresses -------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
+        """The bound port (the real one when ``port=0`` was asked for)."""
         if self._server is None:
             raise RuntimeError("the emulator is not running; call start() or use it as a context manager")
         return int(self._server.server_address[1])
@@ -188,6 +190,11 @@ class Emulator:
         """Client connections currently open (for leak checks)."""
         return self._server.open_connections() if self._server else 0
 
+    @property
+    def connections_accepted(self) -> int:
+        """Connections accepted since start (keep-alive reuse keeps this low)."""
+        return self._server.accepted if self._server else 0
+
 
 def serve_forever(
     host: str = "127.0.0.1",
@@ -221,6 +228,7 @@ def _wait(emulator: Emulator) -> None:
 
 
 def _print(line: str) -> None:
+    """Print and flush, so a parent process reading our stdout sees the URL at once."""
     print(line, flush=True)
 
 
@@ -232,6 +240,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
         return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
+        """Turn SIGTERM into the KeyboardInterrupt the serving loop already handles."""
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)

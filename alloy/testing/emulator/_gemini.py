@@ -62,13 +62,16 @@ class GeminiGenerate(WireAPI):
     name = "gemini.generate"
 
     def authorized(self, incoming: Incoming) -> bool:
+        """``x-goog-api-key``, ``?key=`` or an OAuth Bearer token."""
         key = incoming.headers.get("x-goog-api-key") or incoming.query_value("key") or ""
         return bool(key.strip()) or super().authorized(incoming)
 
     def missing_key(self) -> Send:
+        """Gemini answers a missing key with 400 ``API_KEY_INVALID``, not 401."""
         return self.error(400, "missing_key")
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """Model and streaming come from the path; both proto-JSON key spellings are read."""
         match = PATH.search(incoming.path)
         model = match.group(2) if match else "unknown"
         contents = body.get("contents")
@@ -100,6 +103,7 @@ class GeminiGenerate(WireAPI):
         )
 
     def schema_problem(self, call: Call) -> SchemaProblem | None:
+        """Only ``responseJsonSchema`` has the documented keyword list to enforce."""
         config = _get(call.body, "generationConfig", "generation_config") or {}
         json_schema = _get(config, "responseJsonSchema", "response_json_schema")
         if json_schema is None:
@@ -108,6 +112,7 @@ class GeminiGenerate(WireAPI):
         return SchemaProblem(detail) if detail else None
 
     def render(self, call: Call, turn: Turn) -> Outcome:
+        """One response, or SSE chunks with text spread over them and the finish on the last."""
         response_id = new_id("", 22)
         prompt = count_tokens(call.body.get("contents", []))
         completion = output_tokens(turn)
@@ -116,6 +121,7 @@ class GeminiGenerate(WireAPI):
                       "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}]}
 
         def response(candidate: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+            """A GenerateContentResponse around one candidate."""
             return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": call.model,
                     "responseId": response_id}
 
@@ -146,6 +152,7 @@ class GeminiGenerate(WireAPI):
         headers: tuple[tuple[str, str], ...] = (),
         retry_after: float | None = None,
     ) -> Send:
+        """``{"error": {"code", "message", "status", "details"}}`` as google.rpc.Status."""
         error: dict[str, Any] = {"code": status, "message": message or _MESSAGES[reason],
                                  "status": _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")}
         if reason == "missing_key":
@@ -163,6 +170,7 @@ class GeminiGenerate(WireAPI):
         return json_send(status, {"error": error}, headers)
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
+        """An error object as a data event; the SDK raises it by its ``code``."""
         error = {"code": 503, "message": message or _MESSAGES["overloaded"], "status": "UNAVAILABLE"}
         return sse_frame({"error": error}, crlf=True)
 
@@ -179,6 +187,7 @@ def _candidate(turn: Turn, parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _function_call_part(call: ToolCall) -> dict[str, Any]:
+    """A ``functionCall`` part; ``id`` and ``thoughtSignature`` only when scripted."""
     function: dict[str, Any] = {"name": call.name, "args": call.args}
     if call.id:
         function["id"] = call.id
@@ -189,6 +198,7 @@ def _function_call_part(call: ToolCall) -> dict[str, Any]:
 
 
 def _declaration_schema(declaration: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The JSON Schema of a declaration, whichever of its three spellings was sent."""
     json_schema = _get(declaration, "parametersJsonSchema", "parameters_json_schema")
     if isinstance(json_schema, Mapping):
         return json_schema
@@ -209,6 +219,7 @@ def _forced(body: Mapping[str, Any], tools: tuple[ToolDef, ...]) -> str | None:
 
 
 def _tool_results(contents: list[Any]) -> tuple[ToolResult, ...]:
+    """``functionResponse`` parts across all turns."""
     results = []
     for content in contents:
         for part in (content.get("parts") or []) if isinstance(content, Mapping) else []:
@@ -231,6 +242,7 @@ def _check_signatures(contents: list[Any]) -> None:
 
 
 def _is_base64(value: Any) -> bool:
+    """Whether ``value`` decodes as base64 in the standard or the URL-safe alphabet."""
     if not isinstance(value, str):
         return False
     for pattern, decode in ((_B64_STANDARD, base64.b64decode), (_B64_URLSAFE, base64.urlsafe_b64decode)):

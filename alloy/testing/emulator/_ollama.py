@@ -38,9 +38,11 @@ class OllamaChat(WireAPI):
     name = "ollama.chat"
 
     def authorized(self, incoming: Incoming) -> bool:
+        """Ollama has no authentication."""
         return True
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """``stream`` defaults to true; ``format`` is ``"json"``, a schema, or a 400."""
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("model is required")
@@ -70,6 +72,7 @@ class OllamaChat(WireAPI):
         )
 
     def render(self, call: Call, turn: Turn) -> Outcome:
+        """A ``done`` message, or NDJSON lines ending with the ``done`` line and its stats."""
         created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         head = {"model": call.model, "created_at": created}
         content = turn.refusal if turn.refusal is not None else (turn.text or "")
@@ -117,10 +120,12 @@ class OllamaChat(WireAPI):
         headers: tuple[tuple[str, str], ...] = (),
         retry_after: float | None = None,
     ) -> Send:
+        """``{"error": "…"}``; the SDK raises ``ResponseError`` with the status."""
         return json_send(status, {"error": message or _MESSAGES[reason]}, headers,
                          content_type="application/json; charset=utf-8")
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
+        """An error line mid-stream; the SDK raises ``ResponseError`` with status -1."""
         return ndjson_line({"error": message or "an error was encountered while running the model"})
 
 

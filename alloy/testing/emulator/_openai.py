@@ -68,6 +68,7 @@ class OpenAIBase(WireAPI):
         headers: tuple[tuple[str, str], ...] = (),
         retry_after: float | None = None,
     ) -> Send:
+        """The OpenAI envelope; 5xx errors are always ``server_error``."""
         kind, default_code = _TYPES_CODES[reason]
         if status >= 500 and reason not in ("server", "overloaded"):
             kind = "server_error"
@@ -83,6 +84,7 @@ class OpenAIBase(WireAPI):
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         # The Chat flavour (``data: {"error": …}``); Responses overrides with an ``error`` event.
+        """The Chat Completions flavour, ``data: {"error": …}`` (the SDK raises APIError)."""
         body = {"error": {"message": message or _MESSAGES["server"], "type": "server_error",
                           "param": None, "code": None}}
         return sse_frame(body)

@@ -25,6 +25,7 @@ class OpenAIChat(OpenAIBase):
     name = "openai.chat"
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """``response_format`` json_schema / json_object, function tools, stream options."""
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("you must provide a model parameter", "model")
@@ -61,12 +62,14 @@ class OpenAIChat(OpenAIBase):
         )
 
     def schema_problem(self, call: Call) -> SchemaProblem | None:
+        """Strict response formats and strict functions must follow the strict rules."""
         strict = mapping(mapping(call.body.get("response_format")).get("json_schema")).get("strict") is True
         return self.strict_problem(
             call.schema, call.schema_name, "response_format", strict
         ) or self.strict_tool_problem(call.tools, "tools[{index}].function.parameters")
 
     def render(self, call: Call, turn: Turn) -> Outcome:
+        """A ``chat.completion``, or its chunks followed by ``[DONE]``."""
         cid = new_id("chatcmpl-", 29)
         created = int(time.time())
         calls = [
@@ -107,6 +110,7 @@ def _content(turn: Turn) -> str | None:
 
 
 def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+    """``role: tool`` messages, named after the assistant tool call they answer."""
     names: dict[Any, Any] = {}
     for message in messages:
         if isinstance(message, Mapping) and isinstance(message.get("tool_calls"), list):
@@ -121,6 +125,7 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
 
 
 def _usage(call: Call, turn: Turn) -> dict[str, Any]:
+    """Chat usage, with the detail objects newer SDK models carry."""
     prompt = count_tokens(call.body.get("messages", []))
     completion = output_tokens(turn)
     return {
@@ -144,6 +149,7 @@ def _chunks(
     frames: list[bytes] = []
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> None:
+        """Append one chunk; ``usage: null`` only appears when usage was asked for."""
         data: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
                                                      "finish_reason": finish}]}
         if call.include_usage:

@@ -26,6 +26,7 @@ class OpenAIResponses(OpenAIBase):
     name = "openai.responses"
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
+        """``text.format`` json_schema / json_object, function tools, ``tool_choice``."""
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("Missing required parameter: 'model'.", "model")
@@ -54,12 +55,14 @@ class OpenAIResponses(OpenAIBase):
         )
 
     def schema_problem(self, call: Call) -> SchemaProblem | None:
+        """Strict formats and strict functions must follow the strict rules."""
         fmt = mapping(mapping(call.body.get("text")).get("format"))
         return self.strict_problem(
             call.schema, call.schema_name, "text.format.schema", fmt.get("strict") is True
         ) or self.strict_tool_problem(call.tools, "tools[{index}].parameters")
 
     def render(self, call: Call, turn: Turn) -> Outcome:
+        """A ``response`` object, or the SSE event sequence ending in it."""
         rid = new_id("resp_", 48)
         created = int(time.time())
         items = _output_items(turn)
@@ -71,6 +74,7 @@ class OpenAIResponses(OpenAIBase):
         return Stream(200, tuple(_events(call, rid, created, items, final)))
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
+        """An ``error`` event; the SDK yields it as an event instead of raising."""
         data = {"type": "error", "sequence_number": sequence, "code": "server_error",
                 "message": message or "The server had an error while processing your request.",
                 "param": None}
@@ -94,6 +98,7 @@ def _tool_results(items: Any) -> tuple[ToolResult, ...]:
 
 
 def _output_items(turn: Turn) -> list[dict[str, Any]]:
+    """Output items: one message (text or refusal) then one item per function call."""
     items: list[dict[str, Any]] = []
     message_status = "incomplete" if turn.stop == "length" else "completed"
     if turn.refusal is not None:
@@ -115,11 +120,13 @@ def _output_items(turn: Turn) -> list[dict[str, Any]]:
 
 
 def _message(part: dict[str, Any], status: str) -> dict[str, Any]:
+    """A message output item."""
     return {"id": new_id("msg_", 48), "type": "message", "status": status, "content": [part],
             "role": "assistant"}
 
 
 def _usage(call: Call, turn: Turn) -> dict[str, Any]:
+    """Responses usage; ``cache_write_tokens`` is required by openai 3.54."""
     prompt = count_tokens(call.body.get("input", "")) + count_tokens(call.body.get("instructions") or "")
     completion = output_tokens(turn)
     return {
@@ -180,6 +187,7 @@ def _events(
     frames: list[bytes] = []
 
     def emit(kind: str, **data: Any) -> None:
+        """Append one event, numbering it with the next ``sequence_number``."""
         frames.append(sse_frame({"type": kind, "sequence_number": len(frames), **data}, kind))
 
     started = _response(call, rid, created, "in_progress", [], None)

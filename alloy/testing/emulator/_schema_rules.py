@@ -59,6 +59,7 @@ def walk(schema: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]
 
 
 def _is_object(node: Mapping[str, Any]) -> bool:
+    """Whether a node describes an object (explicitly, or by having properties)."""
     declared = node.get("type")
     if isinstance(declared, list):
         return "object" in declared
@@ -66,6 +67,7 @@ def _is_object(node: Mapping[str, Any]) -> bool:
 
 
 def _context(path: Path) -> str:
+    """A path the way OpenAI prints it: ``('properties', 'a')``."""
     return "(" + ", ".join(repr(p) for p in path) + ("," if len(path) == 1 else "") + ")"
 
 
@@ -136,12 +138,14 @@ def _has_cycle(schema: Mapping[str, Any]) -> bool:
     """True if following local ``$ref``s from the root can reach the same definition twice."""
 
     def refs(node: Any) -> Iterator[str]:
+        """Every ``$ref`` under ``node``."""
         for _, sub in walk(node):
             ref = sub.get("$ref")
             if isinstance(ref, str):
                 yield ref
 
     def target(ref: str) -> Any:
+        """The sub-schema a local ``$ref`` points to."""
         node: Any = schema
         for part in ref.lstrip("#").split("/"):
             if part:
@@ -149,6 +153,7 @@ def _has_cycle(schema: Mapping[str, Any]) -> bool:
         return node
 
     def visit(ref: str, stack: frozenset[str]) -> bool:
+        """Depth-first search for a ``$ref`` reached again while still being expanded."""
         if ref in stack:
             return True
         node = target(ref)

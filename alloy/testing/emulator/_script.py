@@ -381,10 +381,12 @@ class Script:
             return list(self._queue(provider))
 
     def record(self, request: RecordedRequest) -> None:
+        """Append a request to the log."""
         with self._lock:
             self._log.append(request)
 
     def requests(self) -> list[RecordedRequest]:
+        """A copy of the log, so callers can iterate while requests keep arriving."""
         with self._lock:
             return list(self._log)
 
@@ -396,6 +398,7 @@ class Script:
             self._log.clear()
 
     def _queue(self, provider: str) -> deque[Item]:
+        """The queue of a known provider (a typo in the name fails loudly)."""
         if provider not in self._queues:
             raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
         return self._queues[provider]

@@ -40,9 +40,11 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections: dict[socket.socket, threading.Thread] = {}
+        self.accepted = 0
         super().__init__(address, _Handler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept, with Nagle off so small stream events are sent immediately."""
         conn, address = super().get_request()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return conn, address
@@ -55,9 +57,11 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
         )
         with self._lock:
             self._connections[request] = thread
+            self.accepted += 1
         thread.start()
 
     def _serve_connection(self, request: socket.socket, client_address: Any) -> None:
+        """Serve one connection until it closes, then forget it."""
         try:
             self.finish_request(request, client_address)
         except _QUIET_ERRORS:
@@ -113,6 +117,7 @@ class _Handler(BaseHTTPRequestHandler):
         """No access log: tests would drown in it."""
 
     def _dispatch(self) -> None:
+        """Read one request, let the app decide, write the outcome."""
         parts = urlsplit(self.path)
         incoming = Incoming(
             method=self.command,
@@ -128,6 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _read_body(self) -> bytes:
+        """The request body, by ``Content-Length`` or chunked transfer encoding."""
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             chunks: list[bytes] = []
             while True:
@@ -142,6 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _write(self, outcome: Outcome) -> None:
+        """Honour the delay (interruptible by shutdown), then send the outcome."""
         if outcome.delay and self.server.stopping.wait(outcome.delay):
             self._abort()
             return
@@ -153,6 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(outcome)
 
     def _send(self, outcome: Send) -> None:
+        """A whole response; ``cut`` sends half the body and closes."""
         self.send_response(outcome.status)
         self.send_header("Content-Type", outcome.content_type)
         self.send_header("Content-Length", str(len(outcome.body)))
@@ -168,6 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(outcome.body)
 
     def _stream(self, outcome: Stream) -> None:
+        """Chunked frames, one write each; ``cut_after`` closes before the final chunk."""
         self.send_response(outcome.status)
         self.send_header("Content-Type", outcome.content_type)
         self.send_header("Transfer-Encoding", "chunked")
