@@ -59,6 +59,7 @@ def read(name: str) -> str:
 # -- the site -----------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(300)
 def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
     for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
         if importlib.util.find_spec(module.split(".")[0]) is None or (
