@@ -37,5 +37,9 @@ typecheck: $(STAMP_DEV)
 unit: $(STAMP_DEV)
 	$(BIN)/python -m pytest
 
+## The documentation site, built in strict mode into site/.
+docs: $(STAMP_DEV)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
