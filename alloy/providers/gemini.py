@@ -21,7 +21,8 @@ What goes on the wire, and why:
   ``Opaque("gemini", {"thought_signature": <base64>, "call_id": ...})`` part) and sent back on
   the same part. Calls without an id get ``call_<index>``. A ``functionResponse.response`` must
   be an object: a tool's JSON object goes as is, anything else as ``{"result": ...}``, and a
-  failed tool as ``{"error": ...}``.
+  failed tool as ``{"error": ...}``. No call is left unanswered: a re-ask after a forced output
+  call with invalid arguments is sent as that call's ``{"error": ...}`` response.
 - Settings: ``system_instruction``, ``temperature``, ``max_output_tokens``; ``timeout`` becomes
   the per-request ``HttpOptions.timeout`` (milliseconds, rounded up); ALLOY_EXTRA_JSON becomes
   ``HttpOptions.extra_body``, which the SDK merges recursively into the REST body, so it is
@@ -243,14 +244,59 @@ def contents(request: Request) -> list[types.Content]:
     from google.genai import types
 
     out: list[types.Content] = []
+    pending: list[ToolCall] = []  # the last model turn's calls, until their results are sent
     for message in request.messages:
         if isinstance(message, ModelTurn):
             parts = _model_parts(message.parts)
+            pending = [p for p in message.parts if isinstance(p, ToolCall)]
             if parts:  # an empty model turn (no output) is not sendable; the next prompt says why
                 out.append(types.Content(role="model", parts=parts))
         else:
-            out.append(types.Content(role="user", parts=[_user_part(p) for p in message.parts]))
+            out.append(types.Content(role="user", parts=_user_parts(message.parts, pending)))
+            pending = []
     return out
+
+
+def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[types.Part]:
+    """A user turn's parts; every call of the model turn before it gets its functionResponse.
+
+    A re-ask after a forced output call whose arguments were invalid is that call's (error)
+    response, so the call is not left unanswered; any other call without a result gets one.
+    """
+    from google.genai import types
+
+    responses: list[types.Part] = []
+    others: list[types.Part] = []
+    answered: set[str] = set()
+    for part in parts:
+        if isinstance(part, ToolResult):
+            responses.append(_function_response(part.call_id, part.name, tool_response(part)))
+            answered.add(part.call_id)
+        elif isinstance(part, RetryPrompt):
+            text = REASK_PROMPT.format(errors=part.errors)
+            unanswered = [c for c in pending if c.id not in answered]
+            if unanswered:
+                responses.extend(
+                    _function_response(c.id, c.name, {"error": text}) for c in unanswered
+                )
+                answered.update(c.id for c in unanswered)
+            else:
+                others.append(types.Part(text=text))
+        elif not isinstance(part, Opaque):  # another provider's opaque data means nothing here
+            others.append(_user_part(part))
+    for call in pending:
+        if call.id not in answered:
+            error = {"error": "No result was produced for this call."}
+            responses.append(_function_response(call.id, call.name, error))
+    return responses + others
+
+
+def _function_response(call_id: str, name: str, response: dict[str, Any]) -> types.Part:
+    from google.genai import types
+
+    return types.Part(
+        function_response=types.FunctionResponse(id=call_id, name=name, response=response)
+    )
 
 
 def _user_part(part: Part) -> types.Part:
@@ -258,19 +304,11 @@ def _user_part(part: Part) -> types.Part:
 
     if isinstance(part, Text):
         return types.Part(text=part.text)
-    if isinstance(part, RetryPrompt):
-        return types.Part(text=REASK_PROMPT.format(errors=part.errors))
     if isinstance(part, Media):
         if part.data is not None:
             blob = types.Blob(mime_type=part.mime_type, data=base64.b64decode(part.data))
             return types.Part(inline_data=blob)
         return types.Part(file_data=types.FileData(file_uri=part.url, mime_type=part.mime_type))
-    if isinstance(part, ToolResult):
-        return types.Part(
-            function_response=types.FunctionResponse(
-                id=part.call_id, name=part.name, response=tool_response(part)
-            )
-        )
     raise ConfigurationError(f"Gemini cannot send a {type(part).__name__} part in a user turn")
 
 

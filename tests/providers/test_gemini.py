@@ -335,6 +335,27 @@ def test_forced_tool_output_mode(emu: Emulator, call: Any) -> None:
     assert "responseMimeType" not in config(body)
 
 
+def test_reask_after_invalid_forced_output_answers_the_call(emu: Emulator, call: Any) -> None:
+    emu.push(
+        "gemini",
+        ToolCalls(EmuCall("City", {"name": "Lyon"}, id="out_1")),
+        ToolCalls(("City", {"name": "Lyon", "population": 5})),
+    )
+
+    @command(output=City, output_mode="tool", **opts(emu))
+    def biggest(country: str) -> str:
+        return f"Largest city in {country}?"
+
+    assert call(biggest, "France") == City(name="Lyon", population=5)
+    second = bodies(emu)[1]
+    assert second["contents"][1]["parts"][0]["functionCall"]["id"] == "out_1"
+    reask = second["contents"][2]
+    assert reask["role"] == "user" and len(reask["parts"]) == 1
+    response = reask["parts"][0]["functionResponse"]
+    assert (response["id"], response["name"]) == ("out_1", "City")
+    assert "population" in response["response"]["error"]
+
+
 def test_gemini_2_native_output_with_tools_goes_as_a_function(emu: Emulator, call: Any) -> None:
     """Gemini 2.x rejects JSON mode next to function declarations; the answer comes back through
     an output function instead and is read as the native answer's text."""
