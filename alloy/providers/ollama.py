@@ -113,6 +113,7 @@ def build(request: Request) -> dict[str, Any]:
         if spec.mode == "native":
             fmt = ollama_schema(spec.schema)
         elif spec.mode == "tool":
+            # Ollama cannot force a tool call: the tool is offered, a text answer is read too.
             tools.append(_tool(spec.name, "Give your final answer with this tool.", spec.schema))
         logger.debug("ollama %s: output mode %s", request.model, spec.mode)
     options: dict[str, Any] = {}
@@ -153,7 +154,7 @@ def _quiet_tool_warning() -> None:
     if (
         first is not None
         and first[0] == "ignore"
-        and getattr(first[1], "pattern", None) == (_TOOL_WARNING)
+        and getattr(first[1], "pattern", None) == _TOOL_WARNING
     ):
         return
     warnings.filterwarnings("ignore", message=_TOOL_WARNING, category=UserWarning)
