@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 
 DEFAULT_MODELS = {
     "OPENAI_API_KEY": "openai:gpt-5-mini",
-    "ANTHROPIC_API_KEY": "anthropic:claude-sonnet-4-5",
+    "ANTHROPIC_API_KEY": "anthropic:claude-sonnet-4-6",
     "GEMINI_API_KEY": "gemini:gemini-2.5-flash",
     "GOOGLE_API_KEY": "gemini:gemini-2.5-flash",
 }

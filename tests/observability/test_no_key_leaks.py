@@ -1,0 +1,183 @@
+"""A canary API key never shows up in a log record, event, span attribute, error message or repr.
+
+Every provider runs through its real SDK against the emulator, on success and on every failure
+path the emulator can inject, with DEBUG logging and content logging switched on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from alloy import CommandError, command, tool
+from alloy import events as ev
+from alloy.testing.emulator import (
+    Disconnect,
+    Emulator,
+    HttpError,
+    Json,
+    MalformedJson,
+    Overloaded,
+    RateLimited,
+    SchemaRejected,
+    Slow,
+    ToolCalls,
+    Unauthorized,
+)
+
+CANARY = "sk-canary-7f3a9c2e5b1d4f6a8c0e2b4d6f8a0c1e"
+
+PROVIDERS = {
+    "openai": ("openai:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
+    "openai-chat": ("openai-chat:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
+    "anthropic": ("anthropic:claude-sonnet-4-6", "anthropic", "ANTHROPIC_API_KEY"),
+    "gemini": ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY"),
+    "ollama": ("ollama:llama3.2", "ollama", "OLLAMA_API_KEY"),
+}
+
+
+def _available(provider: str) -> bool:
+    module = "openai_responses" if provider == "openai" else provider.replace("-", "_")
+    return importlib.util.find_spec(f"alloy.providers.{module}") is not None
+
+
+@dataclass
+class Weather:
+    city: str
+    temp_c: float
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look up a city."""
+    return city
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+def collected(
+    monkeypatch: pytest.MonkeyPatch, emulator: Emulator, caplog: pytest.LogCaptureFixture
+) -> Iterator[dict[str, list[Any]]]:
+    """Point every SDK at the emulator with the canary key; collect events and spans."""
+    emulator.reset()
+    for name, value in emulator.env(api_key=CANARY).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OLLAMA_API_KEY", CANARY)
+    events: list[Any] = []
+    unsubscribe = ev.subscribe(events.append)
+    spans: list[Any] = []
+    stop_tracing = None
+    if importlib.util.find_spec("opentelemetry.sdk") is not None:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        from alloy.otel import instrument
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        stop_tracing = instrument(provider)
+        spans = exporter  # type: ignore[assignment]
+    caplog.set_level(logging.DEBUG)
+    yield {"events": events, "spans": [spans]}
+    unsubscribe()
+    if stop_tracing:
+        stop_tracing()
+
+
+FAULTS = {
+    "ok": lambda: (Json({"city": "Paris", "temp_c": 21.5}),),
+    "tool_round": lambda: (
+        ToolCalls(("lookup", {"city": "Paris"})),
+        Json({"city": "Paris", "temp_c": 1.0}),
+    ),
+    "unauthorized": lambda: (Unauthorized(),),
+    "rate_limited": lambda: (RateLimited(), RateLimited()),
+    "server_error": lambda: (HttpError(500), HttpError(500)),
+    "overloaded": lambda: (Overloaded(), Overloaded()),
+    "schema_rejected": lambda: (SchemaRejected(),),
+    "malformed": lambda: (MalformedJson(), MalformedJson()),
+    "disconnect": lambda: (Disconnect(), Disconnect()),
+    "timeout": lambda: (Slow(2.0), Slow(2.0)),
+}
+
+
+def _texts(
+    error: BaseException | None, collected: dict[str, list[Any]], caplog: pytest.LogCaptureFixture
+) -> list[str]:
+    texts = [record.getMessage() for record in caplog.records]
+    texts += [repr(record.args) for record in caplog.records]
+    texts += [
+        "".join(traceback.format_exception(*r.exc_info)) for r in caplog.records if r.exc_info
+    ]
+    texts += [repr(event) for event in collected["events"]]
+    for exporter in collected["spans"]:
+        if hasattr(exporter, "get_finished_spans"):
+            for span in exporter.get_finished_spans():
+                texts.append(repr(dict(span.attributes)))
+                texts.append(repr(span.status.description))
+                texts += [repr(e.attributes) for e in span.events]
+    if error is not None:
+        texts += [str(error), repr(error), repr(vars(error))]
+        # The whole printed traceback of alloy's error, SDK cause included.
+        texts.append("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+    return texts
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_canary_key_never_leaks(
+    provider: str,
+    fault: str,
+    driver: str,
+    emulator: Emulator,
+    collected: dict[str, list[Any]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    if not _available(provider):
+        pytest.skip(f"the {provider} adapter is not available")
+    model, queue, _ = PROVIDERS[provider]
+    emulator.push(queue, *FAULTS[fault]())
+
+    @command(
+        output=Weather,
+        model=model,
+        tools=[lookup],
+        retries=1,
+        max_reasks=1,
+        timeout=0.5,
+        log_content=True,
+    )
+    def weather(city: str) -> str:
+        return f"Weather in {city}?"
+
+    error: BaseException | None = None
+    try:
+        if driver == "sync":
+            weather("Paris")
+        else:
+            asyncio.run(weather.acall("Paris"))
+    except CommandError as exc:
+        error = exc
+    if fault in ("ok", "tool_round"):
+        assert error is None
+    else:
+        assert isinstance(error, CommandError)
+    assert collected["events"], "events were emitted"
+    for text in _texts(error, collected, caplog):
+        assert CANARY not in text
+        assert CANARY[8:] not in text  # no partial key either
