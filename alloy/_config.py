@@ -78,7 +78,7 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _context_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_config", default=_EMPTY)
 # Set only by alloy.testing.override_model: tests must be able to beat even decorator options.
 _forced_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_forced_config", default=_EMPTY)
-_env_cache: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+_env_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
 _dotenv_loaded = False
 
 
@@ -155,14 +155,31 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
         raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")
 
 
+_ENV_NAMES = tuple(name for names in ENV_VARS.values() for name in names)
+_encodekey = getattr(os.environ, "encodekey", None)
+_ENV_KEYS = tuple(_encodekey(name) for name in _ENV_NAMES) if _encodekey else _ENV_NAMES
+
+
+def _env_snapshot() -> tuple[Any, ...]:
+    """The raw values of the variables alloy reads, as the env-layer cache key; runs every call.
+
+    It reads ``os.environ``'s underlying dict when there is one: iterating ``os.environ`` decodes
+    every entry and a missing key costs a KeyError, which together were half of an offline call.
+    """
+    raw = getattr(os.environ, "_data", None)
+    if isinstance(raw, dict):
+        return tuple(map(raw.get, _ENV_KEYS))
+    return tuple(map(os.environ.get, _ENV_NAMES))
+
+
 def _env_layer() -> dict[str, Any]:
     """Options set through ALLOY_* variables (and a .env file), validated, cached per env state."""
     _load_dotenv_once()
-    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("ALLOY_")))
+    snapshot = _env_snapshot()
     cached = _env_cache.get(snapshot)
     if cached is not None:
         return cached
-    env = dict(snapshot)
+    env = {name: os.environ[name] for name in _ENV_NAMES if name in os.environ}
     layer: dict[str, Any] = {}
     for option, names in ENV_VARS.items():
         name = next((n for n in names if n in env), None)
