@@ -132,9 +132,13 @@ class App:
                              headers=(*_retry_headers(item.retry_after, item.retry_after_ms), *item.headers),
                              retry_after=item.retry_after)
         if isinstance(item, RateLimited):
+            # Gemini carries the delay in the body (RetryInfo), not in headers: give it the same wait.
+            delay = item.retry_after
+            if delay is None and item.retry_after_ms is not None:
+                delay = item.retry_after_ms / 1000
             return api.error(429, "rate_limit", item.message,
                              headers=_retry_headers(item.retry_after, item.retry_after_ms),
-                             retry_after=item.retry_after)
+                             retry_after=delay)
         if isinstance(item, Overloaded):
             status = 529 if api.provider == "anthropic" else 503
             return api.error(status, "overloaded", item.message,
@@ -189,11 +193,11 @@ class App:
         self._record(incoming, provider, None, body, None)
         return outcome
 
-    def _record(self, incoming: Incoming, provider: Provider | str | None, api: str | None,
+    def _record(self, incoming: Incoming, provider: Provider | None, api: str | None,
                 body: Any, call: Call | None) -> None:
         """Append to the request log (the test's view of what was sent)."""
         self.script.record(RecordedRequest(
-            provider=provider,  # type: ignore[arg-type]
+            provider=provider,
             api=api,
             method=incoming.method,
             path=incoming.path,
