@@ -282,7 +282,35 @@ def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
     merged.update(decorator)
     merged.update(call)
     merged.update(_forced_overrides.get())
-    return replace(_DEFAULTS, **merged) if merged else _DEFAULTS
+    if not merged:
+        return _DEFAULTS
+    key = _cache_key(merged)
+    config = _resolved.get(key) if key is not None else None
+    if config is None:
+        config = replace(_DEFAULTS, **merged)
+        if key is not None:
+            if len(_resolved) >= 256:
+                _resolved.clear()
+            _resolved[key] = config
+    return config
+
+
+def _cache_key(merged: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A key to reuse the Config of plain values (exact types, so ``1`` and ``True`` differ).
+
+    Building a frozen 18-field Config was the largest cost of resolving, and most calls resolve
+    the same values again. Mappings and Model objects are not plain: they are never cached.
+    """
+    if not all(value.__class__ in _PLAIN for value in merged.values()):
+        return None
+    key = tuple((name, value.__class__, value) for name, value in merged.items())
+    try:
+        hash(key)
+    except TypeError:  # a tuple holding something unhashable
+        return None
+    return key
 
 
 _DEFAULTS = Config()
+_PLAIN = frozenset({str, int, float, bool, type(None), tuple})
+_resolved: dict[tuple[Any, ...], Config] = {}
