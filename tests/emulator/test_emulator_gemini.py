@@ -261,3 +261,28 @@ async def test_transport_faults(alloy_emulator: Emulator) -> None:
     with pytest.raises(errors.ServerError) as in_stream:
         list(client.models.generate_content_stream(model=MODEL, contents="x"))
     assert in_stream.value.code == 503
+
+
+def test_both_proto_json_spellings(alloy_emulator: Emulator) -> None:
+    """``parametersJsonSchema`` and ``parameters_json_schema``, ``propertyOrdering`` and
+    ``property_ordering`` are the same field to the real API, so they are to the emulator."""
+    url = f"{alloy_emulator.url}/v1beta/models/{MODEL}:generateContent"
+    headers = {"x-goog-api-key": "k"}
+    contents = [{"role": "user", "parts": [{"text": "w"}]}]
+    tools = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": PARAMS}]}]
+    forced = {"functionCallingConfig": {"mode": "ANY"}}
+    call = httpx.post(url, headers=headers, json={"contents": contents, "tools": tools, "toolConfig": forced})
+    args = call.json()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"]
+    assert set(args) == {"city", "unit"}
+    snake = {"contents": contents, "generation_config": {
+        "response_mime_type": "application/json",
+        "response_schema": {"type": "OBJECT", "property_ordering": ["b", "a"], "required": ["a", "b"],
+                            "properties": {"a": {"type": "INTEGER", "nullable": True},
+                                           "b": {"type": "ARRAY", "min_items": 2, "items": {"type": "STRING"}}}}}}
+    value = json.loads(httpx.post(url, headers=headers, json=snake).json()["candidates"][0]["content"]["parts"][0]["text"])
+    assert isinstance(value["a"], int) and len(value["b"]) >= 2
+    camel = {"contents": contents, "generationConfig": {
+        "responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "object", "propertyOrdering": ["a"], "properties": {"a": {"type": "string"}},
+                               "required": ["a"]}}}
+    assert httpx.post(url, headers=headers, json=camel).status_code == 200

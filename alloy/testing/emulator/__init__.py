@@ -14,13 +14,16 @@ without a network::
         ...
         assert emu.last_request("openai").retry_count == 1
 
-With nothing queued it answers with a schema-valid value (or a forced tool call, or text).
-Queue :class:`Text`, :class:`Json`, :class:`ToolCalls`, :class:`Refusal`, :class:`MaxTokens`,
-:class:`MalformedJson`, :class:`Empty` replies, or faults: :class:`RateLimited`,
-:class:`HttpError`, :class:`Overloaded`, :class:`Unauthorized`, :class:`SchemaRejected`,
-:class:`CutStream`, :class:`StreamError`, :class:`Slow`, :class:`Disconnect`.  ``replay()``
-queues a recorded exchange.  Run ``python -m alloy.testing.emulator --port N`` to serve from a
-shell.
+With nothing queued it answers with a forced tool call (``tool_choice``), a value sampled from
+the request's schema, or text.  Queue :class:`Text`, :class:`Json`, :class:`ToolCalls`,
+:class:`Refusal`, :class:`MaxTokens`, :class:`MalformedJson`, :class:`Empty` replies, or faults:
+:class:`RateLimited`, :class:`HttpError`, :class:`Overloaded`, :class:`Unauthorized`,
+:class:`SchemaRejected`, :class:`CutStream`, :class:`StreamError`, :class:`Slow`,
+:class:`Disconnect`; one item is consumed per request.  ``replay()`` queues a recorded exchange.
+Requests whose strict schemas break a provider's rules get that provider's 400 (turn this off
+with ``Emulator(strict_schemas=False)``).  Clients that cannot reach the script can ask for a
+fault by model name (``error-429``, ``error-500``, ``error-529``…).  Run
+``python -m alloy.testing.emulator --port N`` to serve from a shell.
 """
 
 from ._call import Call, ToolCall, ToolDef, ToolResult, Turn

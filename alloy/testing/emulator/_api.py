@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send
+from ._script import Provider
 
 #: Why an error is being sent; each provider maps this to its own error type and message.
 Reason = Literal[
@@ -47,7 +48,7 @@ class SchemaProblem(BadRequest):
 class WireAPI(ABC):
     """One provider wire API (OpenAI Responses, Chat Completions, Anthropic, Gemini, Ollama)."""
 
-    provider: ClassVar[str]
+    provider: ClassVar[Provider]
     name: ClassVar[str]
 
     def authorized(self, incoming: Incoming) -> bool:
