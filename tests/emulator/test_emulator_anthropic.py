@@ -74,7 +74,9 @@ def client(request: pytest.FixtureRequest, alloy_emulator: Emulator) -> Iterator
 
 
 async def test_text(client: Any, alloy_emulator: Emulator) -> None:
-    message = await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, system="be brief"))
+    message = await run(
+        client.messages.create(model=MODEL, max_tokens=64, messages=USER, system="be brief")
+    )
     assert message.content[0].text == DEFAULT_TEXT
     assert message.stop_reason == "end_turn" and message.usage.output_tokens > 0
     request = alloy_emulator.last_request("anthropic")
@@ -86,9 +88,13 @@ async def test_text(client: Any, alloy_emulator: Emulator) -> None:
 
 async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push("anthropic", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 40}))
-    parsed = await run(client.messages.parse(model=MODEL, max_tokens=64, messages=USER, output_format=Weather))
+    parsed = await run(
+        client.messages.parse(model=MODEL, max_tokens=64, messages=USER, output_format=Weather)
+    )
     assert parsed.parsed_output == Weather(city="Paris", temperature_c=21.5, humidity=40)
-    generated = await run(client.messages.parse(model=MODEL, max_tokens=64, messages=USER, output_format=Weather))
+    generated = await run(
+        client.messages.parse(model=MODEL, max_tokens=64, messages=USER, output_format=Weather)
+    )
     assert isinstance(generated.parsed_output, Weather)
     request = alloy_emulator.last_request("anthropic")
     assert request.body["output_config"]["format"]["type"] == "json_schema"
@@ -98,36 +104,63 @@ async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
 async def test_tool_round_trip_with_parallel_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "anthropic",
-        ToolCalls(ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="toolu_01A"),
-                  ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="toolu_01B"),
-                  text="Let me check both."),
+        ToolCalls(
+            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="toolu_01A"),
+            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="toolu_01B"),
+            text="Let me check both.",
+        ),
         Text("Paris 21C, Rome 25C."),
     )
-    first = await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL]))
+    first = await run(
+        client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL])
+    )
     assert first.stop_reason == "tool_use"
     assert [b.type for b in first.content] == ["text", "tool_use", "tool_use"]
     uses = [b for b in first.content if b.type == "tool_use"]
-    assert [(u.id, u.input["city"]) for u in uses] == [("toolu_01A", "Paris"), ("toolu_01B", "Rome")]
-    history = [*USER, {"role": "assistant", "content": [b.model_dump() for b in first.content]},
-               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": u.id, "content": "21"}
-                                            for u in uses]}]
-    final = await run(client.messages.create(model=MODEL, max_tokens=64, messages=history, tools=[TOOL]))
+    assert [(u.id, u.input["city"]) for u in uses] == [
+        ("toolu_01A", "Paris"),
+        ("toolu_01B", "Rome"),
+    ]
+    history = [
+        *USER,
+        {"role": "assistant", "content": [b.model_dump() for b in first.content]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": u.id, "content": "21"} for u in uses
+            ],
+        },
+    ]
+    final = await run(
+        client.messages.create(model=MODEL, max_tokens=64, messages=history, tools=[TOOL])
+    )
     assert final.content[0].text == "Paris 21C, Rome 25C."
     seen = alloy_emulator.last_request("anthropic").call
     assert seen is not None
-    assert [(r.call_id, r.name) for r in seen.tool_results] == [("toolu_01A", "get_weather"),
-                                                                ("toolu_01B", "get_weather")]
+    assert [(r.call_id, r.name) for r in seen.tool_results] == [
+        ("toolu_01A", "get_weather"),
+        ("toolu_01B", "get_weather"),
+    ]
 
 
 async def test_forced_tool_default(client: Any) -> None:
-    message = await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL],
-                                               tool_choice={"type": "tool", "name": "get_weather"}))
+    message = await run(
+        client.messages.create(
+            model=MODEL,
+            max_tokens=64,
+            messages=USER,
+            tools=[TOOL],
+            tool_choice={"type": "tool", "name": "get_weather"},
+        )
+    )
     assert message.content[0].type == "tool_use"
     assert message.content[0].input["unit"] in ("c", "f")
 
 
 async def test_stream_text(client: Any, alloy_emulator: Emulator) -> None:
-    events = await collect(await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True)))
+    events = await collect(
+        await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True))
+    )
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
     text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
@@ -136,16 +169,28 @@ async def test_stream_text(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("anthropic", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                               ("get_weather", {"city": "Rome", "unit": "f"})))
+    alloy_emulator.push(
+        "anthropic",
+        ToolCalls(
+            ("get_weather", {"city": "Paris", "unit": "c"}),
+            ("get_weather", {"city": "Rome", "unit": "f"}),
+        ),
+    )
     if isinstance(client, anthropic.AsyncAnthropic):
-        async with client.messages.stream(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL]) as stream:
+        async with client.messages.stream(
+            model=MODEL, max_tokens=64, messages=USER, tools=[TOOL]
+        ) as stream:
             final = await stream.get_final_message()
     else:
-        with client.messages.stream(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL]) as stream:
+        with client.messages.stream(
+            model=MODEL, max_tokens=64, messages=USER, tools=[TOOL]
+        ) as stream:
             final = stream.get_final_message()
     assert final.stop_reason == "tool_use"
-    assert [b.input for b in final.content] == [{"city": "Paris", "unit": "c"}, {"city": "Rome", "unit": "f"}]
+    assert [b.input for b in final.content] == [
+        {"city": "Paris", "unit": "c"},
+        {"city": "Rome", "unit": "f"},
+    ]
 
 
 async def test_refusal_max_tokens_empty(client: Any, alloy_emulator: Emulator) -> None:
@@ -207,23 +252,36 @@ async def test_http_faults_map_to_sdk_errors(
 
 
 async def test_schema_rules(client: Any, alloy_emulator: Emulator) -> None:
-    constrained = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}},
-                   "required": ["n"], "additionalProperties": False}
+    constrained = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 1}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
     with pytest.raises(anthropic.BadRequestError, match="'minimum' is not supported"):
-        await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER,
-                                         output_config={"format": {"type": "json_schema", "schema": constrained}}))
+        await run(
+            client.messages.create(
+                model=MODEL,
+                max_tokens=64,
+                messages=USER,
+                output_config={"format": {"type": "json_schema", "schema": constrained}},
+            )
+        )
     open_object = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     strict_tool = {**TOOL, "input_schema": open_object}
     with pytest.raises(anthropic.BadRequestError, match="additionalProperties"):
-        await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[strict_tool]))
+        await run(
+            client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[strict_tool])
+        )
     loose_tool = {**strict_tool, "strict": False}  # non-strict tools are not checked
     await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[loose_tool]))
 
 
 async def test_transport_faults(client: Any, alloy_emulator: Emulator) -> None:
     short = client.with_options(timeout=0.2, max_retries=0)
-    alloy_emulator.push("anthropic", Slow(2.0), Disconnect(), CutStream(), CutStream(after=3),
-                        StreamError(after=3))
+    alloy_emulator.push(
+        "anthropic", Slow(2.0), Disconnect(), CutStream(), CutStream(after=3), StreamError(after=3)
+    )
     with pytest.raises(anthropic.APITimeoutError):
         await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER))
     with pytest.raises(anthropic.APIConnectionError):
@@ -232,20 +290,29 @@ async def test_transport_faults(client: Any, alloy_emulator: Emulator) -> None:
         await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER))
     # anthropic 2.12 lets the transport error of a broken stream through unwrapped
     with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
-        await collect(await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True)))
+        await collect(
+            await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True))
+        )
     with pytest.raises(anthropic.APIStatusError) as in_stream:
-        await collect(await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True)))
+        await collect(
+            await run(short.messages.create(model=MODEL, max_tokens=64, messages=USER, stream=True))
+        )
     assert in_stream.value.status_code == 200  # an in-stream error arrives on a 200 response
 
 
 def test_missing_key(alloy_emulator: Emulator) -> None:
-    response = httpx.post(f"{alloy_emulator.anthropic_base_url}/v1/messages",
-                          json={"model": MODEL, "max_tokens": 5, "messages": USER})
+    response = httpx.post(
+        f"{alloy_emulator.anthropic_base_url}/v1/messages",
+        json={"model": MODEL, "max_tokens": 5, "messages": USER},
+    )
     assert response.status_code == 401
     assert response.json()["error"]["type"] == "authentication_error"
 
 
 def test_max_tokens_is_required(alloy_emulator: Emulator) -> None:
-    response = httpx.post(f"{alloy_emulator.anthropic_base_url}/v1/messages", headers={"x-api-key": "k"},
-                          json={"model": MODEL, "messages": USER})
+    response = httpx.post(
+        f"{alloy_emulator.anthropic_base_url}/v1/messages",
+        headers={"x-api-key": "k"},
+        json={"model": MODEL, "messages": USER},
+    )
     assert response.status_code == 400 and "max_tokens" in response.json()["error"]["message"]

@@ -43,8 +43,15 @@ PARAMS = {
     "required": ["city", "unit"],
     "additionalProperties": False,
 }
-TOOLS = [types.Tool(function_declarations=[
-    types.FunctionDeclaration(name="get_weather", description="Get weather", parameters_json_schema=PARAMS)])]
+TOOLS = [
+    types.Tool(
+        function_declarations=[
+            types.FunctionDeclaration(
+                name="get_weather", description="Get weather", parameters_json_schema=PARAMS
+            )
+        ]
+    )
+]
 
 
 class Weather(BaseModel):
@@ -74,7 +81,9 @@ class Models:
 
 @pytest.fixture(params=["sync", "async"])
 def models(request: pytest.FixtureRequest, alloy_emulator: Emulator) -> Iterator[Models]:
-    client = genai.Client(api_key="gm-test", http_options={"base_url": alloy_emulator.gemini_base_url})
+    client = genai.Client(
+        api_key="gm-test", http_options={"base_url": alloy_emulator.gemini_base_url}
+    )
     yield Models(client, request.param == "async")
 
 
@@ -90,10 +99,14 @@ async def test_text(models: Models, alloy_emulator: Emulator) -> None:
 
 
 async def test_v1beta_and_structured_output(alloy_emulator: Emulator) -> None:
-    client = genai.Client(api_key="k", http_options={"base_url": alloy_emulator.gemini_base_url,
-                                                     "api_version": "v1beta"})
+    client = genai.Client(
+        api_key="k",
+        http_options={"base_url": alloy_emulator.gemini_base_url, "api_version": "v1beta"},
+    )
     alloy_emulator.push("gemini", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 42}))
-    config = types.GenerateContentConfig(response_mime_type="application/json", response_schema=Weather)
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_schema=Weather
+    )
     response = await client.aio.models.generate_content(model=MODEL, contents="w", config=config)
     assert response.parsed == Weather(city="Paris", temperature_c=21.5, humidity=42)
     assert alloy_emulator.last_request("gemini").path.startswith("/v1beta/models/")
@@ -102,34 +115,54 @@ async def test_v1beta_and_structured_output(alloy_emulator: Emulator) -> None:
 
 
 async def test_response_json_schema(models: Models, alloy_emulator: Emulator) -> None:
-    schema = {"type": "object", "properties": {"city": {"type": "string"},
-                                               "humidity": {"type": ["integer", "null"]}},
-              "required": ["city", "humidity"], "additionalProperties": False}
-    config = types.GenerateContentConfig(response_mime_type="application/json", response_json_schema=schema)
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "humidity": {"type": ["integer", "null"]}},
+        "required": ["city", "humidity"],
+        "additionalProperties": False,
+    }
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_json_schema=schema
+    )
     response = await run(models.api.generate_content(model=MODEL, contents="w", config=config))
     assert set(response.parsed) == {"city", "humidity"}
     sent = alloy_emulator.last_request("gemini").body["generationConfig"]
     assert sent["responseJsonSchema"] == schema
 
 
-async def test_tool_round_trip_parallel_with_signatures(models: Models, alloy_emulator: Emulator) -> None:
+async def test_tool_round_trip_parallel_with_signatures(
+    models: Models, alloy_emulator: Emulator
+) -> None:
     signature = b"\xfb\xff\xfe\x01"  # standard base64 '+//+AQ==', echoed back URL-safe by the SDK
     alloy_emulator.push(
         "gemini",
-        ToolCalls(ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="fc1", signature=signature),
-                  ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="fc2")),
+        ToolCalls(
+            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="fc1", signature=signature),
+            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="fc2"),
+        ),
         Text("Paris 21C, Rome 25C."),
     )
     config = types.GenerateContentConfig(tools=TOOLS)
     first = await run(models.api.generate_content(model=MODEL, contents="w", config=config))
-    assert [(c.id, c.args["city"]) for c in first.function_calls] == [("fc1", "Paris"), ("fc2", "Rome")]
+    assert [(c.id, c.args["city"]) for c in first.function_calls] == [
+        ("fc1", "Paris"),
+        ("fc2", "Rome"),
+    ]
     assert first.candidates[0].content.parts[0].thought_signature == signature
     contents = [
         types.Content(role="user", parts=[types.Part(text="w")]),
         first.candidates[0].content,
-        types.Content(role="user", parts=[
-            types.Part(function_response=types.FunctionResponse(id=c.id, name=c.name, response={"t": 21}))
-            for c in first.function_calls]),
+        types.Content(
+            role="user",
+            parts=[
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id=c.id, name=c.name, response={"t": 21}
+                    )
+                )
+                for c in first.function_calls
+            ],
+        ),
     ]
     final = await run(models.api.generate_content(model=MODEL, contents=contents, config=config))
     assert final.text == "Paris 21C, Rome 25C."
@@ -138,13 +171,21 @@ async def test_tool_round_trip_parallel_with_signatures(models: Models, alloy_em
     assert base64.urlsafe_b64decode(echoed + "=" * (-len(echoed) % 4)) == signature
     assert request.body["tools"][0]["functionDeclarations"][0]["parameters_json_schema"] == PARAMS
     assert request.call is not None
-    assert [(r.call_id, r.name) for r in request.call.tool_results] == [("fc1", "get_weather"),
-                                                                        ("fc2", "get_weather")]
+    assert [(r.call_id, r.name) for r in request.call.tool_results] == [
+        ("fc1", "get_weather"),
+        ("fc2", "get_weather"),
+    ]
 
 
 async def test_forced_function_default(models: Models) -> None:
-    config = types.GenerateContentConfig(tools=TOOLS, tool_config=types.ToolConfig(
-        function_calling_config=types.FunctionCallingConfig(mode="ANY", allowed_function_names=["get_weather"])))
+    config = types.GenerateContentConfig(
+        tools=TOOLS,
+        tool_config=types.ToolConfig(
+            function_calling_config=types.FunctionCallingConfig(
+                mode="ANY", allowed_function_names=["get_weather"]
+            )
+        ),
+    )
     response = await run(models.api.generate_content(model=MODEL, contents="w", config=config))
     assert response.function_calls[0].name == "get_weather"
     assert response.function_calls[0].args["unit"] in ("c", "f")
@@ -163,10 +204,18 @@ async def test_stream_text(models: Models, alloy_emulator: Emulator) -> None:
 
 
 async def test_stream_tool_calls(models: Models, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("gemini", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                            ("get_weather", {"city": "Rome", "unit": "f"})))
-    chunks = await collect(models.api.generate_content_stream(
-        model=MODEL, contents="w", config=types.GenerateContentConfig(tools=TOOLS)))
+    alloy_emulator.push(
+        "gemini",
+        ToolCalls(
+            ("get_weather", {"city": "Paris", "unit": "c"}),
+            ("get_weather", {"city": "Rome", "unit": "f"}),
+        ),
+    )
+    chunks = await collect(
+        models.api.generate_content_stream(
+            model=MODEL, contents="w", config=types.GenerateContentConfig(tools=TOOLS)
+        )
+    )
     calls = [c for chunk in chunks for c in chunk.function_calls or []]
     assert [c.args["city"] for c in calls] == ["Paris", "Rome"]
 
@@ -185,7 +234,9 @@ async def test_refusal_max_tokens_empty(models: Models, alloy_emulator: Emulator
 def test_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
     """google-genai models forbid unknown fields, so this catches any key we invent."""
     url = f"{alloy_emulator.url}/v1beta/models/{MODEL}"
-    alloy_emulator.push("gemini", ToolCalls(ToolCall("get_weather", None, id="a", signature=b"s"), text="x"))
+    alloy_emulator.push(
+        "gemini", ToolCalls(ToolCall("get_weather", None, id="a", signature=b"s"), text="x")
+    )
     body = {"contents": [{"role": "user", "parts": [{"text": "w"}]}]}
     response = httpx.post(f"{url}:generateContent", params={"key": "k"}, json=body)
     types.GenerateContentResponse.model_validate(response.json())
@@ -202,14 +253,21 @@ def test_missing_key_and_bad_signature(alloy_emulator: Emulator) -> None:
     missing = httpx.post(url, json=body)
     assert missing.status_code == 400
     assert missing.json()["error"]["details"][0]["reason"] == "API_KEY_INVALID"
-    bad = {"contents": [{"role": "model", "parts": [{"text": "w", "thoughtSignature": "not base64!"}]}]}
+    bad = {
+        "contents": [{"role": "model", "parts": [{"text": "w", "thoughtSignature": "not base64!"}]}]
+    }
     rejected = httpx.post(url, json=bad, headers={"x-goog-api-key": "k"})
-    assert rejected.status_code == 400 and "Base64 decoding failed" in rejected.json()["error"]["message"]
+    assert (
+        rejected.status_code == 400
+        and "Base64 decoding failed" in rejected.json()["error"]["message"]
+    )
 
 
 async def test_response_json_schema_keyword_rules(models: Models, alloy_emulator: Emulator) -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}}
-    config = types.GenerateContentConfig(response_mime_type="application/json", response_json_schema=schema)
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_json_schema=schema
+    )
     with pytest.raises(errors.ClientError) as caught:
         await run(models.api.generate_content(model=MODEL, contents="w", config=config))
     assert caught.value.code == 400 and caught.value.status == "INVALID_ARGUMENT"
@@ -227,7 +285,12 @@ async def test_response_json_schema_keyword_rules(models: Models, alloy_emulator
     ],
 )
 async def test_http_faults_map_to_sdk_errors(
-    models: Models, alloy_emulator: Emulator, fault: Any, error: type[Exception], code: int, status: str
+    models: Models,
+    alloy_emulator: Emulator,
+    fault: Any,
+    error: type[Exception],
+    code: int,
+    status: str,
 ) -> None:
     alloy_emulator.push("gemini", fault)
     with pytest.raises(error) as caught:
@@ -238,18 +301,24 @@ async def test_http_faults_map_to_sdk_errors(
 
 def test_opt_in_retries(alloy_emulator: Emulator) -> None:
     retry = types.HttpRetryOptions(attempts=3, initial_delay=0.01, max_delay=0.02, jitter=0)
-    client = genai.Client(api_key="k", http_options=types.HttpOptions(
-        base_url=alloy_emulator.gemini_base_url, retry_options=retry))
+    client = genai.Client(
+        api_key="k",
+        http_options=types.HttpOptions(
+            base_url=alloy_emulator.gemini_base_url, retry_options=retry
+        ),
+    )
     alloy_emulator.push("gemini", RateLimited(), Overloaded(), Text("third time"))
     assert client.models.generate_content(model=MODEL, contents="x").text == "third time"
     assert len(alloy_emulator.requests) == 3
 
 
 async def test_transport_faults(alloy_emulator: Emulator) -> None:
-    client = genai.Client(api_key="k", http_options={"base_url": alloy_emulator.gemini_base_url,
-                                                     "timeout": 200})
-    alloy_emulator.push("gemini", Slow(2.0), Disconnect(), CutStream(), CutStream(after=1),
-                        StreamError(after=1))
+    client = genai.Client(
+        api_key="k", http_options={"base_url": alloy_emulator.gemini_base_url, "timeout": 200}
+    )
+    alloy_emulator.push(
+        "gemini", Slow(2.0), Disconnect(), CutStream(), CutStream(after=1), StreamError(after=1)
+    )
     with pytest.raises(httpx2.TimeoutException):
         await client.aio.models.generate_content(model=MODEL, contents="x")
     with pytest.raises(httpx2.RemoteProtocolError, match="without sending a response"):
@@ -271,18 +340,42 @@ def test_both_proto_json_spellings(alloy_emulator: Emulator) -> None:
     contents = [{"role": "user", "parts": [{"text": "w"}]}]
     tools = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": PARAMS}]}]
     forced = {"functionCallingConfig": {"mode": "ANY"}}
-    call = httpx.post(url, headers=headers, json={"contents": contents, "tools": tools, "toolConfig": forced})
+    call = httpx.post(
+        url, headers=headers, json={"contents": contents, "tools": tools, "toolConfig": forced}
+    )
     args = call.json()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"]
     assert set(args) == {"city", "unit"}
-    snake = {"contents": contents, "generation_config": {
-        "response_mime_type": "application/json",
-        "response_schema": {"type": "OBJECT", "property_ordering": ["b", "a"], "required": ["a", "b"],
-                            "properties": {"a": {"type": "INTEGER", "nullable": True},
-                                           "b": {"type": "ARRAY", "min_items": 2, "items": {"type": "STRING"}}}}}}
-    value = json.loads(httpx.post(url, headers=headers, json=snake).json()["candidates"][0]["content"]["parts"][0]["text"])
+    snake = {
+        "contents": contents,
+        "generation_config": {
+            "response_mime_type": "application/json",
+            "response_schema": {
+                "type": "OBJECT",
+                "property_ordering": ["b", "a"],
+                "required": ["a", "b"],
+                "properties": {
+                    "a": {"type": "INTEGER", "nullable": True},
+                    "b": {"type": "ARRAY", "min_items": 2, "items": {"type": "STRING"}},
+                },
+            },
+        },
+    }
+    value = json.loads(
+        httpx.post(url, headers=headers, json=snake).json()["candidates"][0]["content"]["parts"][0][
+            "text"
+        ]
+    )
     assert isinstance(value["a"], int) and len(value["b"]) >= 2
-    camel = {"contents": contents, "generationConfig": {
-        "responseMimeType": "application/json",
-        "responseJsonSchema": {"type": "object", "propertyOrdering": ["a"], "properties": {"a": {"type": "string"}},
-                               "required": ["a"]}}}
+    camel = {
+        "contents": contents,
+        "generationConfig": {
+            "responseMimeType": "application/json",
+            "responseJsonSchema": {
+                "type": "object",
+                "propertyOrdering": ["a"],
+                "properties": {"a": {"type": "string"}},
+                "required": ["a"],
+            },
+        },
+    }
     assert httpx.post(url, headers=headers, json=camel).status_code == 200

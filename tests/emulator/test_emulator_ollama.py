@@ -32,10 +32,21 @@ from alloy.testing.emulator import (
 
 MODEL = "llama3.2"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
-TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Get current weather",
-    "parameters": {"type": "object", "required": ["city", "unit"],
-                   "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}}}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current weather",
+        "parameters": {
+            "type": "object",
+            "required": ["city", "unit"],
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+            },
+        },
+    },
+}
 
 
 class Weather(BaseModel):
@@ -74,27 +85,42 @@ async def test_text(client: Any, alloy_emulator: Emulator) -> None:
 async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push("ollama", Json({"city": "Paris", "temperature_c": 21.5}))
     queued = await run(client.chat(model=MODEL, messages=USER, format=Weather.model_json_schema()))
-    assert Weather.model_validate_json(queued.message.content) == Weather(city="Paris", temperature_c=21.5)
-    generated = await run(client.chat(model=MODEL, messages=USER, format=Weather.model_json_schema()))
+    assert Weather.model_validate_json(queued.message.content) == Weather(
+        city="Paris", temperature_c=21.5
+    )
+    generated = await run(
+        client.chat(model=MODEL, messages=USER, format=Weather.model_json_schema())
+    )
     Weather.model_validate_json(generated.message.content)
     json_mode = await run(client.chat(model=MODEL, messages=USER, format="json"))
     assert json.loads(json_mode.message.content) == {}
 
 
 async def test_tool_round_trip_parallel(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("ollama", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                            ("get_weather", {"city": "Rome", "unit": "c"})),
-                        Text("Paris 21C, Rome 25C."))
+    alloy_emulator.push(
+        "ollama",
+        ToolCalls(
+            ("get_weather", {"city": "Paris", "unit": "c"}),
+            ("get_weather", {"city": "Rome", "unit": "c"}),
+        ),
+        Text("Paris 21C, Rome 25C."),
+    )
     first = await run(client.chat(model=MODEL, messages=USER, tools=[TOOL]))
     calls = first.message.tool_calls
     assert [(c.function.name, c.function.arguments) for c in calls] == [
-        ("get_weather", {"city": "Paris", "unit": "c"}), ("get_weather", {"city": "Rome", "unit": "c"})]
+        ("get_weather", {"city": "Paris", "unit": "c"}),
+        ("get_weather", {"city": "Rome", "unit": "c"}),
+    ]
     history = [*USER, first.message] + [
-        {"role": "tool", "content": "21", "tool_name": c.function.name} for c in calls]
+        {"role": "tool", "content": "21", "tool_name": c.function.name} for c in calls
+    ]
     final = await run(client.chat(model=MODEL, messages=history, tools=[TOOL]))
     assert final.message.content == "Paris 21C, Rome 25C."
     seen = alloy_emulator.last_request("ollama").call
-    assert seen is not None and [r.name for r in seen.tool_results] == ["get_weather", "get_weather"]
+    assert seen is not None and [r.name for r in seen.tool_results] == [
+        "get_weather",
+        "get_weather",
+    ]
 
 
 async def test_stream_text_and_tools(client: Any, alloy_emulator: Emulator) -> None:
@@ -118,7 +144,9 @@ async def test_max_tokens_and_empty(client: Any, alloy_emulator: Emulator) -> No
 
 def test_server_streams_by_default(alloy_emulator: Emulator) -> None:
     """Without a ``stream`` key the real server streams NDJSON; so does the emulator."""
-    response = httpx.post(f"{alloy_emulator.ollama_host}/api/chat", json={"model": MODEL, "messages": USER})
+    response = httpx.post(
+        f"{alloy_emulator.ollama_host}/api/chat", json={"model": MODEL, "messages": USER}
+    )
     assert response.headers["content-type"] == "application/x-ndjson"
     lines = [json.loads(line) for line in response.text.splitlines()]
     assert len(lines) > 1 and lines[-1]["done"] is True
@@ -135,8 +163,13 @@ def test_health_endpoints(alloy_emulator: Emulator) -> None:
 
 @pytest.mark.parametrize(
     ("fault", "status"),
-    [(RateLimited(), 429), (HttpError(500), 500), (Overloaded(), 503), (HttpError(404, "model 'x' not found"), 404),
-     (SchemaRejected(), 400)],
+    [
+        (RateLimited(), 429),
+        (HttpError(500), 500),
+        (Overloaded(), 503),
+        (HttpError(404, "model 'x' not found"), 404),
+        (SchemaRejected(), 400),
+    ],
 )
 async def test_http_faults(client: Any, alloy_emulator: Emulator, fault: Any, status: int) -> None:
     alloy_emulator.push("ollama", fault)
@@ -146,15 +179,18 @@ async def test_http_faults(client: Any, alloy_emulator: Emulator, fault: Any, st
 
 
 async def test_invalid_format_is_rejected(alloy_emulator: Emulator) -> None:
-    response = httpx.post(f"{alloy_emulator.ollama_host}/api/chat",
-                          json={"model": MODEL, "messages": USER, "format": "yaml", "stream": False})
+    response = httpx.post(
+        f"{alloy_emulator.ollama_host}/api/chat",
+        json={"model": MODEL, "messages": USER, "format": "yaml", "stream": False},
+    )
     assert response.status_code == 400 and "invalid format" in response.json()["error"]
 
 
 async def test_transport_faults(alloy_emulator: Emulator) -> None:
     client = ollama.AsyncClient(host=alloy_emulator.ollama_host, timeout=0.2)
-    alloy_emulator.push("ollama", Slow(2.0), Disconnect(), CutStream(), CutStream(after=1),
-                        StreamError(after=1))
+    alloy_emulator.push(
+        "ollama", Slow(2.0), Disconnect(), CutStream(), CutStream(after=1), StreamError(after=1)
+    )
     with pytest.raises(httpx.ReadTimeout):
         await client.chat(model=MODEL, messages=USER)
     with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):

@@ -55,10 +55,22 @@ WEATHER_TOOL_SCHEMA = {
     "required": ["city", "unit"],
     "additionalProperties": False,
 }
-RESPONSES_TOOL = {"type": "function", "name": "get_weather", "description": "Get current weather",
-                  "parameters": WEATHER_TOOL_SCHEMA, "strict": True}
-CHAT_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Get current weather",
-                                              "parameters": WEATHER_TOOL_SCHEMA, "strict": True}}
+RESPONSES_TOOL = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Get current weather",
+    "parameters": WEATHER_TOOL_SCHEMA,
+    "strict": True,
+}
+CHAT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current weather",
+        "parameters": WEATHER_TOOL_SCHEMA,
+        "strict": True,
+    },
+}
 USER = [{"role": "user", "content": "Weather in Paris?"}]
 
 
@@ -88,7 +100,11 @@ async def test_responses_text(client: Any, alloy_emulator: Emulator) -> None:
     assert response.output_text == DEFAULT_TEXT
     assert response.usage.input_tokens_details.cache_write_tokens == 0
     request = alloy_emulator.last_request("openai")
-    assert (request.method, request.path, request.api) == ("POST", "/v1/responses", "openai.responses")
+    assert (request.method, request.path, request.api) == (
+        "POST",
+        "/v1/responses",
+        "openai.responses",
+    )
     assert request.body == {"model": "gpt-4o", "input": "Say hello"}
     assert request.header("authorization") == "Bearer sk-test"
     is_async = isinstance(client, openai.AsyncOpenAI)
@@ -115,21 +131,34 @@ async def test_responses_tool_round_trip(client: Any, alloy_emulator: Emulator) 
     call = first.output[0]
     assert (call.type, call.name, call.call_id) == ("function_call", "get_weather", "call_1")
     assert json.loads(call.arguments) == {"city": "Paris", "unit": "c"}
-    follow_up = [*USER, {"type": "function_call", "call_id": call.call_id, "name": call.name,
-                         "arguments": call.arguments},
-                 {"type": "function_call_output", "call_id": call.call_id, "output": '{"temp_c": 21.5}'}]
-    final = await run(client.responses.create(model="gpt-4o", input=follow_up, tools=[RESPONSES_TOOL]))
+    follow_up = [
+        *USER,
+        {
+            "type": "function_call",
+            "call_id": call.call_id,
+            "name": call.name,
+            "arguments": call.arguments,
+        },
+        {"type": "function_call_output", "call_id": call.call_id, "output": '{"temp_c": 21.5}'},
+    ]
+    final = await run(
+        client.responses.create(model="gpt-4o", input=follow_up, tools=[RESPONSES_TOOL])
+    )
     assert final.output_text == "It is 21.5C in Paris."
     seen = alloy_emulator.last_request("openai").call
     assert seen is not None
     assert [(r.call_id, r.name, r.content) for r in seen.tool_results] == [
-        ("call_1", "get_weather", '{"temp_c": 21.5}')]
+        ("call_1", "get_weather", '{"temp_c": 21.5}')
+    ]
 
 
 async def test_responses_parallel_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                            ("get_weather", None)))
-    response = await run(client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL]))
+    alloy_emulator.push(
+        "openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}), ("get_weather", None))
+    )
+    response = await run(
+        client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL])
+    )
     calls = [item for item in response.output if item.type == "function_call"]
     assert len(calls) == 2 and calls[0].call_id != calls[1].call_id
     assert json.loads(calls[0].arguments) == {"city": "Paris", "unit": "c"}
@@ -139,18 +168,29 @@ async def test_responses_parallel_tool_calls(client: Any, alloy_emulator: Emulat
 
 async def test_responses_forced_tool_default(client: Any, alloy_emulator: Emulator) -> None:
     """Nothing queued and ``tool_choice`` forcing a function: a schema-valid call."""
-    response = await run(client.responses.create(
-        model="gpt-4o", input=USER, tools=[RESPONSES_TOOL],
-        tool_choice={"type": "function", "name": "get_weather"}))
+    response = await run(
+        client.responses.create(
+            model="gpt-4o",
+            input=USER,
+            tools=[RESPONSES_TOOL],
+            tool_choice={"type": "function", "name": "get_weather"},
+        )
+    )
     assert response.output[0].name == "get_weather"
     assert set(json.loads(response.output[0].arguments)) == {"city", "unit"}
 
 
 async def test_responses_stream_text(client: Any, alloy_emulator: Emulator) -> None:
-    events = await collect(await run(client.responses.create(model="gpt-4o", input="hi", stream=True)))
+    events = await collect(
+        await run(client.responses.create(model="gpt-4o", input="hi", stream=True))
+    )
     kinds = [e.type for e in events]
-    assert kinds[:4] == ["response.created", "response.in_progress", "response.output_item.added",
-                         "response.content_part.added"]
+    assert kinds[:4] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+    ]
     assert kinds[-1] == "response.completed"
     assert [e.sequence_number for e in events] == list(range(len(events)))
     text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
@@ -160,14 +200,24 @@ async def test_responses_stream_text(client: Any, alloy_emulator: Emulator) -> N
 
 
 async def test_responses_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                            ("get_weather", {"city": "Rome", "unit": "f"})))
-    stream = await run(client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL], stream=True))
+    alloy_emulator.push(
+        "openai",
+        ToolCalls(
+            ("get_weather", {"city": "Paris", "unit": "c"}),
+            ("get_weather", {"city": "Rome", "unit": "f"}),
+        ),
+    )
+    stream = await run(
+        client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL], stream=True)
+    )
     events = await collect(stream)
     done = [e for e in events if e.type == "response.function_call_arguments.done"]
     assert [json.loads(e.arguments)["city"] for e in done] == ["Paris", "Rome"]
-    deltas = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta"
-                     and e.output_index == 0)
+    deltas = "".join(
+        e.delta
+        for e in events
+        if e.type == "response.function_call_arguments.delta" and e.output_index == 0
+    )
     assert json.loads(deltas) == {"city": "Paris", "unit": "c"}
     assert [o.name for o in events[-1].response.output] == ["get_weather", "get_weather"]
 
@@ -182,7 +232,9 @@ def test_responses_stream_helper_parses(alloy_emulator: Emulator) -> None:
     assert final.output_parsed == Weather(city="Oslo", temperature_c=-3.0, humidity=None)
 
 
-async def test_responses_refusal_max_tokens_malformed_empty(client: Any, alloy_emulator: Emulator) -> None:
+async def test_responses_refusal_max_tokens_malformed_empty(
+    client: Any, alloy_emulator: Emulator
+) -> None:
     alloy_emulator.push("openai", Refusal("No."), MaxTokens("Hello, wor"), MalformedJson(), Empty())
     refused = await run(client.responses.create(model="gpt-4o", input="x"))
     assert refused.output[0].content[0].type == "refusal"
@@ -198,9 +250,13 @@ async def test_responses_refusal_max_tokens_malformed_empty(client: Any, alloy_e
     assert empty.output == [] and empty.output_text == ""
 
 
-async def test_responses_stream_max_tokens_ends_incomplete(client: Any, alloy_emulator: Emulator) -> None:
+async def test_responses_stream_max_tokens_ends_incomplete(
+    client: Any, alloy_emulator: Emulator
+) -> None:
     alloy_emulator.push("openai", MaxTokens())
-    events = await collect(await run(client.responses.create(model="gpt-4o", input="x", stream=True)))
+    events = await collect(
+        await run(client.responses.create(model="gpt-4o", input="x", stream=True))
+    )
     assert events[-1].type == "response.incomplete"
     assert events[-1].response.output_text == DEFAULT_TEXT[: len(DEFAULT_TEXT) // 2]
 
@@ -231,57 +287,92 @@ async def test_chat_text(client: Any, alloy_emulator: Emulator) -> None:
     completion = await run(client.chat.completions.create(model="gpt-4o", messages=USER))
     assert completion.choices[0].message.content == DEFAULT_TEXT
     assert completion.choices[0].finish_reason == "stop"
-    assert completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
+    assert (
+        completion.usage.total_tokens
+        == completion.usage.prompt_tokens + completion.usage.completion_tokens
+    )
     assert alloy_emulator.last_request("openai").path == "/v1/chat/completions"
 
 
 async def test_chat_structured_output_parse(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push("openai", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 42}))
-    completion = await run(client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather))
-    assert completion.choices[0].message.parsed == Weather(city="Paris", temperature_c=21.5, humidity=42)
+    completion = await run(
+        client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather)
+    )
+    assert completion.choices[0].message.parsed == Weather(
+        city="Paris", temperature_c=21.5, humidity=42
+    )
     request = alloy_emulator.last_request("openai")
     assert request.header("x-stainless-helper-method") == "chat.completions.parse"
     assert request.body["response_format"]["json_schema"]["name"] == "Weather"
 
 
-async def test_chat_tool_round_trip_single_and_parallel(client: Any, alloy_emulator: Emulator) -> None:
+async def test_chat_tool_round_trip_single_and_parallel(
+    client: Any, alloy_emulator: Emulator
+) -> None:
     alloy_emulator.push(
         "openai",
-        ToolCalls(ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_a"),
-                  ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="call_b")),
+        ToolCalls(
+            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_a"),
+            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="call_b"),
+        ),
         Text("Paris 21C, Rome 25C."),
     )
-    first = await run(client.chat.completions.create(model="gpt-4o", messages=USER, tools=[CHAT_TOOL]))
+    first = await run(
+        client.chat.completions.create(model="gpt-4o", messages=USER, tools=[CHAT_TOOL])
+    )
     message = first.choices[0].message
     assert first.choices[0].finish_reason == "tool_calls" and message.content is None
     assert [c.id for c in message.tool_calls] == ["call_a", "call_b"]
     history = [*USER, message.model_dump(exclude_none=True)] + [
-        {"role": "tool", "tool_call_id": c.id, "content": "21"} for c in message.tool_calls]
-    final = await run(client.chat.completions.create(model="gpt-4o", messages=history, tools=[CHAT_TOOL]))
+        {"role": "tool", "tool_call_id": c.id, "content": "21"} for c in message.tool_calls
+    ]
+    final = await run(
+        client.chat.completions.create(model="gpt-4o", messages=history, tools=[CHAT_TOOL])
+    )
     assert final.choices[0].message.content == "Paris 21C, Rome 25C."
     seen = alloy_emulator.last_request("openai").call
     assert seen is not None and [r.call_id for r in seen.tool_results] == ["call_a", "call_b"]
 
 
 async def test_chat_stream_usage_only_when_asked(client: Any, alloy_emulator: Emulator) -> None:
-    plain = await collect(await run(client.chat.completions.create(model="gpt-4o", messages=USER, stream=True)))
+    plain = await collect(
+        await run(client.chat.completions.create(model="gpt-4o", messages=USER, stream=True))
+    )
     assert all(getattr(c, "usage", None) is None for c in plain)
     assert "".join(c.choices[0].delta.content or "" for c in plain) == DEFAULT_TEXT
     assert plain[-1].choices[0].finish_reason == "stop"
-    counted = await collect(await run(client.chat.completions.create(
-        model="gpt-4o", messages=USER, stream=True, stream_options={"include_usage": True})))
+    counted = await collect(
+        await run(
+            client.chat.completions.create(
+                model="gpt-4o", messages=USER, stream=True, stream_options={"include_usage": True}
+            )
+        )
+    )
     assert counted[-1].choices == [] and counted[-1].usage.total_tokens > 0
 
 
 async def test_chat_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}),
-                                            ("get_weather", {"city": "Rome", "unit": "f"})))
-    chunks = await collect(await run(client.chat.completions.create(
-        model="gpt-4o", messages=USER, tools=[CHAT_TOOL], stream=True)))
+    alloy_emulator.push(
+        "openai",
+        ToolCalls(
+            ("get_weather", {"city": "Paris", "unit": "c"}),
+            ("get_weather", {"city": "Rome", "unit": "f"}),
+        ),
+    )
+    chunks = await collect(
+        await run(
+            client.chat.completions.create(
+                model="gpt-4o", messages=USER, tools=[CHAT_TOOL], stream=True
+            )
+        )
+    )
     arguments: dict[int, str] = {}
     for chunk in chunks:
         for tool_delta in chunk.choices[0].delta.tool_calls or []:
-            arguments[tool_delta.index] = arguments.get(tool_delta.index, "") + (tool_delta.function.arguments or "")
+            arguments[tool_delta.index] = arguments.get(tool_delta.index, "") + (
+                tool_delta.function.arguments or ""
+            )
     assert {i: json.loads(a)["city"] for i, a in arguments.items()} == {0: "Paris", 1: "Rome"}
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
@@ -289,7 +380,9 @@ async def test_chat_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> 
 def test_chat_stream_helper_and_refusal(alloy_emulator: Emulator) -> None:
     client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test")
     alloy_emulator.push("openai", Refusal("Not that."))
-    with client.chat.completions.stream(model="gpt-4o", messages=USER, response_format=Weather) as stream:
+    with client.chat.completions.stream(
+        model="gpt-4o", messages=USER, response_format=Weather
+    ) as stream:
         final = stream.get_final_completion()
     assert final.choices[0].message.refusal == "Not that."
     assert final.choices[0].message.parsed is None
@@ -298,7 +391,9 @@ def test_chat_stream_helper_and_refusal(alloy_emulator: Emulator) -> None:
 async def test_chat_length_finish(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push("openai", MaxTokens('{"city": "Pa'))
     with pytest.raises(openai.LengthFinishReasonError):
-        await run(client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather))
+        await run(
+            client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather)
+        )
 
 
 def test_chat_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
@@ -307,8 +402,11 @@ def test_chat_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
     alloy_emulator.push("openai", ToolCalls(("get_weather", None)), Text("hi"))
     body = {"model": "gpt-4o", "messages": USER, "tools": [CHAT_TOOL]}
     ChatCompletion.model_validate(httpx.post(url, json=body, headers=headers).json(), strict=True)
-    raw = httpx.post(url, json={**body, "stream": True, "stream_options": {"include_usage": True}},
-                     headers=headers).text
+    raw = httpx.post(
+        url,
+        json={**body, "stream": True, "stream_options": {"include_usage": True}},
+        headers=headers,
+    ).text
     frames = [f.removeprefix("data: ") for f in raw.split("\n\n") if f]
     assert frames[-1] == "[DONE]" and "event:" not in raw
     for frame in frames[:-1]:
@@ -329,7 +427,9 @@ async def test_rate_limit_is_retried_fast(alloy_emulator: Emulator) -> None:
 
 
 def test_rate_limit_exhausts_retries(alloy_emulator: Emulator) -> None:
-    client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test", max_retries=1)
+    client = openai.OpenAI(
+        base_url=alloy_emulator.openai_base_url, api_key="sk-test", max_retries=1
+    )
     alloy_emulator.push("openai", RateLimited(retry_after_ms=None, retry_after=0.01), RateLimited())
     with pytest.raises(openai.RateLimitError) as caught:
         client.chat.completions.create(model="gpt-4o", messages=USER)
@@ -358,7 +458,9 @@ async def test_http_faults_map_to_sdk_errors(
     assert len(alloy_emulator.requests) == 1
 
 
-async def test_strict_schema_violation_is_rejected_and_reply_kept(client: Any, alloy_emulator: Emulator) -> None:
+async def test_strict_schema_violation_is_rejected_and_reply_kept(
+    client: Any, alloy_emulator: Emulator
+) -> None:
     alloy_emulator.push("openai", Json({"a": 1}))
     loose = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     fmt = {"format": {"type": "json_schema", "name": "loose", "schema": loose, "strict": True}}
@@ -373,8 +475,13 @@ async def test_strict_schema_violation_is_rejected_and_reply_kept(client: Any, a
 
 
 async def test_strict_tool_schema_violation(client: Any) -> None:
-    tool = {**CHAT_TOOL, "function": {**CHAT_TOOL["function"],  # type: ignore[dict-item]
-                                      "parameters": {**WEATHER_TOOL_SCHEMA, "required": ["city"]}}}
+    tool = {
+        **CHAT_TOOL,
+        "function": {
+            **CHAT_TOOL["function"],  # type: ignore[dict-item]
+            "parameters": {**WEATHER_TOOL_SCHEMA, "required": ["city"]},
+        },
+    }
     with pytest.raises(openai.BadRequestError) as caught:
         await run(client.chat.completions.create(model="gpt-4o", messages=USER, tools=[tool]))
     assert "Missing 'unit'" in str(caught.value)
@@ -401,16 +508,24 @@ async def test_slow_reply_within_timeout_succeeds(client: Any, alloy_emulator: E
 
 async def test_in_stream_errors(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push("openai", StreamError(after=3), StreamError(after=2, message="boom"))
-    events = await collect(await run(client.responses.create(model="gpt-4o", input="x", stream=True)))
+    events = await collect(
+        await run(client.responses.create(model="gpt-4o", input="x", stream=True))
+    )
     assert events[-1].type == "error" and events[-1].sequence_number == 3
     with pytest.raises(openai.APIError, match="boom"):
-        await collect(await run(client.chat.completions.create(model="gpt-4o", messages=USER, stream=True)))
+        await collect(
+            await run(client.chat.completions.create(model="gpt-4o", messages=USER, stream=True))
+        )
 
 
 def test_missing_key_and_model_named_faults(alloy_emulator: Emulator) -> None:
-    response = httpx.post(f"{alloy_emulator.openai_base_url}/responses", json={"model": "m", "input": "x"})
+    response = httpx.post(
+        f"{alloy_emulator.openai_base_url}/responses", json={"model": "m", "input": "x"}
+    )
     assert response.status_code == 401
     assert response.json()["error"]["type"] == "invalid_request_error"
-    client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test", max_retries=0)
+    client = openai.OpenAI(
+        base_url=alloy_emulator.openai_base_url, api_key="sk-test", max_retries=0
+    )
     with pytest.raises(openai.RateLimitError):
         client.responses.create(model="error-429", input="x")

@@ -30,20 +30,35 @@ def polluted_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_API_KEY", "o")
 
 
-def test_env_fixture_points_every_sdk_here(polluted_env: None, alloy_emulator_env: Emulator) -> None:
-    for name in ("OPENAI_CUSTOM_HEADERS", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_API_KEY",
-                 "ANTHROPIC_AUTH_TOKEN", "OLLAMA_API_KEY"):
+def test_env_fixture_points_every_sdk_here(
+    polluted_env: None, alloy_emulator_env: Emulator
+) -> None:
+    for name in (
+        "OPENAI_CUSTOM_HEADERS",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "OLLAMA_API_KEY",
+    ):
         assert name not in os.environ
     assert os.environ["OPENAI_BASE_URL"] == alloy_emulator_env.openai_base_url
     assert openai.OpenAI().responses.create(model="gpt-4o", input="x").output_text == DEFAULT_TEXT
-    message = anthropic.Anthropic().messages.create(model="claude-haiku-4-5", max_tokens=5,
-                                                     messages=[{"role": "user", "content": "x"}])
+    message = anthropic.Anthropic().messages.create(
+        model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+    )
     assert message.content[0].text == DEFAULT_TEXT
     client = genai.Client()
-    assert client.models.generate_content(model="gemini-2.5-flash", contents="x").text == DEFAULT_TEXT
+    assert (
+        client.models.generate_content(model="gemini-2.5-flash", contents="x").text == DEFAULT_TEXT
+    )
     chat = ollama.Client().chat(model="llama3.2", messages=[{"role": "user", "content": "x"}])
     assert chat.message.content == DEFAULT_TEXT
-    assert [r.provider for r in alloy_emulator_env.requests] == ["openai", "anthropic", "gemini", "ollama"]
+    assert [r.provider for r in alloy_emulator_env.requests] == [
+        "openai",
+        "anthropic",
+        "gemini",
+        "ollama",
+    ]
     sent_openai, _, _, sent_ollama = alloy_emulator_env.requests
     assert sent_openai.header("x-leak") is None  # OPENAI_CUSTOM_HEADERS was cleared
     assert sent_ollama.header("authorization") is None  # so was OLLAMA_API_KEY
@@ -64,7 +79,8 @@ def test_reset_between_tests_part_two(alloy_emulator: Emulator) -> None:
     reason="alloy is not installed, so its pytest11 entry point is not registered",
 )
 def test_plugin_is_available_through_its_entry_point(tmp_path: Path) -> None:
-    (tmp_path / "test_user.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_user.py").write_text(
+        textwrap.dedent("""
         import openai
         from alloy.testing.emulator import Json
 
@@ -72,10 +88,14 @@ def test_plugin_is_available_through_its_entry_point(tmp_path: Path) -> None:
             alloy_emulator.push("openai", Json({"ok": True}))
             client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="k")
             assert client.responses.create(model="m", input="x").output_text == '{"ok": true}'
-    """))
+    """)
+    )
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert result.returncode == 0, result.stdout + result.stderr

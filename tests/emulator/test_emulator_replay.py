@@ -34,7 +34,9 @@ pytestmark = [
 
 def _split(body: dict[str, Any], *named: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The named keys, and everything else (sent through ``extra_body`` verbatim)."""
-    return {k: body[k] for k in named if k in body}, {k: v for k, v in body.items() if k not in named}
+    return {k: body[k] for k in named if k in body}, {
+        k: v for k, v in body.items() if k not in named
+    }
 
 
 def _openai_responses(emu: Emulator, request: dict[str, Any], response: dict[str, Any]) -> None:
@@ -59,11 +61,14 @@ def _openai_chat(emu: Emulator, request: dict[str, Any], response: dict[str, Any
     assert result.id == response["body"]["id"]
     assert result.choices[0].message.content == recorded.get("content")
     assert [c.function.arguments for c in result.choices[0].message.tool_calls or []] == [
-        c["function"]["arguments"] for c in recorded.get("tool_calls") or []]
+        c["function"]["arguments"] for c in recorded.get("tool_calls") or []
+    ]
 
 
 def _anthropic(emu: Emulator, request: dict[str, Any], response: dict[str, Any]) -> None:
-    client = anthropic.Anthropic(base_url=emu.anthropic_base_url, api_key="sk-ant-test", max_retries=0)
+    client = anthropic.Anthropic(
+        base_url=emu.anthropic_base_url, api_key="sk-ant-test", max_retries=0
+    )
     args, extra = _split(request["body"], "model", "max_tokens", "messages", "stream")
     query = dict(p.split("=", 1) for p in urlsplit(request["uri"]).query.split("&") if p)
     result = client.messages.create(**args, extra_body=extra, extra_query=query)
@@ -72,7 +77,9 @@ def _anthropic(emu: Emulator, request: dict[str, Any], response: dict[str, Any])
         recorded = [e["data"] for e in response["sse_events"] if e["event"] != "ping"]
         assert [e.type for e in events] == [e["type"] for e in recorded]
         text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
-        assert text == "".join(e["delta"].get("text", "") for e in recorded if e["type"] == "content_block_delta")
+        assert text == "".join(
+            e["delta"].get("text", "") for e in recorded if e["type"] == "content_block_delta"
+        )
     else:
         assert result.id == response["body"]["id"]
         assert [b.type for b in result.content] == [b["type"] for b in response["body"]["content"]]
@@ -82,24 +89,36 @@ def _gemini(emu: Emulator, request: dict[str, Any], response: dict[str, Any]) ->
     path = urlsplit(request["uri"]).path  # /v1beta/models/{model}:{method}
     version, _, rest = path.strip("/").partition("/models/")
     model, _, method = rest.partition(":")
-    client = genai.Client(api_key="gm-test", http_options={"base_url": emu.gemini_base_url, "api_version": version})
+    client = genai.Client(
+        api_key="gm-test", http_options={"base_url": emu.gemini_base_url, "api_version": version}
+    )
     body = request["body"]
-    config = {**body.get("generationConfig", {}),
-              **{k: body[k] for k in ("tools", "toolConfig", "systemInstruction") if k in body}}
+    config = {
+        **body.get("generationConfig", {}),
+        **{k: body[k] for k in ("tools", "toolConfig", "systemInstruction") if k in body},
+    }
     contents = [types.Content.model_validate(c) for c in body["contents"]]
     parsed_config = types.GenerateContentConfig.model_validate(config)
     if method == "streamGenerateContent":
-        chunks = list(client.models.generate_content_stream(model=model, contents=contents, config=parsed_config))
+        chunks = list(
+            client.models.generate_content_stream(
+                model=model, contents=contents, config=parsed_config
+            )
+        )
         recorded = [e["data"] for e in response["sse_events"]]
         assert len(chunks) == len(recorded)
         assert "".join(c.text or "" for c in chunks) == "".join(
-            p.get("text", "") for e in recorded for p in e["candidates"][0]["content"]["parts"])
+            p.get("text", "") for e in recorded for p in e["candidates"][0]["content"]["parts"]
+        )
     else:
-        result = client.models.generate_content(model=model, contents=contents, config=parsed_config)
+        result = client.models.generate_content(
+            model=model, contents=contents, config=parsed_config
+        )
         assert result.response_id == response["body"]["responseId"]
         parts = response["body"]["candidates"][0]["content"]["parts"]
         assert [c.args for c in result.function_calls or []] == [
-            p["functionCall"]["args"] for p in parts if "functionCall" in p]
+            p["functionCall"]["args"] for p in parts if "functionCall" in p
+        ]
         assert result.text == ("".join(p["text"] for p in parts if "text" in p) or None)
     assert emu.last_request("gemini").path == path
 
@@ -108,20 +127,32 @@ def _ollama(emu: Emulator, request: dict[str, Any], response: dict[str, Any]) ->
     client = ollama.Client(host=emu.ollama_host)
     body = request["body"]
     stream = body.get("stream", True)
-    result = client.chat(model=body["model"], messages=body["messages"], tools=body.get("tools"),
-                         format=body.get("format"), options=body.get("options"), stream=stream)
+    result = client.chat(
+        model=body["model"],
+        messages=body["messages"],
+        tools=body.get("tools"),
+        format=body.get("format"),
+        options=body.get("options"),
+        stream=stream,
+    )
     recorded = response.get("ndjson") or [response["body"]]
     chunks = list(result) if stream else [result]
     assert len(chunks) == len(recorded)
     for chunk, line in zip(chunks, recorded, strict=True):
         assert chunk.message.content == line["message"]["content"]
         assert [c.function.arguments for c in chunk.message.tool_calls or []] == [
-            c["function"]["arguments"] for c in line["message"].get("tool_calls") or []]
+            c["function"]["arguments"] for c in line["message"].get("tool_calls") or []
+        ]
         assert chunk.done is line["done"]
 
 
-CLIENTS = {"openai_responses": _openai_responses, "openai_chat": _openai_chat, "anthropic": _anthropic,
-           "gemini": _gemini, "ollama": _ollama}
+CLIENTS = {
+    "openai_responses": _openai_responses,
+    "openai_chat": _openai_chat,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "ollama": _ollama,
+}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -149,11 +180,30 @@ def test_sse_replay_is_sent_one_event_per_chunk() -> None:
 
 
 def test_replay_from_a_loaded_mapping(alloy_emulator: Emulator) -> None:
-    recording = {"_source": {"provider": "openai"}, "interactions": [
-        {"request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions", "body": {}},
-         "response": {"status": 500, "headers": {"x-request-id": "req_1"},
-                      "body": {"error": {"message": "boom", "type": "server_error", "param": None,
-                                         "code": None}}}}]}
+    recording = {
+        "_source": {"provider": "openai"},
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": "https://api.openai.com/v1/chat/completions",
+                    "body": {},
+                },
+                "response": {
+                    "status": 500,
+                    "headers": {"x-request-id": "req_1"},
+                    "body": {
+                        "error": {
+                            "message": "boom",
+                            "type": "server_error",
+                            "param": None,
+                            "code": None,
+                        }
+                    },
+                },
+            }
+        ],
+    }
     assert alloy_emulator.replay(recording) == 1
     client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="k", max_retries=0)
     with pytest.raises(openai.InternalServerError, match="boom") as caught:

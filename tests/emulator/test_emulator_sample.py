@@ -165,7 +165,11 @@ def test_strict_openai_variant_validates(tp: Any) -> None:
     from openai.lib._pydantic import to_strict_json_schema
 
     adapter: TypeAdapter[Any] = TypeAdapter(tp)
-    schema = to_strict_json_schema(adapter) if isinstance(tp, type) and issubclass(tp, BaseModel) else adapter.json_schema()
+    schema = (
+        to_strict_json_schema(adapter)
+        if isinstance(tp, type) and issubclass(tp, BaseModel)
+        else adapter.json_schema()
+    )
     for seed in range(3):
         adapter.validate_python(sample_value(schema, seed=seed))
 
@@ -211,13 +215,27 @@ def test_recursion_terminates_on_required_self_reference() -> None:
         ({"type": "string", "pattern": "(ab|cd)+x?"}, lambda v: v[:2] in ("ab", "cd")),
         ({"type": "string", "pattern": "[^a-z]{2}"}, lambda v: len(v) >= 2),
         ({"type": "object", "additionalProperties": False}, lambda v: v == {}),
-        ({"allOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                    {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
-         lambda v: isinstance(v["a"], int) and isinstance(v["b"], str)),
-        ({"$ref": "#/definitions/X", "definitions": {"X": {"type": "boolean"}}},
-         lambda v: isinstance(v, bool)),
-        ({"type": "OBJECT", "properties": {"n": {"type": "INTEGER", "nullable": True}},
-          "required": ["n"]}, lambda v: isinstance(v["n"], int)),
+        (
+            {
+                "allOf": [
+                    {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                    {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+                ]
+            },
+            lambda v: isinstance(v["a"], int) and isinstance(v["b"], str),
+        ),
+        (
+            {"$ref": "#/definitions/X", "definitions": {"X": {"type": "boolean"}}},
+            lambda v: isinstance(v, bool),
+        ),
+        (
+            {
+                "type": "OBJECT",
+                "properties": {"n": {"type": "INTEGER", "nullable": True}},
+                "required": ["n"],
+            },
+            lambda v: isinstance(v["n"], int),
+        ),
         ({}, lambda v: v is not None),
     ],
 )

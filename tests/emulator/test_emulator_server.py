@@ -64,8 +64,12 @@ def test_stop_does_not_wait_for_slow_replies() -> None:
 
     def call() -> None:
         try:
-            httpx.post(f"{emulator.openai_base_url}/responses", json={"model": "m", "input": "x"},
-                       headers={"authorization": "Bearer k"}, timeout=60)
+            httpx.post(
+                f"{emulator.openai_base_url}/responses",
+                json={"model": "m", "input": "x"},
+                headers={"authorization": "Bearer k"},
+                timeout=60,
+            )
         except httpx.HTTPError as exc:
             errors.append(exc)
 
@@ -86,16 +90,27 @@ async def test_concurrent_sdk_calls_reuse_connections() -> None:
     with Emulator() as emulator:
         client = openai.AsyncOpenAI(base_url=emulator.openai_base_url, api_key="k", max_retries=0)
         gate = asyncio.Semaphore(100)
-        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
-                  "additionalProperties": False}
+        schema = {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": False,
+        }
         fmt = {"format": {"type": "json_schema", "name": "n", "schema": schema, "strict": True}}
 
         async def one(index: int) -> str:
             async with gate:
                 if index % 2:
-                    response = await client.responses.create(model="gpt-4o", input=str(index), text=fmt)
+                    response = await client.responses.create(
+                        model="gpt-4o", input=str(index), text=fmt
+                    )
                     return str(json.loads(response.output_text)["n"] >= 0)
-                events = [e async for e in await client.responses.create(model="gpt-4o", input="x", stream=True)]
+                events = [
+                    e
+                    async for e in await client.responses.create(
+                        model="gpt-4o", input="x", stream=True
+                    )
+                ]
                 return events[-1].response.output_text
 
         started = time.monotonic()
@@ -117,8 +132,10 @@ def test_raw_concurrency_with_threads() -> None:
         def worker() -> None:
             with httpx.Client() as client:
                 for _ in range(4):
-                    body = client.post(f"{emulator.ollama_host}/api/chat",
-                                       json={"model": "m", "messages": [], "stream": False}).json()
+                    body = client.post(
+                        f"{emulator.ollama_host}/api/chat",
+                        json={"model": "m", "messages": [], "stream": False},
+                    ).json()
                     with lock:
                         results.append(body["message"]["content"])
 
@@ -138,22 +155,34 @@ def test_routes_and_dialects(alloy_emulator: Emulator) -> None:
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_url"
     assert httpx.get(f"{url}/api/nope").status_code == 404
     assert alloy_emulator.requests[-1].provider is None
-    prefixed = httpx.post(f"{url}/proxy/v1/chat/completions", headers={"authorization": "Bearer k"},
-                          json={"model": "m", "messages": []})
+    prefixed = httpx.post(
+        f"{url}/proxy/v1/chat/completions",
+        headers={"authorization": "Bearer k"},
+        json={"model": "m", "messages": []},
+    )
     assert prefixed.status_code == 200  # a path prefix before /v1 is fine (proxies, gateways)
 
 
 @pytest.mark.parametrize(
     ("path", "headers", "check"),
     [
-        ("/v1/responses", {"authorization": "Bearer k"}, lambda b: b["error"]["type"] == "invalid_request_error"),
+        (
+            "/v1/responses",
+            {"authorization": "Bearer k"},
+            lambda b: b["error"]["type"] == "invalid_request_error",
+        ),
         ("/v1/messages", {"x-api-key": "k"}, lambda b: b["type"] == "error"),
-        ("/v1beta/models/g:generateContent", {"x-goog-api-key": "k"}, lambda b: b["error"]["status"] == "INVALID_ARGUMENT"),
+        (
+            "/v1beta/models/g:generateContent",
+            {"x-goog-api-key": "k"},
+            lambda b: b["error"]["status"] == "INVALID_ARGUMENT",
+        ),
         ("/api/chat", {}, lambda b: isinstance(b["error"], str)),
     ],
 )
-def test_malformed_json_gets_the_provider_400(alloy_emulator: Emulator, path: str, headers: dict[str, str],
-                                               check: object) -> None:
+def test_malformed_json_gets_the_provider_400(
+    alloy_emulator: Emulator, path: str, headers: dict[str, str], check: object
+) -> None:
     response = httpx.post(alloy_emulator.url + path, content=b"{not json", headers=headers)
     assert response.status_code == 400
     assert check(response.json())  # type: ignore[operator]
@@ -187,7 +216,10 @@ def test_script_validation_and_reset(alloy_emulator: Emulator) -> None:
 def test_command_line_serves_until_interrupted() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "alloy.testing.emulator", "--port", "0"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
@@ -211,7 +243,10 @@ def test_command_line_reports_a_taken_port() -> None:
     with Emulator() as emulator:
         result = subprocess.run(
             [sys.executable, "-m", "alloy.testing.emulator", "--port", str(emulator.port)],
-            cwd=REPO, capture_output=True, text=True, timeout=20,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=20,
         )
     assert result.returncode == 2
     assert "Address already in use" in result.stderr and "Traceback" not in result.stderr

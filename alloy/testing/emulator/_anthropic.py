@@ -27,10 +27,19 @@ from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._schema_rules import anthropic_problem
 
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "refusal": "refusal"}
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
-                403: "permission_error", 404: "not_found_error", 408: "timeout_error",
-                413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
-                504: "timeout_error", 529: "overloaded_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
 _MESSAGES: dict[str, str] = {
     "missing_key": "x-api-key header is required",
     "auth": "invalid x-api-key",
@@ -69,8 +78,10 @@ class AnthropicMessages(WireAPI):
         tools = tuple(
             ToolDef(t["name"], t["input_schema"], t.get("strict") is True)
             for t in body.get("tools") or []
-            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
-            and isinstance(t.get("input_schema"), Mapping) and t.get("type") in (None, "custom")
+            if isinstance(t, Mapping)
+            and isinstance(t.get("name"), str)
+            and isinstance(t.get("input_schema"), Mapping)
+            and t.get("type") in (None, "custom")
         )
         return Call(
             api=self.name,
@@ -86,8 +97,11 @@ class AnthropicMessages(WireAPI):
     def schema_problem(self, call: Call) -> SchemaProblem | None:
         """``output_config`` schemas are always constrained; tools only when ``strict``."""
         if call.schema is not None:
-            field = ("output_config.format.schema" if "output_config" in call.body
-                     else "output_format.schema")
+            field = (
+                "output_config.format.schema"
+                if "output_config" in call.body
+                else "output_format.schema"
+            )
             detail = anthropic_problem(call.schema, field)
             if detail:
                 return SchemaProblem(detail)
@@ -106,10 +120,18 @@ class AnthropicMessages(WireAPI):
         elif turn.text is not None:
             blocks.append({"type": "text", "text": turn.text})
         for tool_call in turn.tool_calls:
-            blocks.append({"type": "tool_use", "id": tool_call.id or new_id("toolu_01", 22, _ALPHABET),
-                           "name": tool_call.name, "input": tool_call.args,
-                           "caller": {"type": "direct"}})
-        prompt = count_tokens(call.body.get("messages", [])) + count_tokens(call.body.get("system") or "")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": tool_call.id or new_id("toolu_01", 22, _ALPHABET),
+                    "name": tool_call.name,
+                    "input": tool_call.args,
+                    "caller": {"type": "direct"},
+                }
+            )
+        prompt = count_tokens(call.body.get("messages", [])) + count_tokens(
+            call.body.get("system") or ""
+        )
         completion = output_tokens(turn)
         message = {
             "model": call.model,
@@ -125,7 +147,9 @@ class AnthropicMessages(WireAPI):
         rid = new_id("req_011C", 20, _ALPHABET)
         if not call.stream:
             return json_send(200, message, (("request-id", rid),))
-        return Stream(200, tuple(_events(message, prompt, completion)), headers=(("request-id", rid),))
+        return Stream(
+            200, tuple(_events(message, prompt, completion)), headers=(("request-id", rid),)
+        )
 
     def error(
         self,
@@ -141,28 +165,35 @@ class AnthropicMessages(WireAPI):
         """``{"type": "error", "error": {…}, "request_id"}`` plus the ``request-id`` header."""
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         rid = new_id("req_011C", 20, _ALPHABET)
-        body = {"type": "error", "error": {"type": kind, "message": message or _MESSAGES[reason]},
-                "request_id": rid}
+        body = {
+            "type": "error",
+            "error": {"type": kind, "message": message or _MESSAGES[reason]},
+            "request_id": rid,
+        }
         return json_send(status, body, (("request-id", rid), *headers))
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An ``error`` event: the SDK raises it as ``APIStatusError`` with status 200."""
-        data = {"type": "error", "error": {"type": "overloaded_error", "message": message or "Overloaded"},
-                "request_id": new_id("req_011C", 20, _ALPHABET)}
+        data = {
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": message or "Overloaded"},
+            "request_id": new_id("req_011C", 20, _ALPHABET),
+        }
         return sse_frame(data, "error")
 
 
 def _output_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """``output_config.format.schema`` (GA), or the older ``output_format.schema``."""
-    for holder in (body.get("output_config"), body):
-        if isinstance(holder, Mapping):
-            fmt = holder.get("format") if holder is not body else holder.get("output_format")
-            if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
-                schema = fmt.get("schema")
-                if not isinstance(schema, Mapping):
-                    raise BadRequest("output_config.format.schema: Field required")
-                return schema
-    return None
+    """``output_config.format.schema`` (GA), or the older beta ``output_format.schema``."""
+    config = body.get("output_config")
+    fmt = config.get("format") if isinstance(config, Mapping) else None
+    if not isinstance(fmt, Mapping):
+        fmt = body.get("output_format")
+    if not isinstance(fmt, Mapping) or fmt.get("type") != "json_schema":
+        return None
+    schema = fmt.get("schema")
+    if not isinstance(schema, Mapping):
+        raise BadRequest("output_config.format.schema: Field required")
+    return schema
 
 
 def _forced(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
@@ -216,8 +247,13 @@ def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes
         """Append one event; the ``event:`` line must repeat the type or the SDK drops it."""
         frames.append(sse_frame({"type": kind, **data}, kind))
 
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {**message["usage"], "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**message["usage"], "output_tokens": 1},
+    }
     emit("message_start", message=start)
     if not message["content"]:
         emit("ping")
@@ -227,18 +263,30 @@ def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes
             if index == 0:
                 emit("ping")
             for piece in pieces(block["text"]):
-                emit("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
+                emit(
+                    "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
+                )
         else:
             emit("content_block_start", index=index, content_block={**block, "input": {}})
             if index == 0:
                 emit("ping")
             arguments = json.dumps(block["input"], ensure_ascii=False)
             for piece in ["", *pieces(arguments)]:
-                emit("content_block_delta", index=index,
-                     delta={"type": "input_json_delta", "partial_json": piece})
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": piece},
+                )
         emit("content_block_stop", index=index)
-    emit("message_delta", delta={"stop_reason": message["stop_reason"], "stop_sequence": None},
-         usage={"input_tokens": prompt, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0, "output_tokens": completion})
+    emit(
+        "message_delta",
+        delta={"stop_reason": message["stop_reason"], "stop_sequence": None},
+        usage={
+            "input_tokens": prompt,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": completion,
+        },
+    )
     emit("message_stop")
     return frames

@@ -20,8 +20,15 @@ from ._script import Provider
 
 #: Why an error is being sent; each provider maps this to its own error type and message.
 Reason = Literal[
-    "missing_key", "auth", "rate_limit", "overloaded", "server", "schema", "bad_request",
-    "not_found", "other",
+    "missing_key",
+    "auth",
+    "rate_limit",
+    "overloaded",
+    "server",
+    "schema",
+    "bad_request",
+    "not_found",
+    "other",
 ]
 
 _ALNUM = string.ascii_letters + string.digits
@@ -40,7 +47,9 @@ class BadRequest(Exception):
 class SchemaProblem(BadRequest):
     """A strict schema the provider rejects; ``code`` is OpenAI's error code."""
 
-    def __init__(self, message: str, param: str | None = None, code: str = "invalid_json_schema") -> None:
+    def __init__(
+        self, message: str, param: str | None = None, code: str = "invalid_json_schema"
+    ) -> None:
         super().__init__(message, param)
         self.code = code
 

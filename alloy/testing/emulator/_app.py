@@ -57,7 +57,9 @@ _FAULT_MODEL = re.compile(r"^error-(\d{3})$")
 class App:
     """Everything the emulator does, minus the sockets (see ``_server``)."""
 
-    def __init__(self, *, seed: int = 0, strict_schemas: bool = True, default_text: str = DEFAULT_TEXT) -> None:
+    def __init__(
+        self, *, seed: int = 0, strict_schemas: bool = True, default_text: str = DEFAULT_TEXT
+    ) -> None:
         self.script = Script()
         self.seed = seed
         self.strict_schemas = strict_schemas
@@ -128,27 +130,47 @@ class App:
                 return Stream(item.status, item.frames, item.content_type, item.headers)
             return Send(item.status, item.body, item.content_type, item.headers)
         if isinstance(item, HttpError):
-            return api.error(item.status, _reason(item.status), item.message,
-                             headers=(*_retry_headers(item.retry_after, item.retry_after_ms), *item.headers),
-                             retry_after=item.retry_after)
+            return api.error(
+                item.status,
+                _reason(item.status),
+                item.message,
+                headers=(*_retry_headers(item.retry_after, item.retry_after_ms), *item.headers),
+                retry_after=item.retry_after,
+            )
         if isinstance(item, RateLimited):
             # Gemini carries the delay in the body (RetryInfo), not in headers: give it the same wait.
             delay = item.retry_after
             if delay is None and item.retry_after_ms is not None:
                 delay = item.retry_after_ms / 1000
-            return api.error(429, "rate_limit", item.message,
-                             headers=_retry_headers(item.retry_after, item.retry_after_ms),
-                             retry_after=delay)
+            return api.error(
+                429,
+                "rate_limit",
+                item.message,
+                headers=_retry_headers(item.retry_after, item.retry_after_ms),
+                retry_after=delay,
+            )
         if isinstance(item, Overloaded):
             status = 529 if api.provider == "anthropic" else 503
-            return api.error(status, "overloaded", item.message,
-                             headers=_retry_headers(None, item.retry_after_ms))
+            return api.error(
+                status,
+                "overloaded",
+                item.message,
+                headers=_retry_headers(None, item.retry_after_ms),
+            )
         if isinstance(item, Unauthorized):
             return api.error(401, "auth", item.message)
         if isinstance(item, SchemaRejected):
-            param = {"openai.responses": "text.format.schema", "openai.chat": "response_format"}.get(api.name)
-            return api.error(400, "schema", item.message, param=param,
-                             code="invalid_json_schema" if param else None)
+            param = {
+                "openai.responses": "text.format.schema",
+                "openai.chat": "response_format",
+            }.get(api.name)
+            return api.error(
+                400,
+                "schema",
+                item.message,
+                param=param,
+                code="invalid_json_schema" if param else None,
+            )
         if isinstance(item, Disconnect):
             return Drop()
         if isinstance(item, Slow):
@@ -180,34 +202,53 @@ class App:
         elif method == "GET" and path.endswith("/api/version"):
             provider, outcome = "ollama", json_send(200, {"version": VERSION})
         elif method in ("GET", "HEAD") and path in ("", "/"):
-            provider, outcome = "ollama", Send(200, b"Ollama is running", "text/plain; charset=utf-8")
+            provider, outcome = (
+                "ollama",
+                Send(200, b"Ollama is running", "text/plain; charset=utf-8"),
+            )
         elif method == "GET" and re.search(r"/v1/models/?$", path):
             provider, outcome = "openai", json_send(200, _model_list())
         elif path.startswith("/api/"):
             outcome = Send(404, b"404 page not found", "text/plain")
         else:
-            outcome = json_send(404, {"error": {
-                "message": f"Unknown request URL: {method} {path}. Please check the URL for typos.",
-                "type": "invalid_request_error", "param": None, "code": "unknown_url"}})
+            outcome = json_send(
+                404,
+                {
+                    "error": {
+                        "message": f"Unknown request URL: {method} {path}. Please check the URL for typos.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "unknown_url",
+                    }
+                },
+            )
         body, _ = _parse(incoming.body)
         self._record(incoming, provider, None, body, None)
         return outcome
 
-    def _record(self, incoming: Incoming, provider: Provider | None, api: str | None,
-                body: Any, call: Call | None) -> None:
+    def _record(
+        self,
+        incoming: Incoming,
+        provider: Provider | None,
+        api: str | None,
+        body: Any,
+        call: Call | None,
+    ) -> None:
         """Append to the request log (the test's view of what was sent)."""
-        self.script.record(RecordedRequest(
-            provider=provider,
-            api=api,
-            method=incoming.method,
-            path=incoming.path,
-            query={k: list(v) for k, v in incoming.query.items()},
-            headers=dict(incoming.headers),
-            body=body,
-            raw_body=incoming.body,
-            call=call,
-            received_at=time.time(),
-        ))
+        self.script.record(
+            RecordedRequest(
+                provider=provider,
+                api=api,
+                method=incoming.method,
+                path=incoming.path,
+                query={k: list(v) for k, v in incoming.query.items()},
+                headers=dict(incoming.headers),
+                body=body,
+                raw_body=incoming.body,
+                call=call,
+                received_at=time.time(),
+            )
+        )
 
 
 def _parse(raw: bytes) -> tuple[Any, str | None]:
@@ -242,8 +283,14 @@ def _fault_for_model(model: str) -> Item | None:
 
 def _reason(status: int) -> Reason:
     """The error flavour a bare status stands for."""
-    reasons: dict[int, Reason] = {400: "bad_request", 401: "auth", 404: "not_found",
-                                  429: "rate_limit", 503: "overloaded", 529: "overloaded"}
+    reasons: dict[int, Reason] = {
+        400: "bad_request",
+        401: "auth",
+        404: "not_found",
+        429: "rate_limit",
+        503: "overloaded",
+        529: "overloaded",
+    }
     return reasons.get(status, "server" if status >= 500 else "other")
 
 
@@ -260,6 +307,10 @@ def _retry_headers(seconds: float | None, millis: int | None) -> tuple[tuple[str
 def _model_list() -> dict[str, Any]:
     """``GET /v1/models`` in OpenAI's list format."""
     models = ("gpt-4o", "gpt-4o-mini", "gpt-5-mini")
-    return {"object": "list", "data": [
-        {"id": m, "object": "model", "created": 1715367049, "owned_by": "system"} for m in models
-    ]}
+    return {
+        "object": "list",
+        "data": [
+            {"id": m, "object": "model", "created": 1715367049, "owned_by": "system"}
+            for m in models
+        ],
+    }

@@ -56,8 +56,10 @@ class Emulator:
             return self
         self._server = EmulatorHTTPServer((self.host, self._requested_port), self.app)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-            name="alloy-emulator", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="alloy-emulator",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -81,7 +83,9 @@ class Emulator:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.stop()
@@ -97,7 +101,9 @@ class Emulator:
     def port(self) -> int:
         """The bound port (the real one when ``port=0`` was asked for)."""
         if self._server is None:
-            raise RuntimeError("the emulator is not running; call start() or use it as a context manager")
+            raise RuntimeError(
+                "the emulator is not running; call start() or use it as a context manager"
+            )
         return int(self._server.server_address[1])
 
     @property
@@ -152,7 +158,9 @@ class Emulator:
         """The items still queued for ``provider``."""
         return self.app.script.pending(provider)
 
-    def replay(self, recording: str | Path | Mapping[str, Any], provider: Provider | None = None) -> int:
+    def replay(
+        self, recording: str | Path | Mapping[str, Any], provider: Provider | None = None
+    ) -> int:
         """Queue a recorded exchange's responses, in order; returns how many were queued."""
         data = load_recording(recording)
         path = recording if isinstance(recording, (str, Path)) else None
@@ -172,10 +180,13 @@ class Emulator:
         """Every request received since the last reset, oldest first."""
         return self.app.script.requests()
 
-    def requests_for(self, provider: Provider | None = None, *, api: str | None = None) -> list[RecordedRequest]:
+    def requests_for(
+        self, provider: Provider | None = None, *, api: str | None = None
+    ) -> list[RecordedRequest]:
         """Requests for one provider (and optionally one API, e.g. ``"openai.chat"``)."""
         return [
-            r for r in self.requests
+            r
+            for r in self.requests
             if (provider is None or r.provider == provider) and (api is None or r.api == api)
         ]
 

@@ -32,9 +32,19 @@ from ._schema_rules import gemini_problem
 PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/]+?):(generateContent|streamGenerateContent)$")
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"}
-_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-           404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED",
-           500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 _MESSAGES: dict[str, str] = {
     "missing_key": "API key not valid. Please pass a valid API key.",
     "auth": "Request had invalid authentication credentials.",
@@ -81,12 +91,15 @@ class GeminiGenerate(WireAPI):
         config = _get(body, "generationConfig", "generation_config") or {}
         json_schema = _get(config, "responseJsonSchema", "response_json_schema")
         openapi = _get(config, "responseSchema", "response_schema")
-        schema = json_schema if json_schema is not None else (
-            openapi_to_json_schema(openapi) if openapi is not None else None
+        schema = (
+            json_schema
+            if json_schema is not None
+            else (openapi_to_json_schema(openapi) if openapi is not None else None)
         )
         tools = tuple(
             ToolDef(d["name"], _declaration_schema(d))
-            for t in body.get("tools") or [] if isinstance(t, Mapping)
+            for t in body.get("tools") or []
+            if isinstance(t, Mapping)
             for d in _get(t, "functionDeclarations", "function_declarations") or []
             if isinstance(d, Mapping) and isinstance(d.get("name"), str)
         )
@@ -96,7 +109,8 @@ class GeminiGenerate(WireAPI):
             stream=bool(match and match.group(3) == "streamGenerateContent"),
             body=body,
             schema=schema,
-            json_mode=schema is None and _get(config, "responseMimeType", "response_mime_type") == "application/json",
+            json_mode=schema is None
+            and _get(config, "responseMimeType", "response_mime_type") == "application/json",
             tools=tools,
             forced_tool=_forced(body, tools),
             tool_results=_tool_results(contents),
@@ -116,25 +130,40 @@ class GeminiGenerate(WireAPI):
         response_id = new_id("", 22)
         prompt = count_tokens(call.body.get("contents", []))
         completion = output_tokens(turn)
-        full_usage = {"promptTokenCount": prompt, "candidatesTokenCount": completion,
-                      "totalTokenCount": prompt + completion,
-                      "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}]}
+        full_usage = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": completion,
+            "totalTokenCount": prompt + completion,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+        }
 
         def response(candidate: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
             """A GenerateContentResponse around one candidate."""
-            return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": call.model,
-                    "responseId": response_id}
+            return {
+                "candidates": [candidate],
+                "usageMetadata": usage,
+                "modelVersion": call.model,
+                "responseId": response_id,
+            }
 
         calls = [_function_call_part(c) for c in turn.tool_calls]
         if not call.stream:
             text_parts = [{"text": turn.text}] if turn.text is not None else []
             return json_send(200, response(_candidate(turn, [*text_parts, *calls]), full_usage))
-        partial_usage = {"promptTokenCount": prompt, "totalTokenCount": prompt,
-                         "promptTokensDetails": full_usage["promptTokensDetails"]}
+        partial_usage = {
+            "promptTokenCount": prompt,
+            "totalTokenCount": prompt,
+            "promptTokensDetails": full_usage["promptTokensDetails"],
+        }
         texts = pieces(turn.text or "") if turn.refusal is None else []
         frames = [
-            sse_frame(response({"content": {"parts": [{"text": p}], "role": "model"}, "index": 0},
-                               partial_usage), crlf=True)
+            sse_frame(
+                response(
+                    {"content": {"parts": [{"text": p}], "role": "model"}, "index": 0},
+                    partial_usage,
+                ),
+                crlf=True,
+            )
             for p in (texts[:-1] if not calls else texts)
         ]
         last_parts = calls if calls else [{"text": t} for t in texts[-1:]]
@@ -153,33 +182,60 @@ class GeminiGenerate(WireAPI):
         retry_after: float | None = None,
     ) -> Send:
         """``{"error": {"code", "message", "status", "details"}}`` as google.rpc.Status."""
-        error: dict[str, Any] = {"code": status, "message": message or _MESSAGES[reason],
-                                 "status": _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")}
+        error: dict[str, Any] = {
+            "code": status,
+            "message": message or _MESSAGES[reason],
+            "status": _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION"),
+        }
         if reason == "missing_key":
-            error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                                 "reason": "API_KEY_INVALID", "domain": "googleapis.com",
-                                 "metadata": {"service": "generativelanguage.googleapis.com"}}]
+            error["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "API_KEY_INVALID",
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "generativelanguage.googleapis.com"},
+                }
+            ]
         elif reason == "rate_limit":
             delay = retry_after if retry_after is not None else 20
             error["details"] = [
-                {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                 "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-                                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                            "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                        }
+                    ],
+                },
                 {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay:g}s"},
             ]
         return json_send(status, {"error": error}, headers)
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An error object as a data event; the SDK raises it by its ``code``."""
-        error = {"code": 503, "message": message or _MESSAGES["overloaded"], "status": "UNAVAILABLE"}
+        error = {
+            "code": 503,
+            "message": message or _MESSAGES["overloaded"],
+            "status": "UNAVAILABLE",
+        }
         return sse_frame({"error": error}, crlf=True)
 
 
 def _candidate(turn: Turn, parts: list[dict[str, Any]]) -> dict[str, Any]:
     """A candidate; a refusal is a SAFETY stop without content, an empty answer has no parts."""
     if turn.refusal is not None:
-        return {"finishReason": "SAFETY", "index": 0, "safetyRatings": [
-            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]}
+        return {
+            "finishReason": "SAFETY",
+            "index": 0,
+            "safetyRatings": [
+                {
+                    "category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                    "probability": "HIGH",
+                    "blocked": True,
+                }
+            ],
+        }
     content: dict[str, Any] = {"role": "model"}
     if parts:
         content["parts"] = parts
@@ -223,21 +279,33 @@ def _tool_results(contents: list[Any]) -> tuple[ToolResult, ...]:
     results = []
     for content in contents:
         for part in (content.get("parts") or []) if isinstance(content, Mapping) else []:
-            response = _get(part, "functionResponse", "function_response") if isinstance(part, Mapping) else None
+            response = (
+                _get(part, "functionResponse", "function_response")
+                if isinstance(part, Mapping)
+                else None
+            )
             if isinstance(response, Mapping):
-                results.append(ToolResult(response.get("id"), response.get("name"), response.get("response")))
+                results.append(
+                    ToolResult(response.get("id"), response.get("name"), response.get("response"))
+                )
     return tuple(results)
 
 
 def _check_signatures(contents: list[Any]) -> None:
     """Reject a ``thoughtSignature`` that is not base64 (standard or URL-safe alphabet)."""
     for ci, content in enumerate(contents):
-        for pi, part in enumerate((content.get("parts") or []) if isinstance(content, Mapping) else []):
-            signature = _get(part, "thoughtSignature", "thought_signature") if isinstance(part, Mapping) else None
+        for pi, part in enumerate(
+            (content.get("parts") or []) if isinstance(content, Mapping) else []
+        ):
+            signature = (
+                _get(part, "thoughtSignature", "thought_signature")
+                if isinstance(part, Mapping)
+                else None
+            )
             if signature is not None and not _is_base64(signature):
                 raise BadRequest(
                     f"Invalid value at 'contents[{ci}].parts[{pi}].thought_signature' (TYPE_BYTES), "
-                    f"Base64 decoding failed for \"{signature}\""
+                    f'Base64 decoding failed for "{signature}"'
                 )
 
 
@@ -245,7 +313,10 @@ def _is_base64(value: Any) -> bool:
     """Whether ``value`` decodes as base64 in the standard or the URL-safe alphabet."""
     if not isinstance(value, str):
         return False
-    for pattern, decode in ((_B64_STANDARD, base64.b64decode), (_B64_URLSAFE, base64.urlsafe_b64decode)):
+    for pattern, decode in (
+        (_B64_STANDARD, base64.b64decode),
+        (_B64_URLSAFE, base64.urlsafe_b64decode),
+    ):
         if pattern.fullmatch(value):
             try:
                 decode(value + "=" * (-len(value) % 4))
@@ -255,10 +326,17 @@ def _is_base64(value: Any) -> bool:
     return False
 
 
-_OPENAPI_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems",
-                 "min_length": "minLength", "max_length": "maxLength",
-                 "min_properties": "minProperties", "max_properties": "maxProperties",
-                 "additional_properties": "additionalProperties", "property_ordering": "propertyOrdering"}
+_OPENAPI_KEYS = {
+    "any_of": "anyOf",
+    "min_items": "minItems",
+    "max_items": "maxItems",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+    "min_properties": "minProperties",
+    "max_properties": "maxProperties",
+    "additional_properties": "additionalProperties",
+    "property_ordering": "propertyOrdering",
+}
 
 
 def openapi_to_json_schema(schema: Any) -> Any:

@@ -102,4 +102,3 @@ def sse_frame(data: Any, event: str | None = None, *, crlf: bool = False) -> byt
 def ndjson_line(value: Any) -> bytes:
     """One newline-terminated JSON line (Ollama's streaming format)."""
     return dumps(value) + b"\n"
-

@@ -24,7 +24,7 @@ _MESSAGES: dict[str, str] = {
     "rate_limit": "too many requests",
     "overloaded": "server busy, please try again.  maximum pending requests exceeded",
     "server": "llama runner process has terminated: exit status 2",
-    "schema": "invalid format: expected \"json\" or a valid JSON Schema object",
+    "schema": 'invalid format: expected "json" or a valid JSON Schema object',
     "not_found": "model not found",
     "bad_request": "invalid request",
     "other": "request failed",
@@ -48,12 +48,15 @@ class OllamaChat(WireAPI):
             raise BadRequest("model is required")
         fmt = body.get("format")
         if fmt not in (None, "", "json") and not isinstance(fmt, Mapping):
-            raise BadRequest(f'invalid format: {json.dumps(fmt)}; expected "json" or a valid JSON Schema object')
+            raise BadRequest(
+                f'invalid format: {json.dumps(fmt)}; expected "json" or a valid JSON Schema object'
+            )
         messages = body.get("messages") or []
         tools = tuple(
             ToolDef(f["name"], f.get("parameters") or {})
             for t in body.get("tools") or []
-            if isinstance(t, Mapping) and isinstance(f := t.get("function"), Mapping)
+            if isinstance(t, Mapping)
+            and isinstance(f := t.get("function"), Mapping)
             and isinstance(f.get("name"), str)
         )
         stream = body.get("stream")
@@ -67,7 +70,8 @@ class OllamaChat(WireAPI):
             tools=tools,
             tool_results=tuple(
                 ToolResult(m.get("tool_call_id"), m.get("tool_name"), m.get("content"))
-                for m in messages if isinstance(m, Mapping) and m.get("role") == "tool"
+                for m in messages
+                if isinstance(m, Mapping) and m.get("role") == "tool"
             ),
         )
 
@@ -77,8 +81,10 @@ class OllamaChat(WireAPI):
         head = {"model": call.model, "created_at": created}
         content = turn.refusal if turn.refusal is not None else (turn.text or "")
         tool_calls = [
-            {"id": c.id or new_id("call_", 8, string.ascii_lowercase + string.digits),
-             "function": {"index": i, "name": c.name, "arguments": c.args}}
+            {
+                "id": c.id or new_id("call_", 8, string.ascii_lowercase + string.digits),
+                "function": {"index": i, "name": c.name, "arguments": c.args},
+            }
             for i, c in enumerate(turn.tool_calls)
         ]
         prompt = count_tokens(call.body.get("messages", []))
@@ -97,16 +103,28 @@ class OllamaChat(WireAPI):
             message: dict[str, Any] = {"role": "assistant", "content": content}
             if tool_calls:
                 message["tool_calls"] = tool_calls
-            return json_send(200, {**head, "message": message, **stats},
-                             content_type="application/json; charset=utf-8")
+            return json_send(
+                200,
+                {**head, "message": message, **stats},
+                content_type="application/json; charset=utf-8",
+            )
         lines = [
             ndjson_line({**head, "message": {"role": "assistant", "content": piece}, "done": False})
             for piece in pieces(content)
         ]
         if tool_calls:
-            lines.append(ndjson_line({**head, "message": {"role": "assistant", "content": "",
-                                                          "tool_calls": tool_calls}, "done": False}))
-        lines.append(ndjson_line({**head, "message": {"role": "assistant", "content": ""}, **stats}))
+            lines.append(
+                ndjson_line(
+                    {
+                        **head,
+                        "message": {"role": "assistant", "content": "", "tool_calls": tool_calls},
+                        "done": False,
+                    }
+                )
+            )
+        lines.append(
+            ndjson_line({**head, "message": {"role": "assistant", "content": ""}, **stats})
+        )
         return Stream(200, tuple(lines), content_type=NDJSON)
 
     def error(
@@ -121,8 +139,12 @@ class OllamaChat(WireAPI):
         retry_after: float | None = None,
     ) -> Send:
         """``{"error": "…"}``; the SDK raises ``ResponseError`` with the status."""
-        return json_send(status, {"error": message or _MESSAGES[reason]}, headers,
-                         content_type="application/json; charset=utf-8")
+        return json_send(
+            status,
+            {"error": message or _MESSAGES[reason]},
+            headers,
+            content_type="application/json; charset=utf-8",
+        )
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An error line mid-stream; the SDK raises ``ResponseError`` with status -1."""
@@ -131,10 +153,22 @@ class OllamaChat(WireAPI):
 
 def tags() -> dict[str, Any]:
     """``GET /api/tags``: one installed model, enough for health checks and model pickers."""
-    return {"models": [{
-        "name": "llama3.2:latest", "model": "llama3.2:latest",
-        "modified_at": "2025-07-07T20:00:00.000000Z", "size": 2019393189,
-        "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
-        "details": {"parent_model": "", "format": "gguf", "family": "llama", "families": ["llama"],
-                    "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
-    }]}
+    return {
+        "models": [
+            {
+                "name": "llama3.2:latest",
+                "model": "llama3.2:latest",
+                "modified_at": "2025-07-07T20:00:00.000000Z",
+                "size": 2019393189,
+                "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+                "details": {
+                    "parent_model": "",
+                    "format": "gguf",
+                    "family": "llama",
+                    "families": ["llama"],
+                    "parameter_size": "3.2B",
+                    "quantization_level": "Q4_K_M",
+                },
+            }
+        ]
+    }

@@ -85,8 +85,14 @@ class OpenAIBase(WireAPI):
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         # The Chat flavour (``data: {"error": …}``); Responses overrides with an ``error`` event.
         """The Chat Completions flavour, ``data: {"error": …}`` (the SDK raises APIError)."""
-        body = {"error": {"message": message or _MESSAGES["server"], "type": "server_error",
-                          "param": None, "code": None}}
+        body = {
+            "error": {
+                "message": message or _MESSAGES["server"],
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        }
         return sse_frame(body)
 
     @staticmethod

@@ -38,12 +38,15 @@ class OpenAIChat(OpenAIBase):
         if fmt.get("type") == "json_schema":
             schema = spec.get("schema", {})
             if not isinstance(schema, Mapping):
-                raise BadRequest("Invalid type for 'response_format.json_schema.schema'.",
-                                 "response_format.json_schema.schema")
+                raise BadRequest(
+                    "Invalid type for 'response_format.json_schema.schema'.",
+                    "response_format.json_schema.schema",
+                )
         tools = tuple(
             ToolDef(f["name"], f.get("parameters") or {}, f.get("strict") is True)
             for t in body.get("tools") or []
-            if isinstance(t, Mapping) and isinstance(f := t.get("function"), Mapping)
+            if isinstance(t, Mapping)
+            and isinstance(f := t.get("function"), Mapping)
             and isinstance(f.get("name"), str)
         )
         options = mapping(body.get("stream_options"))
@@ -63,7 +66,10 @@ class OpenAIChat(OpenAIBase):
 
     def schema_problem(self, call: Call) -> SchemaProblem | None:
         """Strict response formats and strict functions must follow the strict rules."""
-        strict = mapping(mapping(call.body.get("response_format")).get("json_schema")).get("strict") is True
+        strict = (
+            mapping(mapping(call.body.get("response_format")).get("json_schema")).get("strict")
+            is True
+        )
         return self.strict_problem(
             call.schema, call.schema_name, "response_format", strict
         ) or self.strict_tool_problem(call.tools, "tools[{index}].function.parameters")
@@ -73,8 +79,11 @@ class OpenAIChat(OpenAIBase):
         cid = new_id("chatcmpl-", 29)
         created = int(time.time())
         calls = [
-            {"id": c.id or new_id("call_", 24), "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments_json}}
+            {
+                "id": c.id or new_id("call_", 24),
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_json},
+            }
             for c in turn.tool_calls
         ]
         usage = _usage(call, turn)
@@ -95,8 +104,14 @@ class OpenAIChat(OpenAIBase):
             "model": call.model,
             "service_tier": "default",
             "system_fingerprint": _FINGERPRINT,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": _FINISH[turn.stop]}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": _FINISH[turn.stop],
+                }
+            ],
             "usage": usage,
         }
         return json_send(200, body, (("x-request-id", new_id("req_", 24)),))
@@ -133,32 +148,50 @@ def _usage(call: Call, turn: Turn) -> dict[str, Any]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0,
-                                      "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
 def _chunks(
-    call: Call, turn: Turn, cid: str, created: int, calls: list[dict[str, Any]],
+    call: Call,
+    turn: Turn,
+    cid: str,
+    created: int,
+    calls: list[dict[str, Any]],
     usage: dict[str, Any],
 ) -> list[bytes]:
     """The ``chat.completion.chunk`` frames, then ``[DONE]``."""
-    base = {"id": cid, "object": "chat.completion.chunk", "created": created,
-            "model": call.model, "service_tier": "default", "system_fingerprint": _FINGERPRINT}
+    base = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": call.model,
+        "service_tier": "default",
+        "system_fingerprint": _FINGERPRINT,
+    }
     frames: list[bytes] = []
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> None:
         """Append one chunk; ``usage: null`` only appears when usage was asked for."""
-        data: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                                     "finish_reason": finish}]}
+        data: dict[str, Any] = {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
         if call.include_usage:
             data["usage"] = None
         data["obfuscation"] = "alloyemu"
         frames.append(sse_frame(data))
 
-    role: dict[str, Any] = {"role": "assistant", "content": "" if turn.text is not None else None,
-                            "refusal": None}
+    role: dict[str, Any] = {
+        "role": "assistant",
+        "content": "" if turn.text is not None else None,
+        "refusal": None,
+    }
     if turn.refusal is not None:
         chunk({**role, "refusal": ""})
         for piece in pieces(turn.refusal):
@@ -168,9 +201,17 @@ def _chunks(
         for piece in pieces(turn.text or ""):
             chunk({"content": piece})
     for index, tool_call in enumerate(calls):
-        head = {"index": index, "id": tool_call["id"], "type": "function",
-                "function": {"name": tool_call["function"]["name"], "arguments": ""}}
-        first = {**role, "tool_calls": [head]} if index == 0 and turn.text is None and turn.refusal is None else {"tool_calls": [head]}
+        head = {
+            "index": index,
+            "id": tool_call["id"],
+            "type": "function",
+            "function": {"name": tool_call["function"]["name"], "arguments": ""},
+        }
+        first = (
+            {**role, "tool_calls": [head]}
+            if index == 0 and turn.text is None and turn.refusal is None
+            else {"tool_calls": [head]}
+        )
         chunk(first)
         for piece in pieces(tool_call["function"]["arguments"]):
             chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})

@@ -35,11 +35,15 @@ class OpenAIResponses(OpenAIBase):
         if fmt.get("type") == "json_schema":
             schema = fmt.get("schema")
             if not isinstance(schema, Mapping):
-                raise BadRequest("Missing required parameter: 'text.format.schema'.", "text.format.schema")
+                raise BadRequest(
+                    "Missing required parameter: 'text.format.schema'.", "text.format.schema"
+                )
         tools = tuple(
             ToolDef(t["name"], t.get("parameters") or {}, t.get("strict") is True)
             for t in body.get("tools") or []
-            if isinstance(t, Mapping) and t.get("type") == "function" and isinstance(t.get("name"), str)
+            if isinstance(t, Mapping)
+            and t.get("type") == "function"
+            and isinstance(t.get("name"), str)
         )
         return Call(
             api=self.name,
@@ -75,9 +79,13 @@ class OpenAIResponses(OpenAIBase):
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An ``error`` event; the SDK yields it as an event instead of raising."""
-        data = {"type": "error", "sequence_number": sequence, "code": "server_error",
-                "message": message or "The server had an error while processing your request.",
-                "param": None}
+        data = {
+            "type": "error",
+            "sequence_number": sequence,
+            "code": "server_error",
+            "message": message or "The server had an error while processing your request.",
+            "param": None,
+        }
         return sse_frame(data, "error")
 
 
@@ -108,26 +116,35 @@ def _output_items(turn: Turn) -> list[dict[str, Any]]:
         part = {"type": "output_text", "annotations": [], "logprobs": [], "text": turn.text}
         items.append(_message(part, message_status))
     for call in turn.tool_calls:
-        items.append({
-            "id": new_id("fc_", 48),
-            "type": "function_call",
-            "status": "completed",
-            "arguments": call.arguments_json,
-            "call_id": call.id or new_id("call_", 24),
-            "name": call.name,
-        })
+        items.append(
+            {
+                "id": new_id("fc_", 48),
+                "type": "function_call",
+                "status": "completed",
+                "arguments": call.arguments_json,
+                "call_id": call.id or new_id("call_", 24),
+                "name": call.name,
+            }
+        )
     return items
 
 
 def _message(part: dict[str, Any], status: str) -> dict[str, Any]:
     """A message output item."""
-    return {"id": new_id("msg_", 48), "type": "message", "status": status, "content": [part],
-            "role": "assistant"}
+    return {
+        "id": new_id("msg_", 48),
+        "type": "message",
+        "status": status,
+        "content": [part],
+        "role": "assistant",
+    }
 
 
 def _usage(call: Call, turn: Turn) -> dict[str, Any]:
     """Responses usage; ``cache_write_tokens`` is required by openai 3.54."""
-    prompt = count_tokens(call.body.get("input", "")) + count_tokens(call.body.get("instructions") or "")
+    prompt = count_tokens(call.body.get("input", "")) + count_tokens(
+        call.body.get("instructions") or ""
+    )
     completion = output_tokens(turn)
     return {
         "input_tokens": prompt,
@@ -139,7 +156,11 @@ def _usage(call: Call, turn: Turn) -> dict[str, Any]:
 
 
 def _response(
-    call: Call, rid: str, created: int, status: str, output: list[dict[str, Any]],
+    call: Call,
+    rid: str,
+    created: int,
+    status: str,
+    output: list[dict[str, Any]],
     usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The ``response`` object; request settings are echoed back as the real API does."""
@@ -167,8 +188,10 @@ def _response(
         "service_tier": "default",
         "store": body.get("store", True),
         "temperature": body.get("temperature", 1.0),
-        "text": {"format": text.get("format") or {"type": "text"},
-                 "verbosity": text.get("verbosity", "medium")},
+        "text": {
+            "format": text.get("format") or {"type": "text"},
+            "verbosity": text.get("verbosity", "medium"),
+        },
         "tool_choice": body.get("tool_choice", "auto"),
         "tools": body.get("tools") or [],
         "top_logprobs": 0,
@@ -195,17 +218,32 @@ def _events(
     emit("response.in_progress", response=started)
     for index, item in enumerate(items):
         if item["type"] == "message":
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
             _part_events(emit, index, item)
         else:
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for piece in pieces(item["arguments"]):
-                emit("response.function_call_arguments.delta", item_id=item["id"],
-                     output_index=index, delta=piece, obfuscation=_OBFUSCATION)
-            emit("response.function_call_arguments.done", item_id=item["id"], output_index=index,
-                 arguments=item["arguments"])
+                emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=piece,
+                    obfuscation=_OBFUSCATION,
+                )
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=index,
+                arguments=item["arguments"],
+            )
         emit("response.output_item.done", output_index=index, item=item)
     terminal = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
     emit(terminal, response=final)
@@ -222,10 +260,18 @@ def _part_events(emit: Any, index: int, item: dict[str, Any]) -> None:
             emit("response.refusal.delta", **where, delta=piece)
         emit("response.refusal.done", **where, refusal=part["refusal"])
     else:
-        emit("response.content_part.added", **where,
-             part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""})
+        emit(
+            "response.content_part.added",
+            **where,
+            part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
+        )
         for piece in pieces(part["text"]):
-            emit("response.output_text.delta", **where, delta=piece, logprobs=[],
-                 obfuscation=_OBFUSCATION)
+            emit(
+                "response.output_text.delta",
+                **where,
+                delta=piece,
+                logprobs=[],
+                obfuscation=_OBFUSCATION,
+            )
         emit("response.output_text.done", **where, text=part["text"], logprobs=[])
     emit("response.content_part.done", **where, part=part)

@@ -16,8 +16,13 @@ from ._http import JSON, NDJSON, SSE
 from ._script import Provider, Raw
 
 _BY_DIRECTORY: dict[str, Provider] = {
-    "openai_responses": "openai", "openai_chat": "openai", "openai": "openai",
-    "anthropic": "anthropic", "gemini": "gemini", "google": "gemini", "ollama": "ollama",
+    "openai_responses": "openai",
+    "openai_chat": "openai",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "google": "gemini",
+    "ollama": "ollama",
 }
 
 

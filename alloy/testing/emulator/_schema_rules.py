@@ -23,16 +23,53 @@ from typing import Any
 
 Path = tuple[str, ...]
 
-_OPENAI_FORBIDDEN = ("oneOf", "allOf", "not", "if", "then", "else", "dependentRequired",
-                     "dependentSchemas")
-_ANTHROPIC_FORBIDDEN = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                        "minLength", "maxLength", "multipleOf", "maxItems")
-GEMINI_ALLOWED = frozenset({
-    "$id", "$defs", "$ref", "$anchor", "$schema", "type", "format", "title", "description",
-    "enum", "items", "prefixItems", "minItems", "maxItems", "minimum", "maximum", "anyOf",
-    "oneOf", "properties", "additionalProperties", "required", "propertyOrdering",
-    "property_ordering",
-})
+_OPENAI_FORBIDDEN = (
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+)
+_ANTHROPIC_FORBIDDEN = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "multipleOf",
+    "maxItems",
+)
+GEMINI_ALLOWED = frozenset(
+    {
+        "$id",
+        "$defs",
+        "$ref",
+        "$anchor",
+        "$schema",
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "properties",
+        "additionalProperties",
+        "required",
+        "propertyOrdering",
+        "property_ordering",
+    }
+)
 
 # Keywords whose value is a single sub-schema, a list of them, or a name -> schema map.
 _ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
@@ -83,14 +120,18 @@ def openai_strict_problem(schema: Any) -> str | None:
         if not _is_object(node):
             continue
         if node.get("additionalProperties") is not False:
-            return (f"In context={_context(path)}, 'additionalProperties' is required to be "
-                    "supplied and to be false.")
+            return (
+                f"In context={_context(path)}, 'additionalProperties' is required to be "
+                "supplied and to be false."
+            )
         props = node.get("properties") or {}
         required = node.get("required") or []
         missing = [name for name in props if name not in required]
         if missing:
-            return (f"In context={_context(path)}, 'required' is required to be supplied and to "
-                    f"be an array including every key in properties. Missing '{missing[0]}'.")
+            return (
+                f"In context={_context(path)}, 'required' is required to be supplied and to "
+                f"be an array including every key in properties. Missing '{missing[0]}'."
+            )
     return None
 
 
@@ -107,9 +148,13 @@ def anthropic_problem(schema: Any, field: str = "output_config.format.schema") -
                 return f"{prefix}For '{kind_name}' type, property '{key}' is not supported"
         min_items = node.get("minItems")
         if min_items is not None and min_items not in (0, 1):
-            return f"{prefix}For 'array' type, 'minItems' values other than 0 or 1 are not supported"
+            return (
+                f"{prefix}For 'array' type, 'minItems' values other than 0 or 1 are not supported"
+            )
         if _is_object(node) and node.get("additionalProperties") is not False:
-            return f"{prefix}For 'object' type, 'additionalProperties' must be explicitly set to false"
+            return (
+                f"{prefix}For 'object' type, 'additionalProperties' must be explicitly set to false"
+            )
         enum = node.get("enum")
         if isinstance(enum, list) and any(isinstance(v, (dict, list)) for v in enum):
             return f"{prefix}Enum values must be strings, numbers, booleans or null"
@@ -118,19 +163,25 @@ def anthropic_problem(schema: Any, field: str = "output_config.format.schema") -
     return None
 
 
-def gemini_problem(schema: Any, field: str = "generation_config.response_json_schema") -> str | None:
+def gemini_problem(
+    schema: Any, field: str = "generation_config.response_json_schema"
+) -> str | None:
     """The Gemini ``responseJsonSchema`` error for ``schema``, or ``None``."""
     for path, node in walk(schema):
         where = field + "".join(f".{p}" for p in path)
         for key in node:
             if key not in GEMINI_ALLOWED:
-                return (f"Invalid JSON payload received. Unknown name \"{key}\" at '{where}': "
-                        "Cannot find field.")
+                return (
+                    f"Invalid JSON payload received. Unknown name \"{key}\" at '{where}': "
+                    "Cannot find field."
+                )
         if "$ref" in node:
             extra = [k for k in node if not k.startswith("$")]
             if extra:
-                return (f"Invalid value at '{where}': if $ref is set, no other properties except "
-                        f"those starting with '$' may be set (found '{extra[0]}').")
+                return (
+                    f"Invalid value at '{where}': if $ref is set, no other properties except "
+                    f"those starting with '$' may be set (found '{extra[0]}')."
+                )
     return None
 
 
@@ -157,7 +208,11 @@ def _has_cycle(schema: Mapping[str, Any]) -> bool:
         if ref in stack:
             return True
         node = target(ref)
-        body = {k: v for k, v in node.items() if k not in ("$defs", "definitions")} if isinstance(node, Mapping) else None
+        body = (
+            {k: v for k, v in node.items() if k not in ("$defs", "definitions")}
+            if isinstance(node, Mapping)
+            else None
+        )
         return any(visit(r, stack | {ref}) for r in refs(body))
 
     root_body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}

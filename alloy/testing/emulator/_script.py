@@ -116,7 +116,9 @@ class Raw:
     @classmethod
     def sse(cls, text: str, status: int = 200, content_type: str = SSE) -> Raw:
         """Server-sent events; each event goes out as its own flushed chunk."""
-        return cls(status, content_type=content_type, frames=tuple(f.encode() for f in split_events(text)))
+        return cls(
+            status, content_type=content_type, frames=tuple(f.encode() for f in split_events(text))
+        )
 
     @classmethod
     def ndjson(cls, lines: Iterable[Any], status: int = 200, content_type: str = NDJSON) -> Raw:
@@ -228,14 +230,31 @@ class Disconnect:
 
 Reply = Union[Text, Json, ToolCalls, Refusal, MaxTokens, MalformedJson, Empty, Auto, Raw]
 Fault = Union[
-    HttpError, RateLimited, Overloaded, Unauthorized, SchemaRejected, CutStream, StreamError,
-    Slow, Disconnect,
+    HttpError,
+    RateLimited,
+    Overloaded,
+    Unauthorized,
+    SchemaRejected,
+    CutStream,
+    StreamError,
+    Slow,
+    Disconnect,
 ]
 Item = Union[Reply, Fault]
 
 _REPLY_TYPES = (Text, Json, ToolCalls, Refusal, MaxTokens, MalformedJson, Empty, Auto, Raw)
-_ITEM_TYPES = (*_REPLY_TYPES, HttpError, RateLimited, Overloaded, Unauthorized, SchemaRejected,
-               CutStream, StreamError, Slow, Disconnect)
+_ITEM_TYPES = (
+    *_REPLY_TYPES,
+    HttpError,
+    RateLimited,
+    Overloaded,
+    Unauthorized,
+    SchemaRejected,
+    CutStream,
+    StreamError,
+    Slow,
+    Disconnect,
+)
 
 
 def reaches_model(item: Item | None) -> bool:
@@ -265,8 +284,10 @@ def resolve_turn(reply: Reply, call: Call, *, seed: int, default_text: str) -> T
         text = reply.text
         if text is None:
             full = resolve_turn(Auto(), call, seed=seed, default_text=default_text)
-            source = full.text if full.text is not None else (
-                full.tool_calls[0].arguments_json if full.tool_calls else default_text
+            source = (
+                full.text
+                if full.text is not None
+                else (full.tool_calls[0].arguments_json if full.tool_calls else default_text)
             )
             text = source[: max(1, len(source) // 2)] if len(source) > 1 else ""
         return Turn(text=text, finish="length")
@@ -400,5 +421,7 @@ class Script:
     def _queue(self, provider: str) -> deque[Item]:
         """The queue of a known provider (a typo in the name fails loudly)."""
         if provider not in self._queues:
-            raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+            raise ValueError(
+                f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+            )
         return self._queues[provider]

@@ -52,8 +52,10 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         """One tracked thread per connection (it serves every request on that connection)."""
         thread = threading.Thread(
-            target=self._serve_connection, args=(request, client_address),
-            name="alloy-emulator-connection", daemon=True,
+            target=self._serve_connection,
+            args=(request, client_address),
+            name="alloy-emulator-connection",
+            daemon=True,
         )
         with self._lock:
             self._connections[request] = thread
