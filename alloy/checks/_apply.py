@@ -90,7 +90,7 @@ class Walk:
 
     def _criteria(self, criteria: tuple[Criterion, ...], value: Any, path: Path) -> Any:
         for criterion in criteria:
-            if value is None and not isinstance(None, criterion.accepts):
+            if value is None:
                 continue  # an absent optional value has nothing to check
             error = _validate(criterion, value)
             if error is None:
@@ -153,7 +153,9 @@ def _validate(criterion: Criterion, value: Any) -> str | None:
         and bool not in criterion.accepts
         and object not in criterion.accepts
     ):
-        kinds = " or ".join(_KIND_NAMES.get(t, t.__name__) for t in criterion.accepts)
+        kinds = " or ".join(
+            dict.fromkeys(_KIND_NAMES.get(t, t.__name__) for t in criterion.accepts)
+        )
         return f"must be {kinds}"
     return criterion.validate(value)
 

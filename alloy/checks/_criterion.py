@@ -7,9 +7,6 @@ where one makes sense, "what would the fixed value be". What happens on failure 
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
@@ -192,9 +189,15 @@ def judged_by(
 
 def _call_command(command: Any, value: Any) -> Any:
     """Call a judge from inside a parse, which is synchronous even under the async driver."""
+    import inspect
+
     result = command(value)
-    if not asyncio.iscoroutine(result):
+    if not inspect.iscoroutine(result):
         return result
+    import asyncio
+    import contextvars
+    import threading
+
     # An async judge: run it to completion on a private loop in a helper thread, keeping the
     # caller's context (so override_model and use_config still apply).
     context = contextvars.copy_context()

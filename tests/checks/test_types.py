@@ -232,3 +232,17 @@ def test_a_criterion_on_the_wrong_type_fails_at_decoration(tp: Any, message: Opt
     with pytest.raises(ConfigurationError) as info:
         output_type_for(tp, has_output=True)
     assert str(info.value) == message
+
+
+def test_a_value_of_another_union_member_fails_with_a_type_error() -> None:
+    out = CheckedOutput(Annotated[Union[str, int], Length(max=2, on_fail="noop")])
+    (result,) = out.parse('{"value": 5}').report.results
+    assert (result.outcome, result.error) == ("recorded", "must be a string or a list")
+
+
+def test_none_is_never_checked() -> None:
+    from alloy.checks import ValidChoices
+
+    out = CheckedOutput(Annotated[Optional[str], ValidChoices(["a"], on_fail="exception")])
+    parsed = out.parse('{"value": null}')
+    assert parsed.value is None and parsed.report.results == ()
