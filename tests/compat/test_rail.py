@@ -224,7 +224,7 @@ def test_exception_and_fix_reask_from_on_fail(call: Call) -> None:
 
 def test_types_and_attributes(call: Call) -> None:
     spec = """<output description="A person">
-        <string name="name" description="Full name"/>
+        <string name="name" description="Full name" format="length: 1 20" on-fail-length="fix"/>
         <integer name="age" format="valid-range: 0 150" on-fail-valid-range="reask"/>
         <bool name="active"/>
         <date name="born"/>
@@ -250,7 +250,7 @@ def test_types_and_attributes(call: Call) -> None:
     assert schema["properties"]["notes"] == {"items": {"type": "string"}, "type": "array"}
     assert schema["required"] == list(schema["properties"])
     good = {
-        "name": "Ada Lovelace",
+        "name": "Augusta Ada King, Countess of Lovelace",
         "age": 36,
         "active": False,
         "born": "1815-12-10",
@@ -263,6 +263,7 @@ def test_types_and_attributes(call: Call) -> None:
         "notes": [],
     }
     value, _ = run(output, json.dumps(good), call=call)
+    assert value["name"] == "Augusta Ada King, Co"
     assert value["born"] == datetime.date(1815, 12, 10)
     assert value["wakes"] == datetime.time(7, 30)
     assert "site" not in value and value["mail"] == "ada@example.org"
