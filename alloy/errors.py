@@ -100,6 +100,7 @@ class CommandError(AlloyError):
         expected: str | None = None,
         output: str | None = None,
         transcript: Transcript | None = None,
+        output_mode: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -107,6 +108,8 @@ class CommandError(AlloyError):
         self.expected = expected
         self.output = output
         self.transcript = transcript
+        #: How structured output was enforced for the call: native, tool or prompt (None for text).
+        self.output_mode = output_mode
 
     @property
     def attempts(self) -> int:
@@ -119,9 +122,12 @@ class CommandError(AlloyError):
         return self.transcript.usage if self.transcript is not None else None
 
     def __str__(self) -> str:
+        context = []
         if self.command:
-            return f"{self.message} (command {self.command!r})"
-        return self.message
+            context.append(f"command {self.command!r}")
+        if self.output_mode:
+            context.append(f"output mode {self.output_mode}")
+        return f"{self.message} ({', '.join(context)})" if context else self.message
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.message, self.__dict__))

@@ -96,6 +96,8 @@ def test_parse_error_message_matches_the_seed(call: Call) -> None:
     assert '\'{"value": "Please provide the text' in str(error)
     assert error.command == "extract_price"
     assert error.expected == "float"
+    assert error.output_mode == "native"
+    assert str(error).endswith("(command 'extract_price', output mode native)")
     assert error.output == reply
     assert error.attempts == 2
     assert error.usage is not None and error.usage.requests == 2
