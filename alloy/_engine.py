@@ -208,6 +208,8 @@ class _Run:
         self.config = plan.config
         self.mode = resolve_mode(plan)
         self.call_id = os.urandom(6).hex()
+        # Nobody listening is the common case: the hot path then builds no events at all.
+        self.observed = plan.observed
         self.messages: list[Message] = []
         self.turn_usage: list[Usage] = []
         self.usage = Usage()
@@ -268,6 +270,7 @@ class _Run:
         error.command = error.command or self.plan.command
         error.expected = error.expected or self.plan.output.expected
         error.output = error.output if error.output is not None else output
+        error.output_mode = error.output_mode or self.mode
         error.transcript = self.transcript()
         return error
 
@@ -280,6 +283,7 @@ class _Run:
             expected=self.plan.output.expected,
             output=output,
             transcript=self.transcript(),
+            output_mode=self.mode,
             **extra,
         )
 
@@ -320,24 +324,29 @@ class _Run:
         started = time.perf_counter()
         name, cid = self.plan.command, self.call_id
         try:
-            yield from self.emit(
-                partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
-            )
-            prompt = yield from self.emit(
-                partial(PromptRendered, name, cid, self.plan.prompt),
-                self.rails("input"),
-                self.plan.prompt,
-            )
+            if self.observed:
+                yield from self.emit(
+                    partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
+                )
+            prompt = self.plan.prompt
+            input_rails = self.rails("input")
+            if self.observed or input_rails:
+                prompt = yield from self.emit(
+                    partial(PromptRendered, name, cid, prompt), input_rails, prompt
+                )
             self.messages.append(UserTurn(tuple(prompt)))
             outcome = yield from self.turns()
         except CommandError as error:
             failed_after = time.perf_counter() - started
             yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
             raise
-        finished_after = time.perf_counter() - started
-        yield from self.emit(
-            partial(CommandFinished, name, cid, outcome.value, outcome.transcript, finished_after)
-        )
+        if self.observed:
+            finished_after = time.perf_counter() - started
+            yield from self.emit(
+                partial(
+                    CommandFinished, name, cid, outcome.value, outcome.transcript, finished_after
+                )
+            )
         return outcome
 
     def turns(self) -> Generator[Effect, Any, Outcome]:
@@ -408,11 +417,13 @@ class _Run:
             if isinstance(value, Parsed):
                 self.reports.append(value.report)
                 value = value.value
-            parsed = value
-            yield from self.emit(partial(OutputParsed, name, cid, parsed, text))
-            value = yield from self.emit(
-                partial(OutputReady, name, cid, parsed), self.rails("output"), parsed
-            )
+            output_rails = self.rails("output")
+            if self.observed or output_rails:
+                parsed = value
+                yield from self.emit(partial(OutputParsed, name, cid, parsed, text))
+                value = yield from self.emit(
+                    partial(OutputReady, name, cid, parsed), output_rails, parsed
+                )
             return self.outcome(value, text)
 
     def outcome(self, value: Any, text: str) -> Outcome:
@@ -447,7 +458,8 @@ class _Run:
         while True:
             self.attempts += 1
             attempt = self.attempts
-            yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
+            if self.observed:
+                yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
             sent = time.perf_counter()
             result = yield CallModel(request)
             if isinstance(result, Failed):
@@ -463,7 +475,8 @@ class _Run:
             elapsed = time.perf_counter() - sent
             self.usage = self.usage + response.usage
             self.turn_usage.append(response.usage)
-            yield from self.emit(partial(ModelResponse, name, cid, response, attempt, elapsed))
+            if self.observed:
+                yield from self.emit(partial(ModelResponse, name, cid, response, attempt, elapsed))
             return response
 
     def check_finish(self, response: Response) -> None:
