@@ -296,14 +296,17 @@ def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
 
 
 def _cache_key(merged: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """A key to reuse the Config of plain values (exact types, so ``1`` and ``True`` differ).
+    """A key to reuse the Config built from these values; None when they cannot be hashed.
 
     Building a frozen 18-field Config was the largest cost of resolving, and most calls resolve
-    the same values again. Mappings and Model objects are not plain: they are never cached.
+    the same values again. Plain values are keyed by value with their exact type (so ``1`` and
+    ``True`` differ); anything else (a Model object, an ``extra_json`` mapping) by identity,
+    which is safe because the cached Config itself keeps that object alive.
     """
-    if not all(value.__class__ in _PLAIN for value in merged.values()):
-        return None
-    key = tuple((name, value.__class__, value) for name, value in merged.items())
+    key = tuple(
+        (name, value.__class__, value if value.__class__ in _PLAIN else id(value))
+        for name, value in merged.items()
+    )
     try:
         hash(key)
     except TypeError:  # a tuple holding something unhashable
