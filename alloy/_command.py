@@ -105,6 +105,8 @@ class Command(Generic[P, R]):
         call_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._fn = fn
+        # Checked once: inspect.iscoroutinefunction unwraps and tests flags on every call.
+        self._async_prompt = inspect.iscoroutinefunction(fn)
         self._rails = rails
         self._handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
         self._output = output
@@ -173,7 +175,7 @@ class Command(Generic[P, R]):
 
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Call and return the value with its record (raw output, transcript, usage)."""
-        if inspect.iscoroutinefunction(self._fn):
+        if self._async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
