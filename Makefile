@@ -1,5 +1,7 @@
 # Two entry points for a fresh machine: `make run` (the examples) and `make test` (the suite).
 # Each creates .venv and installs what it needs first.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -32,10 +34,14 @@ lint: $(STAMP_DEV)
 	$(BIN)/ruff format --check alloy tests examples
 
 typecheck: $(STAMP_DEV)
-	$(BIN)/mypy alloy
+	$(BIN)/mypy alloy tests/typing
 
+## pytest under coverage (started before pytest, so alloy's import-time lines count), with a
+## gate that covers providers/ too; pytest's own summary line is repeated last.
 unit: $(STAMP_DEV)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m coverage run -m pytest 2>&1 | tee $(VENV)/pytest.log
+	$(BIN)/python -m coverage report --fail-under=90
+	@tail -n 1 $(VENV)/pytest.log
 
 ## The documentation site, built in strict mode into site/.
 docs: $(STAMP_DEV)

@@ -9,6 +9,15 @@ from ._command import AsyncCommand, Command, Result, ask, command
 from ._config import Config, configure, reset_configuration, use_config
 from ._tools import Tool, ensure, require, tool
 from ._types import Usage
+from .checks import (
+    CheckedOutput,
+    CheckReport,
+    Criterion,
+    CriterionResult,
+    check,
+    checked,
+    judged_by,
+)
 from .errors import (
     AlloyError,
     AuthenticationError,
@@ -33,6 +42,8 @@ from .errors import (
     ToolLoopLimitExceeded,
     TruncatedOutputError,
 )
+from .formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
+from .media import Document, Image
 from .providers import register_provider
 
 __version__ = "0.1.0"
@@ -42,14 +53,23 @@ __all__ = [
     "AsyncCommand",
     "AuthenticationError",
     "BadRequestError",
+    "BoundedText",
     "BudgetExceeded",
+    "CheckReport",
+    "CheckedOutput",
+    "Code",
     "Command",
     "CommandError",
     "Config",
     "ConfigurationError",
     "ContentFilteredError",
+    "Criterion",
     "CriterionFailed",
+    "CriterionResult",
+    "Document",
     "EmptyOutputError",
+    "Image",
+    "KeyValues",
     "OutputError",
     "ParseError",
     "ProviderConnectionError",
@@ -61,15 +81,21 @@ __all__ = [
     "Result",
     "SchemaRejectedError",
     "ServerError",
+    "Task",
+    "TaskList",
     "Tool",
     "ToolError",
     "ToolLoopLimitExceeded",
     "TruncatedOutputError",
     "Usage",
+    "YesNo",
     "ask",
+    "check",
+    "checked",
     "command",
     "configure",
     "ensure",
+    "judged_by",
     "register_provider",
     "require",
     "reset_configuration",
