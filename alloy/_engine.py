@@ -217,6 +217,8 @@ class _Run:
         self.reports: list[Any] = []
         self.tools = plan.tools
         self.output_spec = self._output_spec()
+        make_example = getattr(plan.output, "example", None)
+        self.example: str | None = make_example() if callable(make_example) else None
         self.system = self._system()
         self.settings = ModelSettings(
             temperature=self.config.temperature,
@@ -259,6 +261,7 @@ class _Run:
             output=self.output_spec,
             settings=self.settings,
             stream=self.plan.stream,
+            example=self.example,
         )
 
     # -- errors with context --

@@ -56,6 +56,10 @@ class YesNo:
     def formatting_instructions(self) -> str:
         return 'Answer with a single word: "yes" or "no".'
 
+    def example(self) -> str:
+        """A reply this format accepts, for stand-in models such as the offline one."""
+        return "yes"
+
     @property
     def instructions(self) -> str:
         return self.formatting_instructions()
@@ -160,6 +164,10 @@ class Code:
             "closing with ```. Give exactly one code block."
         )
 
+    def example(self) -> str:
+        """A reply this format accepts, for stand-in models such as the offline one."""
+        return f"```{self.language or 'python'}\nprint('written by the alloy offline model')\n```"
+
     @property
     def instructions(self) -> str:
         return self.formatting_instructions()
@@ -224,6 +232,10 @@ class TaskList:
             "Answer with a markdown task list, one item per line: `- [ ] task` for an open "
             "task, `- [x] task` for a done one."
         )
+
+    def example(self) -> str:
+        """A reply this format accepts, for stand-in models such as the offline one."""
+        return "- [x] Read the request (alloy offline model)\n- [ ] Write a real answer"
 
     @property
     def instructions(self) -> str:
@@ -297,6 +309,13 @@ class BoundedText:
             return None
         return f"Answer in plain text of {self._bounds()}."
 
+    def example(self) -> str:
+        """A reply this format accepts, for stand-in models such as the offline one."""
+        text = "[alloy offline model] stand-in text."
+        if self.min is not None and len(text) < self.min:
+            text = (text + " lorem") * (self.min // len(text) + 1)
+        return text[: self.max].strip() if self.max is not None else text
+
     @property
     def instructions(self) -> str | None:
         return self.formatting_instructions()
@@ -346,6 +365,10 @@ class KeyValues:
     def formatting_instructions(self) -> str:
         lines = "\n".join(f"{key}: <{key.lower()}>" for key in self.keys)
         return f"Strictly answer in the format:\n{lines}"
+
+    def example(self) -> str:
+        """A reply this format accepts, for stand-in models such as the offline one."""
+        return "\n".join(f"{key}: offline {key.lower()}" for key in self.keys)
 
     @property
     def instructions(self) -> str:

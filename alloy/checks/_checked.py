@@ -56,6 +56,11 @@ class CheckedOutput:
     def instructions(self) -> str | None:
         return self._instructions
 
+    def example(self) -> str | None:
+        """The wrapped format's sample reply, for stand-in models (None for JSON outputs)."""
+        make = getattr(self.inner, "example", None)
+        return make() if callable(make) else None
+
     @property
     def criteria(self) -> list[tuple[str, Criterion]]:
         """Every criterion with the path it applies to (``"items[].name"``)."""

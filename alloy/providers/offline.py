@@ -55,6 +55,8 @@ class OfflineModel:
                 call = ToolCall("call_offline_output", request.output.name, value)
                 return self._reply(request, (call,), "tool_calls")
             return self._reply(request, (Text(json.dumps(value)),), "stop")
+        if request.example is not None:
+            return self._reply(request, (Text(request.example),), "stop")
         return self._reply(request, (Text(_text_answer(request)),), "stop")
 
     async def arequest(self, request: Request) -> Response:

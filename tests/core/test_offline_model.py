@@ -96,3 +96,28 @@ def test_offline_alias_fake_and_usage() -> None:
     result = number.run()
     assert isinstance(result.value, int)
     assert result.usage.input_tokens > 0 and result.cost == 0.0
+
+
+def test_non_json_formats_get_an_answer_in_their_format(call: Call) -> None:
+    from alloy import BoundedText, Code, KeyValues, TaskList, YesNo
+
+    expectations = {
+        YesNo(): True,
+        Code(language="sql"): "print('written by the alloy offline model')",
+        KeyValues(["Thought", "Answer"]): {
+            "thought": "offline thought",
+            "answer": "offline answer",
+        },
+    }
+    for output, expected in expectations.items():
+
+        @command(output=output)
+        def make() -> str:
+            return "x"
+
+        assert call(make) == expected
+    tasks = call(command(output=TaskList())(lambda: "plan"))
+    assert [t.done for t in tasks] == [True, False]
+    for bounds in ((None, 10), (100, None), (5, 20)):
+        text = call(command(output=BoundedText(*bounds))(lambda: "write"))
+        assert (bounds[0] or 0) <= len(text) <= (bounds[1] or 10_000)
