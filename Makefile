@@ -15,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[all]"
+	$(BIN)/python -m pip install -q -e ".[all,otel,sql]"
 	touch $@
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python

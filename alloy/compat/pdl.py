@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field
+
 from .._output import JsonOutput, OutputType
 from ..checks import Length, ValidRange, checked, checked_output_for
 from ..checks._plan import annotated, make_typeddict
@@ -186,11 +188,13 @@ class _Builder:
                 "valid as the whole schema"
             )
         if node.kind == "str":
-            return annotated(str, tuple(self.length(node)))
+            return annotated(
+                str, (*self.schema_bounds(node, "minLength", "maxLength"), *self.length(node))
+            )
         if node.kind in ("int", "float"):
             base = int if node.kind == "int" else float
             bounds = (ValidRange(node.min, node.max, on_fail="reask"),) if _bounded(node) else ()
-            return annotated(base, bounds)
+            return annotated(base, (*self.schema_bounds(node, "minimum", "maximum"), *bounds))
         if node.kind == "bool":
             self.no_bounds(node)
             return bool
@@ -204,7 +208,9 @@ class _Builder:
                 item: Any = str
             else:
                 item = self.type(node.item, f"{where}[]")
-            return annotated(list[item], tuple(self.length(node)))
+            return annotated(
+                list[item], (*self.schema_bounds(node, "minItems", "maxItems"), *self.length(node))
+            )
         fields = {
             key: self.type(child, f"{where}.{key}" if where else key)
             for key, child in node.fields.items()
@@ -218,6 +224,16 @@ class _Builder:
         if not _bounded(node):
             return []
         return [Length(_count(node.min, "min"), _count(node.max, "max"), on_fail="reask")]
+
+    def schema_bounds(self, node: _Schema, low: str, high: str) -> tuple[Any, ...]:
+        """The bounds as JSON Schema keywords, so providers that can enforce them natively do.
+
+        Only the schema carries them; the local check stays the criterion, with its own message.
+        """
+        keywords = {k: v for k, v in ((low, node.min), (high, node.max)) if v is not None}
+        if low != "minimum":
+            keywords = {k: _count(v, k) for k, v in keywords.items()}
+        return (Field(json_schema_extra=keywords),) if keywords else ()
 
     def no_bounds(self, node: _Schema) -> None:
         if _bounded(node):

@@ -155,3 +155,13 @@ def test_lenient_unknowns_become_strings_with_a_warning() -> None:
     assert output.parse('{"value": ["a"]}') == ["a"]
     with pytest.warns(SpecWarning, match="Unknown PDL constraint 'step'"):
         load_pdl("int {step: 2}", strict=False)
+
+
+def test_bounds_reach_the_schema_for_native_enforcement() -> None:
+    schema = load_pdl("[{name: str {min: 2}, age: int {min: -3, max: 120}}]{min: 2, max: 2}").schema
+    assert schema is not None
+    items = schema["properties"]["value"]
+    assert (items["minItems"], items["maxItems"]) == (2, 2)
+    person = schema["$defs"]["PdlObject"]["properties"]
+    assert person["name"]["minLength"] == 2
+    assert (person["age"]["minimum"], person["age"]["maximum"]) == (-3, 120)
