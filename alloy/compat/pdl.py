@@ -230,9 +230,12 @@ class _Builder:
 
         Only the schema carries them; the local check stays the criterion, with its own message.
         """
-        keywords = {k: v for k, v in ((low, node.min), (high, node.max)) if v is not None}
-        if low != "minimum":
-            keywords = {k: _count(v, k) for k, v in keywords.items()}
+        whole = low != "minimum"  # lengths are counts; numeric bounds may be fractional
+        keywords: dict[str, Any] = {
+            key: _count(bound, key) if whole else bound
+            for key, bound in ((low, node.min), (high, node.max))
+            if bound is not None
+        }
         return (Field(json_schema_extra=keywords),) if keywords else ()
 
     def no_bounds(self, node: _Schema) -> None:
