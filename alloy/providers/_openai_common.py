@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .._types import Capabilities, ModelSettings, Usage
+from .._types import Capabilities, Done, ModelSettings, Request, Response, StreamEvent, Usage
 from ..errors import (
     BadRequestError,
     ConfigurationError,
@@ -190,6 +190,107 @@ class OpenAIModel(SDKModel):
     def call_options(settings: ModelSettings) -> dict[str, Any]:
         """Per-call SDK options: the timeout, only when one is set (else the client default)."""
         return {} if settings.timeout is None else {"timeout": settings.timeout}
+
+    # -- what each wire API supplies --
+    def endpoint(self, client: Any) -> Any:
+        """The SDK resource whose ``create`` this API calls (``client.responses``, ...)."""
+        raise NotImplementedError
+
+    def endpoint_class(self) -> type:
+        """The SDK resource class, whose ``create`` signature says which keys are named arguments."""
+        raise NotImplementedError
+
+    def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
+        """The wire body for ``request``."""
+        raise NotImplementedError
+
+    def parse_result(self, result: Any) -> Response:
+        """A whole SDK result as a Response."""
+        raise NotImplementedError
+
+    def stream_parser(self) -> Any:
+        """A parser with ``feed(dict) -> deltas``, ``check(model)`` and ``response(request_id)``."""
+        raise NotImplementedError
+
+    # -- the calls, the same for both wire APIs --
+    def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        with self.errors():
+            body = self.build(request, stream=stream)
+        kwargs, extra = split_known(body, _known_arguments(self.endpoint_class()))
+        if extra:
+            kwargs["extra_body"] = extra
+        kwargs.update(self.call_options(request.settings))
+        return kwargs
+
+    def request(self, request: Request) -> Response:
+        kwargs = self._arguments(request, stream=False)
+        with self.errors():
+            result = self.endpoint(self.client()).create(**kwargs)
+        return self.parse_result(result)
+
+    async def arequest(self, request: Request) -> Response:
+        kwargs = self._arguments(request, stream=False)
+        with self.errors():
+            result = await self.endpoint(self.aclient()).create(**kwargs)
+        return self.parse_result(result)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        kwargs = self._arguments(request, stream=True)
+        parser = self.stream_parser()
+        with self.errors():
+            events = self.endpoint(self.client()).create(**kwargs)
+        try:
+            while True:
+                with self.errors():
+                    event = next(events, None)
+                if event is None:
+                    break
+                yield from parser.feed(as_dict(event))
+                parser.check(self)
+        finally:
+            events.close()
+        yield Done(parser.response(stream_request_id(events)))
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        kwargs = self._arguments(request, stream=True)
+        parser = self.stream_parser()
+        with self.errors():
+            events = await self.endpoint(self.aclient()).create(**kwargs)
+        try:
+            while True:
+                with self.errors():
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                for delta in parser.feed(as_dict(event)):
+                    yield delta
+                parser.check(self)
+        finally:
+            await events.close()
+        yield Done(parser.response(stream_request_id(events)))
+
+
+def stream_request_id(events: Any) -> str | None:
+    """The ``x-request-id`` of a streamed response, when the SDK kept the HTTP response."""
+    response = getattr(events, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers.get("x-request-id") if headers is not None else None
+
+
+_KNOWN: dict[type, frozenset[str]] = {}
+
+
+def _known_arguments(resource: type) -> frozenset[str]:
+    """Parameters ``resource.create`` takes by name; other body keys go via ``extra_body``."""
+    known = _KNOWN.get(resource)
+    if known is None:
+        import inspect
+
+        names = set(inspect.signature(resource.create).parameters)  # type: ignore[attr-defined]
+        known = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+        _KNOWN[resource] = known
+    return known
 
 
 def _targets_openai(base_url: str | None) -> bool:

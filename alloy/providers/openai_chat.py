@@ -33,15 +33,13 @@ Wire choices, and why:
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator, tool_call
 from .._types import (
-    Done,
     FinishReason,
     Media,
     ModelTurn,
@@ -50,7 +48,6 @@ from .._types import (
     Request,
     Response,
     RetryPrompt,
-    StreamEvent,
     Text,
     TextDelta,
     ToolCall,
@@ -70,7 +67,6 @@ from ._openai_common import (
     data_url,
     is_reasoning_model,
     openai_strict_schema,
-    split_known,
     temperature_for,
     usage_from,
 )
@@ -284,6 +280,9 @@ class StreamParser:
         self.refusal: list[str] = []
         self._positions: dict[int, int] = {}
 
+    def check(self, model: OpenAIModel) -> None:
+        """Chat streams raise their errors through the SDK; nothing to check between chunks."""
+
     def feed(self, chunk: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
         out: list[TextDelta | ToolCallDelta] = []
         if chunk.get("model"):
@@ -334,21 +333,6 @@ class StreamParser:
 
 # -- the model --------------------------------------------------------------------------------
 
-_KNOWN: frozenset[str] | None = None
-
-
-def _known_arguments() -> frozenset[str]:
-    """Parameters ``chat.completions.create`` takes by name; other keys go via ``extra_body``."""
-    global _KNOWN
-    if _KNOWN is None:
-        from openai.resources.chat.completions import Completions
-
-        names = set(inspect.signature(Completions.create).parameters)
-        _KNOWN = frozenset(
-            names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
-        )
-    return _KNOWN
-
 
 class OpenAIChatModel(OpenAIModel):
     """A model behind a Chat Completions endpoint (OpenAI or a compatible server)."""
@@ -368,65 +352,19 @@ class OpenAIChatModel(OpenAIModel):
         )
         return body
 
-    def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        body = self.build(request, stream=stream)
-        kwargs, extra = split_known(body, _known_arguments())
-        if extra:
-            kwargs["extra_body"] = extra
-        kwargs.update(self.call_options(request.settings))
-        return kwargs
+    def endpoint(self, client: Any) -> Any:
+        return client.chat.completions
 
-    def request(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            result = self.client().chat.completions.create(**kwargs)
+    def endpoint_class(self) -> type:
+        from openai.resources.chat.completions import Completions
+
+        return Completions
+
+    def parse_result(self, result: Any) -> Response:
         return parse(as_dict(result), request_id=getattr(result, "_request_id", None))
 
-    async def arequest(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            result = await self.aclient().chat.completions.create(**kwargs)
-        return parse(as_dict(result), request_id=getattr(result, "_request_id", None))
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = StreamParser()
-        with self.errors():
-            chunks = self.client().chat.completions.create(**kwargs)
-        try:
-            while True:
-                with self.errors():
-                    chunk = next(chunks, None)
-                if chunk is None:
-                    break
-                yield from parser.feed(as_dict(chunk))
-        finally:
-            chunks.close()
-        yield Done(parser.response(_stream_request_id(chunks)))
-
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = StreamParser()
-        with self.errors():
-            chunks = await self.aclient().chat.completions.create(**kwargs)
-        try:
-            while True:
-                with self.errors():
-                    try:
-                        chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        break
-                for delta in parser.feed(as_dict(chunk)):
-                    yield delta
-        finally:
-            await chunks.close()
-        yield Done(parser.response(_stream_request_id(chunks)))
-
-
-def _stream_request_id(chunks: Any) -> str | None:
-    response = getattr(chunks, "response", None)
-    headers = getattr(response, "headers", None)
-    return headers.get("x-request-id") if headers is not None else None
+    def stream_parser(self) -> StreamParser:
+        return StreamParser()
 
 
 def create(

@@ -35,15 +35,13 @@ For Chat Completions and OpenAI-compatible servers see :mod:`alloy.providers.ope
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .._engine import REASK_PROMPT
 from .._stream import tool_call
 from .._types import (
-    Done,
     Media,
     ModelTurn,
     Opaque,
@@ -52,7 +50,6 @@ from .._types import (
     Request,
     Response,
     RetryPrompt,
-    StreamEvent,
     Text,
     TextDelta,
     ToolCall,
@@ -71,7 +68,6 @@ from ._openai_common import (
     data_url,
     is_reasoning_model,
     openai_strict_schema,
-    split_known,
     stream_error,
     temperature_for,
     usage_from,
@@ -317,6 +313,12 @@ class StreamParser:
             self.failure = (event.get("code"), event.get("message"))
         return []
 
+    def check(self, model: OpenAIModel) -> None:
+        """Raise the mapped error once the stream reported a failure (no exception from the SDK)."""
+        if self.failure is not None:
+            code, message = self.failure
+            raise stream_error(model, code, message)
+
     def response(self, request_id: str | None = None) -> Response:
         if self.final is None:
             raise ProviderConnectionError(
@@ -330,21 +332,6 @@ class StreamParser:
 
 
 # -- the model --------------------------------------------------------------------------------
-
-_KNOWN: frozenset[str] | None = None
-
-
-def _known_arguments() -> frozenset[str]:
-    """Parameters ``responses.create`` takes by name; other body keys go via ``extra_body``."""
-    global _KNOWN
-    if _KNOWN is None:
-        from openai.resources.responses import Responses
-
-        names = set(inspect.signature(Responses.create).parameters)
-        _KNOWN = frozenset(
-            names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
-        )
-    return _KNOWN
 
 
 class OpenAIResponsesModel(OpenAIModel):
@@ -364,80 +351,23 @@ class OpenAIResponsesModel(OpenAIModel):
         )
         return body
 
-    def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        with self.errors():
-            body = self.build(request, stream=stream)
-        kwargs, extra = split_known(body, _known_arguments())
-        if extra:
-            kwargs["extra_body"] = extra
-        kwargs.update(self.call_options(request.settings))
-        return kwargs
+    def endpoint(self, client: Any) -> Any:
+        return client.responses
 
-    def request(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            result = self.client().responses.create(**kwargs)
-        return self._parse(result)
+    def endpoint_class(self) -> type:
+        from openai.resources.responses import Responses
 
-    async def arequest(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            result = await self.aclient().responses.create(**kwargs)
-        return self._parse(result)
+        return Responses
 
-    def _parse(self, result: Any) -> Response:
+    def parse_result(self, result: Any) -> Response:
         raw = as_dict(result)
         if raw.get("status") == "failed":
             error = raw.get("error") or {}
             raise stream_error(self, error.get("code"), error.get("message"))
         return parse(raw, request_id=getattr(result, "_request_id", None))
 
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = StreamParser()
-        with self.errors():
-            events = self.client().responses.create(**kwargs)
-        try:
-            while True:
-                with self.errors():
-                    event = next(events, None)
-                if event is None:
-                    break
-                yield from parser.feed(as_dict(event))
-                self._raise_failure(parser)
-        finally:
-            events.close()
-        yield Done(parser.response(_stream_request_id(events)))
-
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = StreamParser()
-        with self.errors():
-            events = await self.aclient().responses.create(**kwargs)
-        try:
-            while True:
-                with self.errors():
-                    try:
-                        event = await events.__anext__()
-                    except StopAsyncIteration:
-                        break
-                for delta in parser.feed(as_dict(event)):
-                    yield delta
-                self._raise_failure(parser)
-        finally:
-            await events.close()
-        yield Done(parser.response(_stream_request_id(events)))
-
-    def _raise_failure(self, parser: StreamParser) -> None:
-        if parser.failure is not None:
-            code, message = parser.failure
-            raise stream_error(self, code, message)
-
-
-def _stream_request_id(events: Any) -> str | None:
-    response = getattr(events, "response", None)
-    headers = getattr(response, "headers", None)
-    return headers.get("x-request-id") if headers is not None else None
+    def stream_parser(self) -> StreamParser:
+        return StreamParser()
 
 
 def create(
