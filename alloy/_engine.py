@@ -292,7 +292,7 @@ class _Run:
 
     # -- events and rails --
     def rails(self, kind: str) -> tuple[Rail, ...]:
-        if kind in self.config.skip_rails:
+        if not self.plan.rails or kind in self.config.skip_rails:
             return ()
         return tuple(rail for rail in self.plan.rails if rail.kind == kind)
 
