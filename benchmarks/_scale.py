@@ -1,0 +1,42 @@
+"""Iteration counts. ``FULL`` keeps a whole run near four minutes on two cores (plus the peers'
+first install); ``TINY`` is for the smoke test, which checks the shape of results only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scale:
+    warm_calls: int = 400  # per side, per provider and driver
+    warm_warmup: int = 40
+    inproc_batch: int = 200  # calls per timed batch
+    inproc_batches: int = 15  # batches per worker process
+    inproc_rounds: int = 3  # worker processes per library, alternating
+    conc_calls: int = 1000
+    conc_limit: int = 100
+    conc_reps: int = 5  # worker processes per side, alternating
+    cold_runs: int = 11  # process launches per side, alternating
+    big_bytes: int = 1_000_000
+    big_calls: int = 30  # per side, interleaved
+    profile_calls: int = 2000
+
+    def describe(self) -> str:
+        return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
+
+
+FULL = Scale()
+TINY = Scale(
+    warm_calls=5,
+    warm_warmup=1,
+    inproc_batch=5,
+    inproc_batches=3,
+    inproc_rounds=1,
+    conc_calls=20,
+    conc_limit=5,
+    conc_reps=1,
+    cold_runs=1,
+    big_bytes=20_000,
+    big_calls=3,
+    profile_calls=20,
+)
