@@ -1,0 +1,202 @@
+"""Write ``results/report.md`` and ``results/chart.png`` from the suites' results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._measure import Figure, SuiteResult
+from .profiling import Profile
+
+INTRO = """\
+Every figure compares alloy with a baseline measured **side by side in the same run**
+(interleaved calls, or alternating processes), because this is a shared 2-core machine and
+absolute times drift with its load. The ratio is alloy / baseline: lower is better, except
+for throughput. Medians are printed next to every ratio; intervals are 95% paired bootstrap
+intervals of the ratio where calls were interleaved one by one. Tests never assert times:
+the targets live here."""
+
+#: What cProfile showed, and the commit that acted on it (the `changes` suite measures them).
+FINDINGS = (
+    (
+        "Config: read the ALLOY_* variables through os.environ's dict for the env-layer cache key",
+        "Settings resolution took a snapshot of every ALLOY_* variable on every call by "
+        "iterating and decoding all of os.environ: about half of an offline-model call. The "
+        "cache key is now the raw values of the variables alloy reads, looked up in os.environ's "
+        "underlying dict.",
+    ),
+    (
+        "Config: reuse the resolved Config when the merged option values are plain and equal",
+        "Next in resolve(): dataclasses.replace building a frozen 18-field Config per call. "
+        "Resolved Configs are now cached by their merged values.",
+    ),
+    (
+        "Engine: build no events when nobody listens",
+        "The engine built a functools.partial and an emit() generator for each of the seven "
+        "per-call events, only for emit() to drop them when there are no handlers, no debug "
+        "logging and no rails.",
+    ),
+    (
+        "Config: key the resolved-Config cache on identity for Model objects and mappings",
+        "A command given a Model object (or extra_json) still missed that cache; those values "
+        "are now keyed by identity, safe because the cached Config keeps them alive.",
+    ),
+    (
+        "Command: check once, at decoration, whether the prompt function is async",
+        "inspect.iscoroutinefunction ran on every sync call.",
+    ),
+    (
+        "Engine: no rail lookup when the command has no rails",
+        "rails() built an empty tuple through a generator twice per call for commands "
+        "without rails.",
+    ),
+)
+
+#: Seen in the same profiles, in files outside this work's reach; for their owners.
+OBSERVED_ELSEWHERE = (
+    "OpenAI adapters: `openai_strict_schema()` rebuilds the provider dialect of the output "
+    "schema on every request (schemas are meant to be built once per command): ~5-15 µs a call.",
+    "OpenAI adapters: the SDK's typed response object is rebuilt into a dict with "
+    "`model_dump(mode='json', exclude_unset=True)` before parsing (~10 µs); reading the raw "
+    "JSON (`with_raw_response`) would also skip the SDK's own model construction, which the "
+    "raw SDK baseline pays.",
+    "Provider registry: `get_model()` hashes an explicit `api_key=` with SHA-256 on every call "
+    "(a few µs, up to ~9 µs with a cold cache); a one-entry memo would remove it. The suites "
+    "here read keys from the environment, the documented path, so they do not pay it.",
+    "Offline model: generating the sample value (a seeded `random.Random`, the schema walk, "
+    "`json.dumps`) is about half of an offline call; the value is deterministic per prompt, so "
+    "it could be memoised.",
+)
+
+
+def _ratio(f: Figure) -> str:
+    text = f"{f.ratio:.3f}" if f.ratio < 10 else f"{f.ratio:.1f}"
+    if f.ci is not None and f.ci[0] != f.ci[1]:
+        text += f" ({f.ci[0]:.3f} to {f.ci[1]:.3f})"
+    return text
+
+
+def _value(value: float, unit: str) -> str:
+    if unit in ("µs", "calls/s") or value >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:.2f} {unit}" if value < 10 else f"{value:.1f} {unit}"
+
+
+def _met(f: Figure) -> str:
+    return {True: "yes", False: "**no**", None: ""}[f.met]
+
+
+def _table(figures: Sequence[Figure], *, suite_column: bool) -> list[str]:
+    head = "| Suite | Figure | alloy | baseline | ratio (95% CI) | target | met |"
+    rule = "| --- | --- | ---: | ---: | ---: | :---: | :---: |"
+    if not suite_column:
+        head = head.replace("| Suite ", "", 1)
+        rule = rule.replace("| --- ", "", 1)
+    lines = [head, rule]
+    for f in figures:
+        cells = [
+            f.name,
+            _value(f.alloy, f.unit),
+            f"{_value(f.baseline, f.unit)} ({f.baseline_label})",
+            _ratio(f),
+            str(f.target or ""),
+            _met(f),
+        ]
+        if suite_column:
+            cells.insert(0, f.suite)
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _profile(p: Profile) -> list[str]:
+    lines = [
+        f"**{p.title}** — {p.calls} calls under cProfile: {p.per_call_us:,.0f} µs and "
+        f"{p.functions_per_call:.0f} function calls per call (profiled, so inflated).",
+        "",
+        "| Where the time goes | share |",
+        "| --- | ---: |",
+    ]
+    lines += [f"| {group} | {share:.0%} |" for group, share in p.shares]
+    lines += ["", "| alloy function | own µs/call | cumulative µs/call |", "| --- | ---: | ---: |"]
+    lines += [f"| `{name}` | {own:.1f} | {cum:.1f} |" for name, own, cum in p.top_alloy]
+    return [*lines, ""]
+
+
+def chart(figures: Sequence[Figure], path: Path, python: str | None, log: list[str]) -> bool:
+    """Draw the PNG in the chart venv; False (with the reason in ``log``) when it cannot."""
+    if python is None:
+        return False
+    rows = [
+        {
+            "label": f.name,
+            "suite": f.suite,
+            "ratio": f.ratio,
+            "low": f.ci[0] if f.ci else None,
+            "high": f.ci[1] if f.ci else None,
+            "target": f.target.value if f.target else None,
+            "met": f.met,
+        }
+        for f in figures
+        if f.ratio > 0
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as data:
+        json.dump(rows, data)
+    script = Path(__file__).parent / "chart.py"
+    done = subprocess.run(
+        [python, str(script), data.name, str(path)], capture_output=True, text=True, check=False
+    )
+    Path(data.name).unlink()
+    if done.returncode != 0:
+        log.append(f"chart failed: {done.stderr[-500:]}")
+        return False
+    return True
+
+
+def write(
+    out: Path,
+    suites: Sequence[SuiteResult],
+    profiles: Sequence[Profile],
+    environment: Sequence[str],
+    problems: Sequence[str],
+    chart_python: str | None,
+) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    figures = [f for s in suites if s.key != "changes" for f in s.figures]
+    problems = list(problems)
+    drawn = chart(figures, out / "chart.png", chart_python, problems)
+    lines = ["# alloy benchmarks", "", INTRO, "", *[f"- {e}" for e in environment], ""]
+    lines += ["## Summary", "", *_table(figures, suite_column=True), ""]
+    if drawn:
+        lines += ["![Every ratio with its interval and target](chart.png)", ""]
+    for n, suite in enumerate((s for s in suites if s.key != "changes"), 1):
+        lines += [f"## {n}. {suite.title}", ""]
+        lines += [*suite.notes, ""] if suite.notes else []
+        if suite.figures:
+            lines += [*_table(suite.figures, suite_column=False), ""]
+        lines += [f"- {d}" for d in suite.details]
+        lines += ["", f"_{suite.seconds:.0f} s._", ""]
+    lines += ["## Profile of the hot path", ""]
+    for p in profiles:
+        lines += _profile(p)
+    lines += ["## What the profile showed and what changed", ""]
+    lines += [f"- **{title}.** {why}" for title, why in FINDINGS]
+    changes = next((s for s in suites if s.key == "changes"), None)
+    if changes is not None:
+        lines += [
+            "",
+            "Measured in this run, today's core against the core before those commits:",
+            "",
+        ]
+        lines += [*changes.notes, ""]
+        if changes.figures:
+            lines += [*_table(changes.figures, suite_column=False), ""]
+    lines += ["", "Seen in the same profiles, outside the files this work changed:", ""]
+    lines += [f"- {o}" for o in OBSERVED_ELSEWHERE]
+    if problems:
+        lines += ["", "## Problems during this run", "", *[f"- {p}" for p in problems]]
+    report = out / "report.md"
+    report.write_text("\n".join(lines).rstrip() + "\n")
+    return report
