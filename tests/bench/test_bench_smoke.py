@@ -1,0 +1,59 @@
+"""The benchmark runner works: each suite here runs at tiny scale and yields well-formed figures.
+
+No timing is asserted anywhere; the numbers are only checked to be finite and positive.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from alloy.testing.emulator import Emulator
+from benchmarks import _setup, bigoutput, inprocess, report, warm
+from benchmarks._measure import Figure, SuiteResult
+from benchmarks._scale import TINY
+
+
+def well_formed(result: SuiteResult, count: int) -> None:
+    assert len(result.figures) == count
+    for figure in result.figures:
+        assert isinstance(figure, Figure)
+        assert figure.alloy > 0 and figure.baseline > 0
+        assert math.isfinite(figure.ratio)
+        assert figure.samples and figure.baseline_label
+
+
+def test_big_output_suite() -> None:
+    result = bigoutput.run(TINY)
+    well_formed(result, 2)
+    assert all(f.ci is not None for f in result.figures)
+
+
+def test_warm_suite_against_the_emulator() -> None:
+    with Emulator() as emulator:
+        result = warm.run(emulator.url, TINY, providers=("openai",))
+    well_formed(result, 2)
+    assert [f.name for f in result.figures] == ["OpenAI Responses, sync", "OpenAI Responses, async"]
+    assert result.details[0] == "OpenAI Responses (`openai:gpt-4o-mini`): request bodies identical."
+    assert result.details[1].startswith("OpenAI Responses, sync: of alloy's extra time")
+
+
+def test_report_is_written(tmp_path: Path) -> None:
+    result = bigoutput.run(TINY)
+    path = report.write(tmp_path, [result], [], ["environment line"], [], chart_python=None)
+    text = path.read_text()
+    assert text.startswith("# alloy benchmarks")
+    assert "| Suite | Figure | alloy | baseline |" in text
+    assert result.figures[0].name in text
+
+
+@pytest.mark.skipif(
+    not all((_setup.VENVS / name / ".installed").exists() for name in _setup.PEERS),
+    reason="the peer libraries' venvs are built by `make bench` (they need the network)",
+)
+def test_inprocess_suite_with_peers() -> None:
+    peers = {name: str(_setup.VENVS / name / "bin" / "python") for name in _setup.PEERS}
+    result = inprocess.run(TINY, peers)
+    well_formed(result, len(inprocess.ROWS))
