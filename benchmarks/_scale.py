@@ -15,10 +15,10 @@ class Scale:
     inproc_rounds: int = 3  # worker processes per library, alternating
     conc_calls: int = 1000
     conc_limit: int = 100
-    conc_reps: int = 5  # worker processes per side, alternating
+    conc_reps: int = 6  # worker processes per side, alternating
     cold_runs: int = 11  # process launches per side, alternating
     big_bytes: int = 1_000_000
-    big_calls: int = 30  # per side, interleaved
+    big_calls: int = 80  # per side, interleaved
     profile_calls: int = 2000
 
     def describe(self) -> str:

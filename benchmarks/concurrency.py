@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._measure import Figure, SuiteResult, Target, median
+from ._measure import Figure, SuiteResult, Target, median, paired_ratio_ci
 from ._scale import Scale
 
 ROOT = Path(__file__).parent.parent
@@ -53,6 +53,9 @@ def run(root: str, scale: Scale, provider: str = "openai") -> SuiteResult:
         for side in ("alloy", "raw") if rep % 2 == 0 else ("raw", "alloy"):
             runs[side].append(_side(side, root, scale, provider))
 
+    # Runs i of both sides are adjacent in time: the interval resamples those pairs together.
+    throughput = {side: [r["throughput"] for r in rs] for side, rs in runs.items()}
+
     def med(side: str, key: str) -> float:
         return median([r[key] for r in runs[side]])
 
@@ -70,6 +73,7 @@ def run(root: str, scale: Scale, provider: str = "openai") -> SuiteResult:
             "calls/s",
             how,
             Target("min", 0.95),
+            ci=paired_ratio_ci(throughput["alloy"], throughput["raw"]),
         )
     )
     result.figures.append(

@@ -16,8 +16,10 @@ Every figure compares alloy with a baseline measured **side by side in the same 
 (interleaved calls, or alternating processes), because this is a shared 2-core machine and
 absolute times drift with its load. The ratio is alloy / baseline: lower is better, except
 for throughput. Medians are printed next to every ratio; intervals are 95% paired bootstrap
-intervals of the ratio where calls were interleaved one by one. Tests never assert times:
-the targets live here."""
+intervals of the ratio where calls were interleaved one by one. Where a target is missed,
+the suite says where the time goes: the warm suite splits alloy's extra time into the adapter
+path and the core, and the in-process suite separates each library's own work (canned reply)
+from its fake model. Tests never assert times: the targets live here."""
 
 #: What cProfile showed, and the commit that acted on it (the `changes` suite measures them).
 FINDINGS = (
