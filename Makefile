@@ -30,8 +30,8 @@ run: $(STAMP_RUN)
 test: $(STAMP_DEV) lint typecheck unit
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check alloy tests examples
-	$(BIN)/ruff format --check alloy tests examples
+	$(BIN)/ruff check alloy tests examples benchmarks
+	$(BIN)/ruff format --check alloy tests examples benchmarks
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy alloy tests/typing
@@ -42,6 +42,10 @@ unit: $(STAMP_DEV)
 	$(BIN)/python -m coverage run -m pytest 2>&1 | tee $(VENV)/pytest.log
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log
+
+## Benchmarks (not part of `make test`): builds the peers' venvs, writes benchmarks/results/report.md and chart.png.
+bench: $(STAMP_RUN)
+	$(BIN)/python -m benchmarks
 
 ## The documentation site, built in strict mode into site/.
 docs: $(STAMP_DEV)
