@@ -204,8 +204,8 @@ class OpenAIModel(SDKModel):
         """The wire body for ``request``."""
         raise NotImplementedError
 
-    def parse_result(self, result: Any) -> Response:
-        """A whole SDK result as a Response."""
+    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
+        """A whole reply body (the wire JSON) as a Response."""
         raise NotImplementedError
 
     def stream_parser(self) -> Any:
@@ -222,17 +222,35 @@ class OpenAIModel(SDKModel):
         kwargs.update(self.call_options(request.settings))
         return kwargs
 
+    # Whole replies are read as the raw wire JSON: alloy parses it itself, so building the SDK's
+    # pydantic response objects (and dumping them back to dicts) would be work thrown away.
     def request(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
         with self.errors():
-            result = self.endpoint(self.client()).create(**kwargs)
-        return self.parse_result(result)
+            reply = self.endpoint(self.client()).with_raw_response.create(**kwargs)
+            body = self._json_body(reply)
+        return self.parse_result(body, reply.headers.get("x-request-id"))
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
         with self.errors():
-            result = await self.endpoint(self.aclient()).create(**kwargs)
-        return self.parse_result(result)
+            reply = await self.endpoint(self.aclient()).with_raw_response.create(**kwargs)
+            body = self._json_body(reply)
+        return self.parse_result(body, reply.headers.get("x-request-id"))
+
+    def _json_body(self, reply: Any) -> dict[str, Any]:
+        """The JSON object of a raw reply; a 200 with anything else is the server failing."""
+        import json
+
+        try:
+            body = json.loads(reply.http_response.content)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise self.status_error(
+                reply.http_response.status_code, "the reply is not a JSON object"
+            )
+        return body
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._arguments(request, stream=True)

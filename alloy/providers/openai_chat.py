@@ -63,7 +63,6 @@ from ._base import merge_extra
 from ._openai_common import (
     OpenAIModel,
     TemperatureNotice,
-    as_dict,
     data_url,
     is_reasoning_model,
     openai_strict_schema,
@@ -360,8 +359,8 @@ class OpenAIChatModel(OpenAIModel):
 
         return Completions
 
-    def parse_result(self, result: Any) -> Response:
-        return parse(as_dict(result), request_id=getattr(result, "_request_id", None))
+    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
+        return parse(raw, request_id=request_id)
 
     def stream_parser(self) -> StreamParser:
         return StreamParser()

@@ -64,7 +64,6 @@ from ._base import merge_extra
 from ._openai_common import (
     OpenAIModel,
     TemperatureNotice,
-    as_dict,
     data_url,
     is_reasoning_model,
     openai_strict_schema,
@@ -359,12 +358,11 @@ class OpenAIResponsesModel(OpenAIModel):
 
         return Responses
 
-    def parse_result(self, result: Any) -> Response:
-        raw = as_dict(result)
+    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
         if raw.get("status") == "failed":
             error = raw.get("error") or {}
             raise stream_error(self, error.get("code"), error.get("message"))
-        return parse(raw, request_id=getattr(result, "_request_id", None))
+        return parse(raw, request_id=request_id)
 
     def stream_parser(self) -> StreamParser:
         return StreamParser()

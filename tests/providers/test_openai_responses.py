@@ -939,3 +939,18 @@ def test_map_schema_code_and_redaction() -> None:
     other = model.map_error(openai.OpenAIError("something client-side"))
     assert isinstance(other, BadRequestError)
     assert model.map_error(ValueError("not ours")) is None
+
+
+@pytest.mark.parametrize("body", [b"<html>bad gateway</html>", b"[1, 2]"])
+def test_a_200_reply_that_is_not_a_json_object_is_a_server_error(
+    emu: Any, call: Any, body: bytes
+) -> None:
+    from alloy.errors import ServerError
+
+    @command(output=int, model="openai:gpt-4o-mini", retries=0)
+    def number() -> str:
+        return "a number"
+
+    emu.push("openai", Raw(200, body))
+    with pytest.raises(ServerError, match="not a JSON object"):
+        call(number)
