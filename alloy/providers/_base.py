@@ -8,12 +8,13 @@ same way for every provider; leaving both on would multiply attempts.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from .._types import Capabilities, Request
 from ..errors import (
@@ -121,9 +122,49 @@ class SDKModel:
             request_id=request_id,
         )
 
+    def json_body(self, http_response: Any) -> dict[str, Any]:
+        """The JSON object of a raw HTTP reply; a success status with anything else is the
+        server failing. Adapters read whole replies raw because they parse the wire JSON
+        themselves: building the SDK's response objects first would be work thrown away."""
+        import json
+
+        try:
+            body = json.loads(http_response.content)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise self.status_error(http_response.status_code, "the reply is not a JSON object")
+        return body
+
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def memoize_by_identity(fn: F) -> F:
+    """Cache a pure one-argument schema conversion per input object.
+
+    Output and tool schemas are built once, when a command is decorated, and the same objects
+    arrive with every request, so each dialect conversion needs to run only once per schema.
+    The cache keeps the input alive (so its id cannot be reused) and callers must not mutate
+    the result.
+    """
+    cache: dict[int, tuple[Any, Any]] = {}
+
+    @functools.wraps(fn)
+    def convert(schema: Any) -> Any:
+        hit = cache.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        result = fn(schema)
+        if len(cache) < 4096:
+            cache[id(schema)] = (schema, result)
+        return result
+
+    return convert  # type: ignore[return-value]
 
 
 def error_for_status(

@@ -28,7 +28,7 @@ from ..errors import (
     RateLimitError,
     SchemaRejectedError,
 )
-from ._base import SDKModel, error_for_status, retry_after_from
+from ._base import SDKModel, error_for_status, memoize_by_identity, retry_after_from
 
 if TYPE_CHECKING:
     import openai
@@ -222,35 +222,19 @@ class OpenAIModel(SDKModel):
         kwargs.update(self.call_options(request.settings))
         return kwargs
 
-    # Whole replies are read as the raw wire JSON: alloy parses it itself, so building the SDK's
-    # pydantic response objects (and dumping them back to dicts) would be work thrown away.
     def request(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
         with self.errors():
             reply = self.endpoint(self.client()).with_raw_response.create(**kwargs)
-            body = self._json_body(reply)
+            body = self.json_body(reply.http_response)
         return self.parse_result(body, reply.headers.get("x-request-id"))
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
         with self.errors():
             reply = await self.endpoint(self.aclient()).with_raw_response.create(**kwargs)
-            body = self._json_body(reply)
+            body = self.json_body(reply.http_response)
         return self.parse_result(body, reply.headers.get("x-request-id"))
-
-    def _json_body(self, reply: Any) -> dict[str, Any]:
-        """The JSON object of a raw reply; a 200 with anything else is the server failing."""
-        import json
-
-        try:
-            body = json.loads(reply.http_response.content)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise self.status_error(
-                reply.http_response.status_code, "the reply is not a JSON object"
-            )
-        return body
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._arguments(request, stream=True)
@@ -460,6 +444,7 @@ _KEPT = frozenset(
 )
 
 
+@memoize_by_identity
 def openai_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Canonical schema -> what OpenAI strict mode accepts (``text.format``, strict tools).
 

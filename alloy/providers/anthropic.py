@@ -611,7 +611,8 @@ class AnthropicModel(SDKModel):
         kwargs = self._kwargs(request, stream=False)
         try:
             with self._calling():
-                return parse(self.client().messages.create(**kwargs))
+                reply = self.client().messages.with_raw_response.create(**kwargs)
+                return parse(self.json_body(reply.http_response))
         except ValueError as exc:
             if not str(exc).startswith(_STREAMING_REQUIRED):
                 raise
@@ -622,7 +623,8 @@ class AnthropicModel(SDKModel):
         kwargs = self._kwargs(request, stream=False)
         try:
             with self._calling():
-                return parse(await self.aclient().messages.create(**kwargs))
+                reply = await self.aclient().messages.with_raw_response.create(**kwargs)
+                return parse(self.json_body(reply.http_response))
         except ValueError as exc:
             if not str(exc).startswith(_STREAMING_REQUIRED):
                 raise
