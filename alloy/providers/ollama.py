@@ -65,7 +65,7 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
-from ._base import SDKModel
+from ._base import SDKModel, memoize_by_identity
 
 if TYPE_CHECKING:
     import ollama
@@ -95,6 +95,7 @@ CAPABILITIES = Capabilities(
 )
 
 
+@memoize_by_identity
 def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The ``ollama`` dialect: the canonical schema, copied, as llama.cpp's grammar takes it."""
     copied: dict[str, Any] = json.loads(json.dumps(schema))
