@@ -197,6 +197,10 @@ def resolve_mode(plan: Plan) -> OutputMode | None:
     return requested
 
 
+RequestParts = tuple[OutputSpec | None, str | None, ModelSettings, str | None]
+_REQUEST_PARTS: dict[tuple[int, int, str | None], tuple[Config, OutputType, RequestParts]] = {}
+
+
 def run(plan: Plan) -> Generator[Effect, Any, Outcome]:
     """Drive one command call to a value or a CommandError."""
     return _Run(plan).loop()
@@ -216,16 +220,34 @@ class _Run:
         self.attempts = 0
         self.reports: list[Any] = []
         self.tools = plan.tools
-        self.output_spec = self._output_spec()
-        make_example = getattr(plan.output, "example", None)
-        self.example: str | None = make_example() if callable(make_example) else None
-        self.system = self._system()
-        self.settings = ModelSettings(
-            temperature=self.config.temperature,
-            max_tokens=self.config.max_tokens,
-            timeout=self.config.timeout,
-            extra=dict(self.config.extra_json),
+        self.output_spec, self.system, self.settings, self.example = self._request_parts()
+
+    def _request_parts(self) -> RequestParts:
+        """The parts of every request that depend only on the config and the output type.
+
+        Configs are cached and output types built once per command, so these are built once per
+        pair and reused by every later call (the cache holds both, so their ids stay theirs).
+        """
+        key = (id(self.config), id(self.plan.output), self.mode)
+        hit = _REQUEST_PARTS.get(key)
+        if hit is not None and hit[0] is self.config and hit[1] is self.plan.output:
+            return hit[2]
+        make_example = getattr(self.plan.output, "example", None)
+        parts: RequestParts = (
+            self._output_spec(),
+            self._system(),
+            ModelSettings(
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                timeout=self.config.timeout,
+                extra=dict(self.config.extra_json),
+            ),
+            make_example() if callable(make_example) else None,
         )
+        if len(_REQUEST_PARTS) >= 512:
+            _REQUEST_PARTS.clear()
+        _REQUEST_PARTS[key] = (self.config, self.plan.output, parts)
+        return parts
 
     # -- request building --
     def _output_spec(self) -> OutputSpec | None:
