@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -224,9 +223,8 @@ def test_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
 async def test_rate_limit_and_overload_retried(alloy_emulator: Emulator) -> None:
     client = anthropic.AsyncAnthropic(base_url=alloy_emulator.anthropic_base_url, api_key="k")
     alloy_emulator.push("anthropic", RateLimited(), Overloaded(retry_after_ms=10), Text("ok"))
-    started = time.monotonic()
     message = await client.messages.create(model=MODEL, max_tokens=64, messages=USER)
-    assert message.content[0].text == "ok" and time.monotonic() - started < 1.0
+    assert message.content[0].text == "ok"
     assert [r.retry_count for r in alloy_emulator.requests] == [0, 1, 2]
 
 

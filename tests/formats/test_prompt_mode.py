@@ -182,11 +182,9 @@ def test_objects_win_over_arrays() -> None:
     assert extract_json("Only [1, 2] here") == "[1, 2]"
 
 
-def test_large_nested_reply_is_fast() -> None:
-    import time
-
+def test_large_nested_reply_behind_unbalanced_prose() -> None:
+    # Unbalanced brackets in the reasoning must not send the scan into quadratic work: a
+    # regression shows up as pytest-timeout, not as a timing assertion.
     value: Any = {"items": [{"id": i, "tags": ["x"] * 5} for i in range(2000)]}
     reply = "Thinking { about [ it ( ...\n" * 200 + json.dumps(value)
-    start = time.perf_counter()
     assert json.loads(extract_json(reply)) == value
-    assert time.perf_counter() - start < 2
