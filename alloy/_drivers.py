@@ -210,6 +210,45 @@ async def _call_async(model: Model, effect: CallModel) -> Response | Failed:
         return Failed(error)
 
 
+# -- effects other than model calls, the same in streaming and whole calls -----------------
+
+
+def _carry_out_sync(
+    effect: Effect,
+    tools: Mapping[str, Tool[Any]],
+    parallel: int,
+    handlers: Handlers,
+    log_content: bool,
+) -> Any:
+    if isinstance(effect, RunTools):
+        return run_tools_sync(tools, effect.calls, parallel)
+    if isinstance(effect, Sleep):
+        time.sleep(effect.seconds)
+        return None
+    if isinstance(effect, Emit):
+        return emit_sync(effect, handlers, log_content)
+    raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
+
+
+async def _carry_out_async(
+    effect: Effect,
+    tools: Mapping[str, Tool[Any]],
+    parallel: int,
+    handlers: Handlers,
+    log_content: bool,
+) -> Any:
+    import asyncio
+
+    if isinstance(effect, RunTools):
+        return await run_tools_async(tools, effect.calls, parallel)
+    if isinstance(effect, Sleep):
+        await asyncio.sleep(effect.seconds)
+        return None
+    if isinstance(effect, Emit):
+        return await emit_async(effect, handlers, log_content)
+    raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
+
+
 # -- drivers ------------------------------------------------------------------------------
 
 
@@ -229,15 +268,8 @@ def run_sync(
             effect = engine.send(send)
             if isinstance(effect, CallModel):
                 send = _call_sync(model, effect)
-            elif isinstance(effect, RunTools):
-                send = run_tools_sync(tools, effect.calls, parallel)
-            elif isinstance(effect, Sleep):
-                time.sleep(effect.seconds)
-                send = None
-            elif isinstance(effect, Emit):
-                send = emit_sync(effect, handlers, log_content)
-            else:  # pragma: no cover - the Effect union is closed
-                raise TypeError(f"unknown effect {effect!r}")
+            else:
+                send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:
         outcome: Outcome = stop.value
         return outcome
@@ -253,23 +285,14 @@ async def run_async(
     log_content: bool = False,
 ) -> Outcome:
     """Step the engine to completion on the running event loop."""
-    import asyncio
-
     send: Any = None
     try:
         while True:
             effect = engine.send(send)
             if isinstance(effect, CallModel):
                 send = await _call_async(model, effect)
-            elif isinstance(effect, RunTools):
-                send = await run_tools_async(tools, effect.calls, parallel)
-            elif isinstance(effect, Sleep):
-                await asyncio.sleep(effect.seconds)
-                send = None
-            elif isinstance(effect, Emit):
-                send = await emit_async(effect, handlers, log_content)
-            else:  # pragma: no cover - the Effect union is closed
-                raise TypeError(f"unknown effect {effect!r}")
+            else:
+                send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:
         outcome: Outcome = stop.value
         return outcome
@@ -291,13 +314,8 @@ def stream_sync(
             effect = engine.send(send)
             if isinstance(effect, CallModel):
                 send = yield from _stream_call_sync(model, effect)
-            elif isinstance(effect, RunTools):
-                send = run_tools_sync(tools, effect.calls, parallel)
-            elif isinstance(effect, Sleep):
-                time.sleep(effect.seconds)
-                send = None
-            elif isinstance(effect, Emit):
-                send = emit_sync(effect, handlers, log_content)
+            else:
+                send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
     except StopIteration:
         return
 
@@ -325,33 +343,24 @@ async def stream_async(
     log_content: bool = False,
 ) -> AsyncIterator[str]:
     """Async twin of :func:`stream_sync`."""
-    import asyncio
-
     send: Any = None
     try:
         while True:
             effect = engine.send(send)
-            if isinstance(effect, CallModel):
-                send = None
-                try:
-                    async for event in model.astream(effect.request):
-                        if isinstance(event, TextDelta):
-                            if event.text:
-                                yield event.text
-                        elif isinstance(event, Done):
-                            send = event.response
-                    if send is None:
-                        raise RuntimeError(
-                            f"stream from {model.name} ended without a final response"
-                        )
-                except ProviderError as error:
-                    send = Failed(error)
-            elif isinstance(effect, RunTools):
-                send = await run_tools_async(tools, effect.calls, parallel)
-            elif isinstance(effect, Sleep):
-                await asyncio.sleep(effect.seconds)
-                send = None
-            elif isinstance(effect, Emit):
-                send = await emit_async(effect, handlers, log_content)
+            if not isinstance(effect, CallModel):
+                send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
+                continue
+            send = None
+            try:
+                async for event in model.astream(effect.request):
+                    if isinstance(event, TextDelta):
+                        if event.text:
+                            yield event.text
+                    elif isinstance(event, Done):
+                        send = event.response
+                if send is None:
+                    raise RuntimeError(f"stream from {model.name} ended without a final response")
+            except ProviderError as error:
+                send = Failed(error)
     except StopIteration:
         return
