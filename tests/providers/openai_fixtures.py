@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Optional
 
 import pytest
+from pydantic import BaseModel
 
-from alloy import _drivers
+from alloy import _drivers, command
 from alloy.providers import clear_model_cache
 from alloy.testing.emulator import Emulator
 
@@ -104,3 +106,63 @@ GET_WEATHER_PARAMETERS: dict[str, Any] = {
     "required": ["city", "unit"],
     "additionalProperties": False,
 }
+
+
+# -- output types and helpers both OpenAI test modules use -----------------------------------
+
+
+@dataclass
+class Point:
+    x: float
+    y: float
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+
+
+class Person(BaseModel):
+    name: str
+    address: Address
+    tags: list[str]
+    nickname: Optional[str]
+
+
+class CityLocation(BaseModel):
+    city: str
+    country: str
+
+
+def make_typed(output: Any, model: str, **options: Any) -> Any:
+    """A command returning ``output`` on ``model`` (test modules bind their model)."""
+
+    @command(output=output, model=model, **options)
+    def ask(question: str) -> str:
+        return question
+
+    return ask
+
+
+def make_text_command(model: str, **options: Any) -> Any:
+    """A text command on ``model``."""
+
+    @command(model=model, **options)
+    def talk(question: str) -> str:
+        return question
+
+    return talk
+
+
+WEATHER_CALLS: list[str] = []
+
+
+def get_weather(city: str) -> dict[str, Any]:
+    """Current weather for a city."""
+    WEATHER_CALLS.append(city)
+    return {"city": city, "temp_c": 21.5}
+
+
+@pytest.fixture(name="forget_weather_calls", autouse=True)
+def forget_weather_calls_fixture() -> None:
+    WEATHER_CALLS.clear()

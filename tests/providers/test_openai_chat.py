@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import pytest
@@ -68,39 +67,25 @@ from alloy.testing.emulator import ToolCall as EmuCall
 from .openai_fixtures import (
     GET_WEATHER_PARAMETERS,
     TEST_KEY,
+    WEATHER_CALLS,
     WEATHER_SCHEMA,
+    Address,
+    CityLocation,
+    Person,
+    Point,
     captured,
     emu_fixture,  # noqa: F401  (fixture)
     emulator_fixture,  # noqa: F401  (fixture)
+    forget_weather_calls_fixture,  # noqa: F401  (fixture)
+    get_weather,
+    make_text_command,
+    make_typed,
     recording,
     sleeps_fixture,  # noqa: F401  (fixture)
     structure,
 )
 
 MODEL = "openai-chat:gpt-4o"
-
-
-@dataclass
-class Point:
-    x: float
-    y: float
-
-
-class Address(BaseModel):
-    street: str
-    city: str
-
-
-class Person(BaseModel):
-    name: str
-    address: Address
-    tags: list[str]
-    nickname: Optional[str]
-
-
-class CityLocation(BaseModel):
-    city: str
-    country: str
 
 
 class final_result(BaseModel):  # the output tool name in the recorded exchange
@@ -128,34 +113,13 @@ OUTPUTS: list[tuple[Any, Any, Any]] = [
     ),
 ]
 
-WEATHER_CALLS: list[str] = []
-
-
-def get_weather(city: str) -> dict[str, Any]:
-    """Current weather for a city."""
-    WEATHER_CALLS.append(city)
-    return {"city": city, "temp_c": 21.5}
-
-
-@pytest.fixture(autouse=True)
-def _forget_weather_calls() -> None:
-    WEATHER_CALLS.clear()
-
 
 def typed(output: Any, model: str = MODEL, **options: Any) -> Any:
-    @command(output=output, model=model, **options)
-    def ask(question: str) -> str:
-        return question
-
-    return ask
+    return make_typed(output, model, **options)
 
 
 def text_command(model: str = MODEL, **options: Any) -> Any:
-    @command(model=model, **options)
-    def talk(question: str) -> str:
-        return question
-
-    return talk
+    return make_text_command(model, **options)
 
 
 # -- typed outputs ------------------------------------------------------------------------------

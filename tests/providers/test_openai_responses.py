@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import pytest
-from pydantic import BaseModel
 
 import alloy
 from alloy import command
@@ -69,42 +67,25 @@ from alloy.testing.emulator import ToolCall as EmuCall
 from .openai_fixtures import (
     GET_WEATHER_PARAMETERS,
     TEST_KEY,
+    WEATHER_CALLS,
     WEATHER_SCHEMA,
+    Address,
+    CityLocation,
+    Person,
+    Point,
     captured,
     emu_fixture,  # noqa: F401  (fixture)
     emulator_fixture,  # noqa: F401  (fixture)
+    forget_weather_calls_fixture,  # noqa: F401  (fixture)
+    get_weather,
+    make_text_command,
+    make_typed,
     recording,
     sleeps_fixture,  # noqa: F401  (fixture)
     structure,
 )
 
 MODEL = "openai:gpt-4o"
-
-
-# -- output types -----------------------------------------------------------------------------
-
-
-@dataclass
-class Point:
-    x: float
-    y: float
-
-
-class Address(BaseModel):
-    street: str
-    city: str
-
-
-class Person(BaseModel):
-    name: str
-    address: Address
-    tags: list[str]
-    nickname: Optional[str]
-
-
-class CityLocation(BaseModel):
-    city: str
-    country: str
 
 
 OUTPUTS: list[tuple[Any, Any, Any]] = [
@@ -134,33 +115,11 @@ OUTPUTS: list[tuple[Any, Any, Any]] = [
 
 
 def typed(output: Any, model: str = MODEL, **options: Any) -> Any:
-    @command(output=output, model=model, **options)
-    def ask(question: str) -> str:
-        return question
-
-    return ask
+    return make_typed(output, model, **options)
 
 
-def text_command(**options: Any) -> Any:
-    @command(model=MODEL, **options)
-    def chat(question: str) -> str:
-        return question
-
-    return chat
-
-
-def get_weather(city: str) -> dict[str, Any]:
-    """Current weather for a city."""
-    WEATHER_CALLS.append(city)
-    return {"city": city, "temp_c": 21.5}
-
-
-WEATHER_CALLS: list[str] = []
-
-
-@pytest.fixture(autouse=True)
-def _forget_weather_calls() -> None:
-    WEATHER_CALLS.clear()
+def text_command(model: str = MODEL, **options: Any) -> Any:
+    return make_text_command(model, **options)
 
 
 # -- typed outputs, sync and async ----------------------------------------------------------------
