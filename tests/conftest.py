@@ -55,3 +55,19 @@ def run_result(request: pytest.FixtureRequest) -> Call:
         return asyncio.run(cmd.arun(*args, **kwargs))
 
     return run
+
+
+@pytest.fixture(params=["sync", "async"])
+def stream(request: pytest.FixtureRequest) -> Call:
+    """``stream(cmd, *args)`` collects a command's text chunks through ``stream`` or ``astream``."""
+
+    def collect(cmd: Any, *args: Any) -> list[str]:
+        if request.param == "sync":
+            return list(cmd.stream(*args))
+
+        async def gather() -> list[str]:
+            return [chunk async for chunk in cmd.astream(*args)]
+
+        return asyncio.run(gather())
+
+    return collect

@@ -982,34 +982,19 @@ def test_auto_finalize_after_tools(emu: Emulator, call: Call) -> None:
     assert "output_config" in final
 
 
-def collect(cmd: Any, mode: str, *args: Any) -> list[str]:
-    if mode == "sync":
-        return list(cmd.stream(*args))
-
-    async def run() -> list[str]:
-        return [chunk async for chunk in cmd.astream(*args)]
-
-    return asyncio.run(run())
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def test_stream_text(emu: Emulator, mode: str) -> None:
+def test_stream_text(emu: Emulator, stream: Any) -> None:
     @command(model=M)
     def chat(q: str) -> str:
         return q
 
     text = "Streaming from the emulator, in several pieces."
     emu.push("anthropic", TextReply(text))
-    chunks = collect(chat, mode, "hi")
+    chunks = stream(chat, "hi")
     assert len(chunks) > 1 and "".join(chunks) == text
     assert bodies(emu)[0]["stream"] is True
 
 
-def test_stream_with_tools(emu: Emulator, mode: str) -> None:
+def test_stream_with_tools(emu: Emulator, stream: Any) -> None:
     @command(model=M, tools=[get_weather, get_time])
     def chat(q: str) -> str:
         return q
@@ -1021,7 +1006,7 @@ def test_stream_with_tools(emu: Emulator, mode: str) -> None:
         ),
         TextReply("It is sunny and noon in Paris."),
     )
-    assert "".join(collect(chat, mode, "hi")) == "Checking. It is sunny and noon in Paris."
+    assert "".join(stream(chat, "hi")) == "Checking. It is sunny and noon in Paris."
     first, second = bodies(emu)
     assert first["stream"] is True and second["stream"] is True
     uses = [b for b in second["messages"][1]["content"] if b["type"] == "tool_use"]
@@ -1355,27 +1340,27 @@ def chat_command(retries: int) -> Any:
     return chat
 
 
-def test_cut_stream(emu: Emulator, mode: str) -> None:
+def test_cut_stream(emu: Emulator, stream: Any) -> None:
     emu.push(
         "anthropic",
         CutStream(after=4, reply=TextReply("a long answer that will be cut off part way")),
     )
     with pytest.raises(ProviderConnectionError):
-        collect(chat_command(0), mode, "q")
+        stream(chat_command(0), "q")
 
 
-def test_stream_error_event(emu: Emulator, mode: str) -> None:
+def test_stream_error_event(emu: Emulator, stream: Any) -> None:
     emu.push(
         "anthropic", StreamError(after=3, reply=TextReply("a long answer interrupted by an error"))
     )
     with pytest.raises(ServerError, match="overloaded_error") as info:
-        collect(chat_command(0), mode, "q")
+        stream(chat_command(0), "q")
     assert info.value.transient
 
 
-def test_stream_error_event_is_retried(emu: Emulator, mode: str, sleeps: list[float]) -> None:
+def test_stream_error_event_is_retried(emu: Emulator, stream: Any, sleeps: list[float]) -> None:
     emu.push("anthropic", StreamError(after=1, reply=TextReply("x")), TextReply("recovered"))
-    assert "".join(collect(chat_command(1), mode, "q")).endswith("recovered")
+    assert "".join(stream(chat_command(1), "q")).endswith("recovered")
 
 
 # -- recorded exchanges, replayed through the SDK ------------------------------------------------
@@ -1427,13 +1412,13 @@ def test_replay_forced_output_tool(emu: Emulator, call: Call) -> None:
     assert first["tool_choice"] == {"type": "any"}
 
 
-def test_replay_stream_text(emu: Emulator, mode: str) -> None:
+def test_replay_stream_text(emu: Emulator, stream: Any) -> None:
     @command(model=M)
     def add(q: str) -> str:
         return q
 
     emu.replay(RECORDED / "stream_text.json")
-    assert collect(add, mode, "What is 1+1?") == ["2"]
+    assert stream(add, "What is 1+1?") == ["2"]
 
 
 # -- what goes through the SDK matches the captured SDK requests ---------------------------------

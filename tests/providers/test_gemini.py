@@ -113,22 +113,6 @@ def config(body: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-@pytest.fixture(params=["sync", "async"])
-def stream(request: pytest.FixtureRequest) -> Any:
-    """``stream(cmd, *args)`` collects a command's text stream through either driver."""
-
-    def collect(cmd: Any, *args: Any) -> list[str]:
-        if request.param == "sync":
-            return list(cmd.stream(*args))
-
-        async def gather() -> list[str]:
-            return [chunk async for chunk in cmd.astream(*args)]
-
-        return asyncio.run(gather())
-
-    return collect
-
-
 @dataclasses.dataclass
 class Point:
     x: int

@@ -89,22 +89,6 @@ def bodies(emu: Emulator) -> list[dict[str, Any]]:
     return [r.body for r in emu.requests_for("ollama")]
 
 
-@pytest.fixture(params=["sync", "async"])
-def stream(request: pytest.FixtureRequest) -> Any:
-    """``stream(cmd, *args)`` collects a command's text stream through either driver."""
-
-    def collect(cmd: Any, *args: Any) -> list[str]:
-        if request.param == "sync":
-            return list(cmd.stream(*args))
-
-        async def gather() -> list[str]:
-            return [chunk async for chunk in cmd.astream(*args)]
-
-        return asyncio.run(gather())
-
-    return collect
-
-
 @dataclasses.dataclass
 class Point:
     x: int
