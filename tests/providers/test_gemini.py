@@ -47,6 +47,7 @@ from alloy.providers.gemini import (
     GeminiModel,
     build,
     capabilities_for,
+    contents,
     create,
     finish_reason,
     json_with_tools,
@@ -1001,10 +1002,16 @@ def test_media_parts() -> None:
             ),
         ),
     )
-    parts = build(request, MODEL)["contents"][0].parts
+    parts = contents(request)[0].parts
     assert parts[1].inline_data.data == b"png-bytes"
     assert parts[1].inline_data.mime_type == "image/png"
     assert parts[2].file_data.file_uri == "https://example.com/a.pdf"
+
+
+def test_a_single_turn_is_passed_as_one_content() -> None:
+    request = Request(model="m", messages=(user("x"),))
+    single = build(request, MODEL)["contents"]
+    assert single.role == "user" and single.parts[0].text == "x"
 
 
 def test_automatic_function_calling_is_off() -> None:
