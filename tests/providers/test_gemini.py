@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import httpx2
@@ -80,6 +79,8 @@ from alloy.testing.emulator import (
 )
 from alloy.testing.emulator._schema_rules import gemini_problem
 
+from .output_types import City, Point, Trip
+
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CAPTURED = json.loads((SHARED / "sdk_captured" / "gemini.json").read_text())["cases"]
 RECORDED = SHARED / "recorded" / "gemini"
@@ -112,24 +113,6 @@ def bodies(emu: Emulator) -> list[dict[str, Any]]:
 def config(body: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = body.get("generationConfig", {})
     return found
-
-
-@dataclasses.dataclass
-class Point:
-    x: int
-    y: int
-
-
-class City(BaseModel):
-    name: str
-    population: int
-
-
-class Trip(BaseModel):
-    title: str
-    stops: list[City]
-    mode: Literal["car", "train"]
-    note: str | None
 
 
 # -- typed outputs, sync and async -----------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import json
 import logging
 import warnings
@@ -66,6 +65,8 @@ from alloy.testing.emulator import (
 )
 from alloy.testing.emulator import Text as Says
 
+from .output_types import City, Point, Trip
+
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CAPTURED = json.loads((SHARED / "sdk_captured" / "ollama.json").read_text())["cases"]
 RECORDED = SHARED / "recorded" / "ollama"
@@ -87,24 +88,6 @@ def opts(emu: Emulator, **extra: Any) -> dict[str, Any]:
 
 def bodies(emu: Emulator) -> list[dict[str, Any]]:
     return [r.body for r in emu.requests_for("ollama")]
-
-
-@dataclasses.dataclass
-class Point:
-    x: int
-    y: int
-
-
-class City(BaseModel):
-    name: str
-    population: int
-
-
-class Trip(BaseModel):
-    title: str
-    stops: list[City]
-    mode: Literal["car", "train"]
-    note: str | None
 
 
 # -- typed outputs -------------------------------------------------------------------------------
