@@ -5,10 +5,10 @@ that returns a real ``T``: enforced by the provider's structured output, validat
 repaired by a re-ask when it fails.
 """
 
-from ._command import AsyncCommand, Command, Result, ask, command
+from ._command import AsyncCommand, Command, ask, command
 from ._config import Config, configure, reset_configuration, use_config
 from ._tools import Tool, ensure, require, tool
-from ._types import Usage
+from ._types import Result, Usage
 from .checks import (
     CheckedOutput,
     CheckReport,

@@ -19,19 +19,18 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 
 from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
-from ._config import Config, check_options, resolve
+from ._config import Config, check_options, layers_key, resolve
 from ._output import OutputType, output_type_for
 from ._tools import Tool, as_tool
-from ._types import Media, Part, Text, Transcript, Usage
+from ._types import Media, Part, Result, Text
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger
-from .providers import get_model
+from .providers import get_model, model_cache_generation
 from .rails import Rail
 
 if TYPE_CHECKING:
@@ -67,30 +66,6 @@ class Options(TypedDict, total=False):
     log_content: bool
 
 
-@dataclass(frozen=True)
-class Result(Generic[R]):
-    """A call's value with its record: the raw output and the whole transcript."""
-
-    value: R
-    output: str | None
-    transcript: Transcript
-    #: Per parse attempt, what the output type reported (criteria results, fixes), if anything.
-    reports: tuple[Any, ...] = ()
-    #: The model that answered, as ``provider:model``.
-    model: str | None = None
-
-    @property
-    def usage(self) -> Usage:
-        return self.transcript.usage
-
-    @property
-    def cost(self) -> float | None:
-        """Estimated cost in USD from the price table (None when the model has no price)."""
-        from .pricing import cost
-
-        return cost(self.usage, self.model) if self.model else None
-
-
 class Command(Generic[P, R]):
     """A typed model call. Call it like the function it decorates."""
 
@@ -116,6 +91,8 @@ class Command(Generic[P, R]):
         self._tool_map = {t.name: t for t in tools}
         self._tool_defs = tuple(t.definition for t in tools)
         self.last_result: Result[R] | None = None
+        # (what it was resolved from, plan, model) of the last call: see _plan.
+        self._prepared: tuple[tuple[Any, ...], _engine.Plan, Model] | None = None
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
 
@@ -161,6 +138,7 @@ class Command(Generic[P, R]):
         clone.__dict__.update(self.__dict__)
         clone._call_options = {**self._call_options, **checked}
         clone.last_result = None
+        clone._prepared = None
         return clone
 
     # -- calling --
@@ -179,32 +157,42 @@ class Command(Generic[P, R]):
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=False)
-        outcome = _drivers.run_sync(_engine.run(plan), model, self._tool_map, **self._driving(plan))
-        return self._record(outcome)
+        prompt = render_prompt(self._fn(*args, **kwargs))
+        plan, model = self._plan(stream=False)
+        result = _drivers.run_sync(
+            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
+        )
+        self.last_result = result
+        return result
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
-        plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=False)
-        outcome = await _drivers.run_async(
-            _engine.run(plan), model, self._tool_map, **self._driving(plan)
+        prompt = await _prompt_async(self._fn, args, kwargs)
+        plan, model = self._plan(stream=False)
+        result = await _drivers.run_async(
+            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
         )
-        return self._record(outcome)
+        self.last_result = result
+        return result
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""
         if inspect.iscoroutinefunction(self._fn):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        plan, model = self._plan(render_prompt(self._fn(*args, **kwargs)), stream=True)
-        return _drivers.stream_sync(_engine.run(plan), model, self._tool_map, **self._driving(plan))
+        prompt = render_prompt(self._fn(*args, **kwargs))
+        plan, model = self._plan(stream=True)
+        return _drivers.stream_sync(
+            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
+        )
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
-        plan, model = self._plan(await _prompt_async(self._fn, args, kwargs), stream=True)
+        prompt = await _prompt_async(self._fn, args, kwargs)
+        plan, model = self._plan(stream=True)
         async for chunk in _drivers.stream_async(
-            _engine.run(plan), model, self._tool_map, **self._driving(plan)
+            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
         ):
             yield chunk
 
@@ -226,30 +214,33 @@ class Command(Generic[P, R]):
             "log_content": plan.config.log_content,
         }
 
-    def _plan(self, prompt: tuple[Part, ...], *, stream: bool) -> tuple[_engine.Plan, Model]:
+    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model]:
+        """The plan and model for a call, reused while nothing they were built from changed.
+
+        Resolving settings, finding the model and deriving the request parts cost more than the
+        rest of a call's own work, and they change only when the environment, ``configure()``,
+        ``use_config()``, the model cache or the listeners do; all of that is in the key.
+        """
+        observed = bool(global_handlers() or self._handlers) or logger.isEnabledFor(logging.DEBUG)
+        key = (layers_key(), model_cache_generation(), observed, stream)
+        prepared = self._prepared
+        if prepared is not None and prepared[0] == key:
+            return prepared[1], prepared[2]
         config: Config = resolve(self._options, self._call_options)
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
-        observed = bool(global_handlers() or self._handlers) or logger.isEnabledFor(logging.DEBUG)
         plan = _engine.Plan(
             command=self.name,
             model=model.name,
             output=self._output,
             config=config,
-            prompt=prompt,
             tools=self._tool_defs,
             capabilities=model.capabilities,
             stream=stream,
             rails=self._rails,
             observed=observed,
         )
+        self._prepared = (key, plan, model)
         return plan, model
-
-    def _record(self, outcome: _engine.Outcome) -> Result[R]:
-        result: Result[R] = Result(
-            outcome.value, outcome.raw_output, outcome.transcript, outcome.reports, outcome.model
-        )
-        self.last_result = result
-        return result
 
     def __alloy_tool__(self) -> Tool[Any]:
         """This command offered as a tool to another command."""

@@ -80,6 +80,8 @@ _context_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_config", d
 _forced_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_forced_config", default=_EMPTY)
 _env_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
 _dotenv_loaded = False
+#: Bumped whenever configure() or reset_configuration() changes the process-wide layer.
+_global_version = 0
 
 
 def _validator() -> Any:
@@ -240,15 +242,29 @@ def _load_dotenv_once() -> None:
 
 def configure(**options: Any) -> None:
     """Set process-wide defaults (above the environment, below everything else)."""
+    global _global_version
     _global_overrides.update(check_options(options, source="configure()"))
+    _global_version += 1
 
 
 def reset_configuration() -> None:
     """Forget everything ``configure()`` set and the cached environment."""
-    global _dotenv_loaded
+    global _dotenv_loaded, _global_version
     _global_overrides.clear()
     _env_cache.clear()
     _dotenv_loaded = False
+    _global_version += 1
+
+
+def layers_key() -> tuple[Any, ...]:
+    """What the layers outside a command hold now, cheap enough to read on every call.
+
+    While it compares equal, :func:`resolve` gives the same Config for the same command options,
+    so a command keeps what it derived from its last Config instead of resolving again. The
+    context layers are immutable mappings replaced on every change, so they stand for themselves.
+    """
+    _load_dotenv_once()
+    return (_env_snapshot(), _global_version, _context_overrides.get(), _forced_overrides.get())
 
 
 @contextmanager

@@ -11,9 +11,9 @@ import time
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._engine import Blocked, CallModel, Effect, Emit, Failed, Outcome, RunTools, Sleep, ToolOutcome
+from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunTools, Sleep, ToolOutcome
 from ._tools import Tool, error_result, result_content
-from ._types import Done, Response, TextDelta, ToolCall, ToolResult
+from ._types import Done, Response, Result, TextDelta, ToolCall, ToolResult
 from .errors import ProviderError
 from .events import Handler, logger
 from .rails import Block
@@ -21,7 +21,7 @@ from .rails import Block
 if TYPE_CHECKING:
     from ._model import Model
 
-Engine = Generator[Effect, Any, Outcome]
+Engine = Generator[Effect, Any, Result[Any]]
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
 
 
@@ -260,7 +260,7 @@ def run_sync(
     parallel: int,
     handlers: Handlers = (),
     log_content: bool = False,
-) -> Outcome:
+) -> Result[Any]:
     """Step the engine to completion, blocking."""
     send: Any = None
     try:
@@ -271,8 +271,8 @@ def run_sync(
             else:
                 send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome
+        result: Result[Any] = stop.value
+        return result
 
 
 async def run_async(
@@ -283,7 +283,7 @@ async def run_async(
     parallel: int,
     handlers: Handlers = (),
     log_content: bool = False,
-) -> Outcome:
+) -> Result[Any]:
     """Step the engine to completion on the running event loop."""
     send: Any = None
     try:
@@ -294,8 +294,8 @@ async def run_async(
             else:
                 send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome
+        result: Result[Any] = stop.value
+        return result
 
 
 def stream_sync(

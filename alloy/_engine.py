@@ -14,8 +14,8 @@ import random
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, Union
+from functools import cached_property, partial
+from typing import Any, NamedTuple, Union
 
 from ._config import Config
 from ._extract import extract_json
@@ -30,6 +30,7 @@ from ._types import (
     Part,
     Request,
     Response,
+    Result,
     RetryPrompt,
     Text,
     ToolCall,
@@ -151,13 +152,17 @@ class ToolOutcome:
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything the engine needs for one call, resolved by the command before it starts."""
+    """Everything the engine needs for a command's calls but the prompt, resolved beforehand.
+
+    A command reuses its plan for as long as the settings it was resolved from stay the same,
+    so what the plan derives (the output spec, system prompt and settings every request
+    carries) is worked out once, not per call.
+    """
 
     command: str
     model: str
     output: OutputType
     config: Config
-    prompt: tuple[Part, ...]
     tools: tuple[ToolDefinition, ...] = ()
     capabilities: Capabilities = field(default_factory=Capabilities)
     stream: bool = False
@@ -165,17 +170,10 @@ class Plan:
     #: Whether anyone listens (handlers or debug logging); without listeners no events are built.
     observed: bool = False
 
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a successful call returns: the value and the whole transcript."""
-
-    value: Any
-    transcript: Transcript
-    raw_output: str | None
-    reports: tuple[Any, ...] = ()
-    call_id: str = ""
-    model: str | None = None
+    @cached_property
+    def request_parts(self) -> RequestParts:
+        """The output mode and the parts of every request that depend only on this plan."""
+        return _request_parts(self)
 
 
 def resolve_mode(plan: Plan) -> OutputMode | None:
@@ -197,93 +195,87 @@ def resolve_mode(plan: Plan) -> OutputMode | None:
     return requested
 
 
-RequestParts = tuple[OutputSpec | None, str | None, ModelSettings, str | None]
-_REQUEST_PARTS: dict[tuple[int, int, str | None], tuple[Config, OutputType, RequestParts]] = {}
+class RequestParts(NamedTuple):
+    mode: OutputMode | None
+    output_spec: OutputSpec | None
+    system: str | None
+    settings: ModelSettings
+    example: str | None
 
 
-def run(plan: Plan) -> Generator[Effect, Any, Outcome]:
+def _request_parts(plan: Plan) -> RequestParts:
+    mode = resolve_mode(plan)
+    output = plan.output
+    spec = None
+    if output.schema is not None and mode is not None:
+        spec = OutputSpec(output.name, output.schema, mode, instructions=output.instructions)
+    make_example = getattr(output, "example", None)
+    config = plan.config
+    return RequestParts(
+        mode,
+        spec,
+        _system(plan, mode),
+        ModelSettings(
+            config.temperature, config.max_tokens, config.timeout, dict(config.extra_json)
+        ),
+        make_example() if callable(make_example) else None,
+    )
+
+
+def _system(plan: Plan, mode: OutputMode | None) -> str | None:
+    extra = []
+    schema = plan.output.schema
+    if mode == "prompt" and schema is not None:
+        import json
+
+        extra.append(PROMPT_MODE_INSTRUCTIONS.format(schema=json.dumps(schema)))
+    if plan.output.instructions:
+        extra.append(plan.output.instructions)
+    parts = [p for p in (plan.config.system, *extra) if p]
+    return "\n\n".join(parts) if parts else None
+
+
+def run(plan: Plan, prompt: tuple[Part, ...]) -> Generator[Effect, Any, Result[Any]]:
     """Drive one command call to a value or a CommandError."""
-    return _Run(plan).loop()
+    return _Run(plan, prompt).loop()
+
+
+def new_call_id() -> str:
+    """A short random id that ties one call's events and spans together."""
+    return os.urandom(6).hex()
 
 
 class _Run:
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, prompt: tuple[Part, ...]) -> None:
         self.plan = plan
+        self.prompt = prompt
         self.config = plan.config
-        self.mode = resolve_mode(plan)
-        self.call_id = os.urandom(6).hex()
+        parts = plan.request_parts
+        self.mode = parts.mode
+        self.output_spec = parts.output_spec
         # Nobody listening is the common case: the hot path then builds no events at all.
         self.observed = plan.observed
+        # Only events and spans carry the id, so unobserved calls skip making one.
+        self.call_id = new_call_id() if plan.observed else ""
         self.messages: list[Message] = []
         self.turn_usage: list[Usage] = []
         self.usage = Usage()
         self.attempts = 0
         self.reports: list[Any] = []
         self.tools = plan.tools
-        self.output_spec, self.system, self.settings, self.example = self._request_parts()
-
-    def _request_parts(self) -> RequestParts:
-        """The parts of every request that depend only on the config and the output type.
-
-        Configs are cached and output types built once per command, so these are built once per
-        pair and reused by every later call (the cache holds both, so their ids stay theirs).
-        """
-        key = (id(self.config), id(self.plan.output), self.mode)
-        hit = _REQUEST_PARTS.get(key)
-        if hit is not None and hit[0] is self.config and hit[1] is self.plan.output:
-            return hit[2]
-        make_example = getattr(self.plan.output, "example", None)
-        parts: RequestParts = (
-            self._output_spec(),
-            self._system(),
-            ModelSettings(
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                timeout=self.config.timeout,
-                extra=dict(self.config.extra_json),
-            ),
-            make_example() if callable(make_example) else None,
-        )
-        if len(_REQUEST_PARTS) >= 512:
-            _REQUEST_PARTS.clear()
-        _REQUEST_PARTS[key] = (self.config, self.plan.output, parts)
-        return parts
 
     # -- request building --
-    def _output_spec(self) -> OutputSpec | None:
-        schema = self.plan.output.schema
-        if schema is None or self.mode is None:
-            return None
-        return OutputSpec(
-            name=self.plan.output.name,
-            schema=schema,
-            mode=self.mode,
-            instructions=self.plan.output.instructions,
-        )
-
-    def _system(self) -> str | None:
-        extra = []
-        if self.mode == "prompt" and self.plan.output.schema is not None:
-            import json
-
-            extra.append(
-                PROMPT_MODE_INSTRUCTIONS.format(schema=json.dumps(self.plan.output.schema))
-            )
-        if self.plan.output.instructions:
-            extra.append(self.plan.output.instructions)
-        parts = [p for p in (self.config.system, *extra) if p]
-        return "\n\n".join(parts) if parts else None
-
     def request(self, *, tools: bool) -> Request:
+        parts = self.plan.request_parts
         return Request(
-            model=self.plan.model,
-            messages=tuple(self.messages),
-            system=self.system,
-            tools=self.tools if tools else (),
-            output=self.output_spec,
-            settings=self.settings,
-            stream=self.plan.stream,
-            example=self.example,
+            self.plan.model,
+            tuple(self.messages),
+            parts.system,
+            self.tools if tools else (),
+            parts.output_spec,
+            parts.settings,
+            self.plan.stream,
+            parts.example,
         )
 
     # -- errors with context --
@@ -345,7 +337,7 @@ class _Run:
             )
 
     # -- the loop --
-    def loop(self) -> Generator[Effect, Any, Outcome]:
+    def loop(self) -> Generator[Effect, Any, Result[Any]]:
         started = time.perf_counter()
         name, cid = self.plan.command, self.call_id
         try:
@@ -353,7 +345,7 @@ class _Run:
                 yield from self.emit(
                     partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
                 )
-            prompt = self.plan.prompt
+            prompt = self.prompt
             input_rails = self.rails("input")
             if self.observed or input_rails:
                 prompt = yield from self.emit(
@@ -374,7 +366,7 @@ class _Run:
             )
         return outcome
 
-    def turns(self) -> Generator[Effect, Any, Outcome]:
+    def turns(self) -> Generator[Effect, Any, Result[Any]]:
         name, cid = self.plan.command, self.call_id
         tool_turns = 0
         reasks = 0
@@ -451,10 +443,8 @@ class _Run:
                 )
             return self.outcome(value, text)
 
-    def outcome(self, value: Any, text: str) -> Outcome:
-        return Outcome(
-            value, self.transcript(), text, tuple(self.reports), self.call_id, self.plan.model
-        )
+    def outcome(self, value: Any, text: str) -> Result[Any]:
+        return Result(value, text, self.transcript(), tuple(self.reports), self.plan.model)
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""

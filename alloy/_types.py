@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Generic, Literal, TypeVar, Union
 
 FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
 OutputMode = Literal["native", "tool", "prompt"]
 MediaKind = Literal["image", "pdf"]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +244,30 @@ class Transcript:
             if isinstance(message, ModelTurn):
                 return "".join(p.text for p in message.parts if isinstance(p, Text))
         return None
+
+
+@dataclass(frozen=True)
+class Result(Generic[R]):
+    """A call's value with its record: the raw output and the whole transcript."""
+
+    value: R
+    output: str | None
+    transcript: Transcript
+    #: Per parse attempt, what the output type reported (criteria results, fixes), if anything.
+    reports: tuple[Any, ...] = ()
+    #: The model that answered, as ``provider:model``.
+    model: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return self.transcript.usage
+
+    @property
+    def cost(self) -> float | None:
+        """Estimated cost in USD from the price table (None when the model has no price)."""
+        from .pricing import cost
+
+        return cost(self.usage, self.model) if self.model else None
 
 
 def dump_args(args: Mapping[str, Any]) -> str:

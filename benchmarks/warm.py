@@ -43,9 +43,10 @@ def _split(case: Case, scale: Scale) -> str:
 
     command = case.command()
     raw = case.raw_sync()
-    plan, model = command._plan(render_prompt(command._fn("Ada")), stream=False)
-    run = _engine._Run(plan)
-    run.messages.append(UserTurn(plan.prompt))
+    prompt = render_prompt(command._fn("Ada"))
+    plan, model = command._plan(stream=False)
+    run = _engine._Run(plan, prompt)
+    run.messages.append(UserTurn(prompt))
     request = run.request(tools=True)
 
     def adapter() -> object:

@@ -48,7 +48,21 @@ class Provider:
 _REGISTRY: dict[str, Provider] = {}
 _PREFIXES: list[tuple[str, str]] = []
 _MODELS: dict[tuple[str, str, str | None, str | None], Model] = {}
+_generation = 0
 _LOCK = threading.Lock()
+
+
+def clear_model_cache() -> None:
+    """Drop cached models and their clients (tests use this after changing provider env vars)."""
+    global _generation
+    with _LOCK:
+        _MODELS.clear()
+        _generation += 1
+
+
+def model_cache_generation() -> int:
+    """Changes whenever cached models are dropped, so holders of a Model know to look again."""
+    return _generation
 
 
 def register_provider(
@@ -62,7 +76,7 @@ def register_provider(
     """Add (or replace) a provider. ``factory(model_id, api_key=..., base_url=...)`` returns a Model."""
     _REGISTRY[name] = Provider(name, factory, extra, sdk_module)
     _PREFIXES.extend((prefix, name) for prefix in prefixes)
-    _MODELS.clear()
+    clear_model_cache()
 
 
 def providers() -> dict[str, Provider]:
@@ -154,12 +168,6 @@ def _digest(secret: str | None) -> str | None:
     import hashlib
 
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def clear_model_cache() -> None:
-    """Drop cached models and their clients (tests use this after changing provider env vars)."""
-    with _LOCK:
-        _MODELS.clear()
 
 
 __all__ = [

@@ -219,3 +219,74 @@ def test_extra_json_env_is_parsed(monkeypatch: pytest.MonkeyPatch, call: Call) -
     extra = {"reasoning": {"effort": "low"}, "top_p": 1}
     requests = one_request(monkeypatch, call, {"ALLOY_EXTRA_JSON": json.dumps(extra)})
     assert requests[0].settings.extra == extra
+
+
+# -- a command reuses its resolved settings only while nothing they came from changed --
+
+
+def test_changes_between_calls_of_one_command_take_effect(
+    monkeypatch: pytest.MonkeyPatch, call: Call
+) -> None:
+    model = script(*(json_reply(1, wrap=True) for _ in range(6)))
+    configure(model=model)
+    call(number)
+    monkeypatch.setenv("ALLOY_TEMPERATURE", "0.4")
+    call(number)
+    configure(max_tokens=55)
+    call(number)
+    with use_config(system="Inside."):
+        call(number)
+    call(number)
+    monkeypatch.delenv("ALLOY_TEMPERATURE")
+    call(number)
+    seen = [(r.settings.temperature, r.settings.max_tokens, r.system) for r in model.requests]
+    assert seen == [
+        (None, None, None),
+        (0.4, None, None),
+        (0.4, 55, None),
+        (0.4, 55, "Inside."),
+        (0.4, 55, None),
+        (None, 55, None),
+    ]
+
+
+def test_a_command_resolves_once_while_nothing_changes() -> None:
+    configure(model="offline")
+    first, model = number._plan(stream=False)
+    assert number._plan(stream=False) == (first, model)
+    assert number._plan(stream=False)[0] is first
+    assert number._plan(stream=True)[0] is not first
+    configure(temperature=0.1)
+    assert number._plan(stream=False)[0].config.temperature == 0.1
+
+
+def test_dropping_cached_models_reaches_a_command_that_already_ran() -> None:
+    from alloy.providers import clear_model_cache, register_provider
+
+    built: list[str] = []
+
+    def factory(model_id: str, **_: Any) -> Any:
+        built.append(model_id)
+        return FunctionModel(lambda request: json_reply(len(built), wrap=True))
+
+    register_provider("counting", factory)
+    configure(model="counting:m")
+    assert number() == 1
+    assert number() == 1
+    clear_model_cache()
+    assert number() == 2
+    assert built == ["m", "m"]
+
+
+def test_a_handler_subscribed_after_a_call_sees_the_next_call() -> None:
+    from alloy.events import CommandFinished, subscribe
+
+    configure(model="offline")
+    number()
+    seen: list[Any] = []
+    unsubscribe = subscribe(seen.append, CommandFinished)
+    try:
+        number()
+    finally:
+        unsubscribe()
+    assert len(seen) == 1 and seen[0].call_id

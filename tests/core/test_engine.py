@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -36,13 +37,15 @@ TOOL = ToolDefinition(
 )
 
 
+PROMPT = (Text("hi"),)
+
+
 def plan(output: Any = None, **config: Any) -> Plan:
     return Plan(
         command="cmd",
         model="test:model",
         output=JsonOutput(output) if output is not None else TextOutput(),
         config=Config(**config),
-        prompt=(Text("hi"),),
         tools=(TOOL,),
     )
 
@@ -58,7 +61,7 @@ def finish(engine: Any, value: Any) -> Any:
 
 
 def test_plain_call_is_one_model_effect() -> None:
-    engine = run(plan())
+    engine = run(plan(), PROMPT)
     effect = next(engine)
     assert isinstance(effect, CallModel)
     assert effect.request.messages == (UserTurn((Text("hi"),)),)
@@ -70,7 +73,7 @@ def test_plain_call_is_one_model_effect() -> None:
 
 
 def test_tool_round_then_answer() -> None:
-    engine = run(plan(int))
+    engine = run(plan(int), PROMPT)
     first = next(engine)
     assert first.request.output.schema["properties"]["value"] == {"type": "integer"}
     calls = (ToolCall("1", "add", {}), ToolCall("2", "add", {}))
@@ -87,7 +90,7 @@ def test_tool_round_then_answer() -> None:
 
 
 def test_reask_then_give_up() -> None:
-    engine = run(plan(int, max_reasks=1))
+    engine = run(plan(int, max_reasks=1), PROMPT)
     next(engine)
     retry = engine.send(text('{"value": "three"}'))
     assert isinstance(retry.request.messages[-1].parts[0], RetryPrompt)
@@ -98,7 +101,7 @@ def test_reask_then_give_up() -> None:
 
 
 def test_transient_failure_sleeps_then_retries_the_same_request() -> None:
-    engine = run(plan(retries=2))
+    engine = run(plan(retries=2), PROMPT)
     first = next(engine)
     sleep = engine.send(Failed(RateLimitError("slow down", retry_after=0.25)))
     assert sleep == Sleep(0.25)
@@ -108,7 +111,7 @@ def test_transient_failure_sleeps_then_retries_the_same_request() -> None:
 
 
 def test_retries_are_bounded_and_the_error_carries_the_transcript() -> None:
-    engine = run(plan(retries=1))
+    engine = run(plan(retries=1), PROMPT)
     next(engine)
     assert isinstance(engine.send(Failed(ServerError("down"))), Sleep)
     engine.send(None)
@@ -122,14 +125,14 @@ def test_non_transient_failures_are_not_retried() -> None:
     from alloy.errors import AuthenticationError, BadRequestError
 
     for error in (AuthenticationError("no"), BadRequestError("bad")):
-        engine = run(plan(retries=5))
+        engine = run(plan(retries=5), PROMPT)
         next(engine)
         with pytest.raises(type(error)):
             engine.send(Failed(error))
 
 
 def test_a_retried_turn_never_reruns_tools() -> None:
-    engine = run(plan(retries=1))
+    engine = run(plan(retries=1), PROMPT)
     next(engine)
     calls = (ToolCall("1", "add", {}),)
     assert isinstance(engine.send(Response(calls, finish_reason="tool_calls")), RunTools)
@@ -141,7 +144,7 @@ def test_a_retried_turn_never_reruns_tools() -> None:
 
 
 def test_tool_turn_limit() -> None:
-    engine = run(plan(max_tool_turns=1))
+    engine = run(plan(max_tool_turns=1), PROMPT)
     next(engine)
     call = Response((ToolCall("1", "add", {}),), finish_reason="tool_calls")
     engine.send(call)
@@ -151,7 +154,7 @@ def test_tool_turn_limit() -> None:
 
 
 def test_finalize_turn_drops_tools_and_keeps_schema() -> None:
-    engine = run(plan(int))
+    engine = run(plan(int), PROMPT)
     next(engine)
     engine.send(Response((ToolCall("1", "add", {}),), finish_reason="tool_calls"))
     engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
@@ -163,8 +166,8 @@ def test_finalize_turn_drops_tools_and_keeps_schema() -> None:
 
 def test_tool_output_mode_reads_the_forced_tool() -> None:
     p = plan(int)
-    p = Plan(**{**p.__dict__, "capabilities": Capabilities(native_schema=False)})
-    engine = run(p)
+    p = replace(p, capabilities=Capabilities(native_schema=False))
+    engine = run(p, PROMPT)
     effect = next(engine)
     assert effect.request.output.mode == "tool"
     assert finish(engine, Response((ToolCall("o", p.output.name, {"value": 4}),))).value == 4
@@ -172,9 +175,9 @@ def test_tool_output_mode_reads_the_forced_tool() -> None:
 
 def test_explicit_native_mode_on_a_model_without_it_is_a_configuration_error() -> None:
     p = plan(int, output_mode="native")
-    p = Plan(**{**p.__dict__, "capabilities": Capabilities(native_schema=False)})
+    p = replace(p, capabilities=Capabilities(native_schema=False))
     with pytest.raises(ConfigurationError, match="no native structured output"):
-        next(run(p))
+        next(run(p, PROMPT))
 
 
 def test_backoff_grows_and_honours_retry_after() -> None:
