@@ -92,7 +92,7 @@ class Command(Generic[P, R]):
         self._tool_defs = tuple(t.definition for t in tools)
         self.last_result: Result[R] | None = None
         # (what it was resolved from, plan, model) of the last call: see _plan.
-        self._prepared: tuple[tuple[Any, ...], _engine.Plan, Model] | None = None
+        self._prepared: tuple[tuple[Any, ...], _engine.Plan, Model, dict[str, Any]] | None = None
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
 
@@ -158,19 +158,17 @@ class Command(Generic[P, R]):
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
         prompt = render_prompt(self._fn(*args, **kwargs))
-        plan, model = self._plan(stream=False)
-        result = _drivers.run_sync(
-            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
-        )
+        plan, model, driving = self._plan(stream=False)
+        result = _drivers.run_sync(_engine.run(plan, prompt), model, self._tool_map, **driving)
         self.last_result = result
         return result
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         prompt = await _prompt_async(self._fn, args, kwargs)
-        plan, model = self._plan(stream=False)
+        plan, model, driving = self._plan(stream=False)
         result = await _drivers.run_async(
-            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
+            _engine.run(plan, prompt), model, self._tool_map, **driving
         )
         self.last_result = result
         return result
@@ -181,18 +179,16 @@ class Command(Generic[P, R]):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
         prompt = render_prompt(self._fn(*args, **kwargs))
-        plan, model = self._plan(stream=True)
-        return _drivers.stream_sync(
-            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
-        )
+        plan, model, driving = self._plan(stream=True)
+        return _drivers.stream_sync(_engine.run(plan, prompt), model, self._tool_map, **driving)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
         prompt = await _prompt_async(self._fn, args, kwargs)
-        plan, model = self._plan(stream=True)
+        plan, model, driving = self._plan(stream=True)
         async for chunk in _drivers.stream_async(
-            _engine.run(plan, prompt), model, self._tool_map, **self._driving(plan)
+            _engine.run(plan, prompt), model, self._tool_map, **driving
         ):
             yield chunk
 
@@ -204,28 +200,19 @@ class Command(Generic[P, R]):
                 "commands without output= (call the command to get the typed value)"
             )
 
-    def _handlers_now(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
-        return (*global_handlers(), *self._handlers)
-
-    def _driving(self, plan: _engine.Plan) -> dict[str, Any]:
-        return {
-            "parallel": plan.config.parallel_tools_max,
-            "handlers": self._handlers_now() if plan.observed else (),
-            "log_content": plan.config.log_content,
-        }
-
-    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model]:
-        """The plan and model for a call, reused while nothing they were built from changed.
+    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model, dict[str, Any]]:
+        """The plan, model and driver settings for a call, reused while their sources stay put.
 
         Resolving settings, finding the model and deriving the request parts cost more than the
         rest of a call's own work, and they change only when the environment, ``configure()``,
         ``use_config()``, the model cache or the listeners do; all of that is in the key.
         """
-        observed = bool(global_handlers() or self._handlers) or logger.isEnabledFor(logging.DEBUG)
-        key = (layers_key(), model_cache_generation(), observed, stream)
+        listeners = global_handlers(), self._handlers, logger.isEnabledFor(logging.DEBUG)
+        key = (layers_key(), model_cache_generation(), listeners, stream)
         prepared = self._prepared
         if prepared is not None and prepared[0] == key:
-            return prepared[1], prepared[2]
+            return prepared[1], prepared[2], prepared[3]
+        observed = bool(listeners[0] or listeners[1]) or listeners[2]
         config: Config = resolve(self._options, self._call_options)
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
         plan = _engine.Plan(
@@ -239,8 +226,13 @@ class Command(Generic[P, R]):
             rails=self._rails,
             observed=observed,
         )
-        self._prepared = (key, plan, model)
-        return plan, model
+        driving = {
+            "parallel": config.parallel_tools_max,
+            "handlers": (*listeners[0], *listeners[1]) if observed else (),
+            "log_content": config.log_content,
+        }
+        self._prepared = (key, plan, model, driving)
+        return plan, model, driving
 
     def __alloy_tool__(self) -> Tool[Any]:
         """This command offered as a tool to another command."""

@@ -80,6 +80,8 @@ FINALIZE_PROMPT = (
 )
 FINALIZE_SCHEMA_PROMPT = FINALIZE_PROMPT + " Answer with JSON that matches the required schema."
 REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
+#: Finish reasons that end a call with their own error (see ``check_finish``).
+_ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
 PROMPT_MODE_INSTRUCTIONS = (
     "Answer with a single JSON value and nothing else. It must match this JSON Schema:\n{schema}"
 )
@@ -240,29 +242,46 @@ def run(plan: Plan, prompt: tuple[Part, ...]) -> Generator[Effect, Any, Result[A
     return _Run(plan, prompt).loop()
 
 
+_NO_USAGE = Usage()
+
+
 def new_call_id() -> str:
     """A short random id that ties one call's events and spans together."""
     return os.urandom(6).hex()
 
 
 class _Run:
+    """One call in progress: the plan, the conversation so far and the counters."""
+
+    __slots__ = (
+        "attempts",
+        "call_id",
+        "config",
+        "messages",
+        "mode",
+        "observed",
+        "output_spec",
+        "plan",
+        "prompt",
+        "reports",
+        "turn_usage",
+        "usage",
+    )
+
     def __init__(self, plan: Plan, prompt: tuple[Part, ...]) -> None:
         self.plan = plan
         self.prompt = prompt
         self.config = plan.config
-        parts = plan.request_parts
-        self.mode = parts.mode
-        self.output_spec = parts.output_spec
+        self.mode, self.output_spec = plan.request_parts[:2]
         # Nobody listening is the common case: the hot path then builds no events at all.
         self.observed = plan.observed
         # Only events and spans carry the id, so unobserved calls skip making one.
         self.call_id = new_call_id() if plan.observed else ""
         self.messages: list[Message] = []
         self.turn_usage: list[Usage] = []
-        self.usage = Usage()
+        self.usage = _NO_USAGE
         self.attempts = 0
         self.reports: list[Any] = []
-        self.tools = plan.tools
 
     # -- request building --
     def request(self, *, tools: bool) -> Request:
@@ -271,7 +290,7 @@ class _Run:
             self.plan.model,
             tuple(self.messages),
             parts.system,
-            self.tools if tools else (),
+            self.plan.tools if tools else (),
             parts.output_spec,
             parts.settings,
             self.plan.stream,
@@ -338,7 +357,7 @@ class _Run:
 
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Result[Any]]:
-        started = time.perf_counter()
+        started = time.perf_counter() if self.observed else 0.0
         name, cid = self.plan.command, self.call_id
         try:
             if self.observed:
@@ -374,7 +393,8 @@ class _Run:
         while True:
             response = yield from self.call_model(self.request(tools=not finalizing))
             self.messages.append(ModelTurn(response.parts))
-            self.check_finish(response)
+            if response.finish_reason in _ENDED_EARLY:
+                self.check_finish(response)
 
             calls, final = self.split(response)
             if calls and final is None:
@@ -397,7 +417,7 @@ class _Run:
             text = final if final is not None else response.text
             if isinstance(self.plan.output, NoOutput):
                 return self.outcome(None, text)
-            if not text.strip():
+            if not text or text.isspace():  # (strip() would copy a whole, maybe huge, answer)
                 if tool_turns and self.config.auto_finalize_missing_output and not finalizing:
                     finalizing = True
                     yield from self.emit(partial(FinalizeTurn, name, cid))
@@ -434,7 +454,7 @@ class _Run:
             if isinstance(value, Parsed):
                 self.reports.append(value.report)
                 value = value.value
-            output_rails = self.rails("output")
+            output_rails = self.rails("output") if self.plan.rails else ()
             if self.observed or output_rails:
                 parsed = value
                 yield from self.emit(partial(OutputParsed, name, cid, parsed, text))
@@ -475,7 +495,7 @@ class _Run:
             attempt = self.attempts
             if self.observed:
                 yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
-            sent = time.perf_counter()
+                sent = time.perf_counter()
             result = yield CallModel(request)
             if isinstance(result, Failed):
                 error = result.error
@@ -487,14 +507,16 @@ class _Run:
                     continue
                 raise self.attach(error)
             response: Response = result
-            elapsed = time.perf_counter() - sent
-            self.usage = self.usage + response.usage
-            self.turn_usage.append(response.usage)
+            usage = response.usage
+            self.usage = self.usage + usage if self.turn_usage else usage
+            self.turn_usage.append(usage)
             if self.observed:
+                elapsed = time.perf_counter() - sent
                 yield from self.emit(partial(ModelResponse, name, cid, response, attempt, elapsed))
             return response
 
     def check_finish(self, response: Response) -> None:
+        """Raise for a reply that ended early (cut off, refused or filtered); never re-asked."""
         reason = response.finish_reason
         if reason == "length":
             raise self.error(

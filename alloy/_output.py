@@ -120,11 +120,13 @@ class JsonOutput:
         self.instructions: str | None = None
 
     def parse(self, text: str) -> Any:
-        from pydantic import ValidationError
-
         try:
             value = self._validator.validate_json(text, strict=True)
-        except ValidationError as exc:
+        except ValueError as exc:  # pydantic's ValidationError is one; imported only when needed
+            from pydantic import ValidationError
+
+            if not isinstance(exc, ValidationError):
+                raise
             candidate = _unfence(text)
             if candidate is not None and candidate != text:
                 return self.parse(candidate)

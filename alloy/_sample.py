@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import random
 import re
 import uuid
 from collections.abc import Callable
@@ -44,6 +43,8 @@ _OPTIONAL_DEPTH = 2
 #: Nesting depth after which we give up on a schema that cannot terminate.
 _HARD_DEPTH = 48
 
+#: Keywords that need more than a look at ``type``; a node with none of them takes a short path.
+_NOT_PLAIN = frozenset({"$ref", "const", "enum", "allOf", "anyOf", "oneOf", "nullable"})
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 _ANNOTATIONS = frozenset(
     {
@@ -71,13 +72,66 @@ def sample_value(schema: dict[str, Any], *, seed: int = 0) -> Any:
     ``seed`` selects among the valid choices (enum members, union branches, numbers); the
     result is a pure function of ``(schema, seed)``.
     """
-    return _Sampler(schema, random.Random(seed)).sample(schema, 0)
+    return _Sampler(schema, SplitMix(seed)).sample(schema, 0)
+
+
+_MASK64 = (1 << 64) - 1
+_TO_UNIT = 1.0 / (1 << 53)
+
+
+class SplitMix:
+    """A small seeded generator (SplitMix64) with the few ``SplitMix`` methods used here.
+
+    The offline model samples a value on every call, and seeding a ``SplitMix`` (a
+    Mersenne Twister state of 624 words) took longer than the whole walk of a small schema;
+    this one is seeded by storing an integer. Its draws are fine for picking sample values,
+    nothing more.
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK64
+
+    def bits64(self) -> int:
+        """The next 64 random bits."""
+        self.state = z = (self.state + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+    def getrandbits(self, k: int) -> int:
+        """An integer of ``k`` random bits."""
+        value, have = 0, 0
+        while have < k:
+            value, have = (value << 64) | self.bits64(), have + 64
+        return value >> (have - k)
+
+    def random(self) -> float:
+        """A float in [0, 1)."""
+        return (self.bits64() >> 11) * _TO_UNIT
+
+    def randrange(self, stop: int) -> int:
+        """An integer in [0, stop)."""
+        if stop <= 0:
+            raise ValueError(f"empty range for randrange({stop})")
+        if stop <= 1 << 32:  # the usual case: a list index or a small span
+            return self.bits64() % stop
+        return self.getrandbits(stop.bit_length() + 64) % stop
+
+    def randint(self, low: int, high: int) -> int:
+        """An integer in [low, high]."""
+        return low + self.randrange(high - low + 1)
+
+    def uniform(self, low: float, high: float) -> float:
+        """A float between ``low`` and ``high``."""
+        return low + (high - low) * self.random()
 
 
 class _Sampler:
     """Walks one schema; holds the root (for ``$ref``) and the seeded random source."""
 
-    def __init__(self, root: Any, rng: random.Random) -> None:
+    def __init__(self, root: Any, rng: SplitMix) -> None:
         self.root = root
         self.rng = rng
 
@@ -102,6 +156,8 @@ class _Sampler:
 
     def resolve(self, schema: Any) -> Any:
         """Follow ``$ref`` chains; sibling keywords of a ``$ref`` are merged over the target."""
+        if type(schema) is dict and "$ref" not in schema:  # most nodes: nothing to follow
+            return schema
         seen: set[str] = set()
         while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
             ref = schema["$ref"]
@@ -122,6 +178,13 @@ class _Sampler:
 
     def sample(self, schema: Any, depth: int) -> Any:
         """Sample one value; ``depth`` is the nesting level, used to stop recursion."""
+        if type(schema) is dict and depth <= _HARD_DEPTH:
+            # The bulk of any schema: a node with one plain type and nothing to resolve first.
+            kind = schema.get("type")
+            if type(kind) is str and _NOT_PLAIN.isdisjoint(schema):
+                handler = self._handlers.get(kind)
+                if handler is not None:
+                    return handler(self, schema, depth)
         schema = self.resolve(schema)
         if schema is True or schema is None:
             return "value"
@@ -300,6 +363,8 @@ class _Sampler:
 
     def sample_number(self, schema: dict[str, Any], depth: int) -> float | int:
         """A two-decimal number inside the (possibly exclusive) bounds."""
+        if _NUMERIC_LIMITS.isdisjoint(schema):
+            return round(self.rng.uniform(0.0, 100.0), 2)
         low, high = _bounds(schema)
         lo = low[0] if low else (min(high[0] - 100, 0.0) if high else 0.0)
         hi = high[0] if high else lo + 100.0
@@ -408,13 +473,15 @@ class _Sampler:
         required = schema.get("required")
         required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
         shallow = depth < _OPTIONAL_DEPTH
-        result: dict[str, Any] = {}
-        for name, sub in props.items():
-            if name in required or shallow:
-                result[name] = self.sample(sub, depth + 1)
+        below = depth + 1
+        result: dict[str, Any] = {
+            name: self.sample(sub, below)
+            for name, sub in props.items()
+            if shallow or name in required
+        }
         for name in required:
             if name not in result:
-                result[name] = self.sample({}, depth + 1)
+                result[name] = self.sample({}, below)
         extra = schema.get("additionalProperties")
         min_props = int(schema.get("minProperties", 0))
         wanted = max(min_props, 1 if shallow and not props and isinstance(extra, dict) else 0)
@@ -441,12 +508,18 @@ class _Sampler:
     }
 
 
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_NUMERIC_LIMITS = _BOUNDS | {"multipleOf"}
+
+
 def _bounds(
     schema: dict[str, Any],
 ) -> tuple[tuple[float, bool] | None, tuple[float, bool] | None]:
     """Lower and upper bounds as ``(value, exclusive)`` (draft-4 boolean forms included)."""
     low: tuple[float, bool] | None = None
     high: tuple[float, bool] | None = None
+    if _BOUNDS.isdisjoint(schema):
+        return None, None
     minimum, maximum = schema.get("minimum"), schema.get("maximum")
     xmin, xmax = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     if _is_num(minimum):
@@ -483,7 +556,7 @@ class _RegexWriter:
 
     _POOL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_- ."
 
-    def __init__(self, rng: random.Random, spread: int) -> None:
+    def __init__(self, rng: SplitMix, spread: int) -> None:
         self.rng = rng
         self.spread = spread
         self.groups: dict[int, str] = {}
@@ -597,22 +670,22 @@ class _Unsupported(Exception):
     """A regex construct the writer cannot produce (lookarounds, for instance)."""
 
 
-def _uuid(rng: random.Random) -> str:
+def _uuid(rng: SplitMix) -> str:
     """A version-4 UUID drawn from the seeded source."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def _day(rng: random.Random) -> str:
+def _day(rng: SplitMix) -> str:
     """An ISO date."""
     return f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
 
 
-def _clock(rng: random.Random) -> str:
+def _clock(rng: SplitMix) -> str:
     """An ISO time of day."""
     return f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
 
 
-_FORMATS: dict[str, Callable[[random.Random], str]] = {
+_FORMATS: dict[str, Callable[[SplitMix], str]] = {
     "date-time": lambda rng: f"{_day(rng)}T{_clock(rng)}Z",
     "date": _day,
     "time": _clock,

@@ -174,11 +174,17 @@ class Response:
     @property
     def text(self) -> str:
         """All text parts joined: the final answer when there are no tool calls."""
-        return "".join(part.text for part in self.parts if isinstance(part, Text))
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is Text:  # the usual reply, on every call's path
+            return parts[0].text
+        return "".join([part.text for part in parts if isinstance(part, Text)])
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(part for part in self.parts if isinstance(part, ToolCall))
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is Text:
+            return ()
+        return tuple([part for part in parts if isinstance(part, ToolCall)])
 
 
 @dataclass(frozen=True, slots=True)

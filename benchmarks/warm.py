@@ -44,7 +44,7 @@ def _split(case: Case, scale: Scale) -> str:
     command = case.command()
     raw = case.raw_sync()
     prompt = render_prompt(command._fn("Ada"))
-    plan, model = command._plan(stream=False)
+    plan, model, _ = command._plan(stream=False)
     run = _engine._Run(plan, prompt)
     run.messages.append(UserTurn(prompt))
     request = run.request(tools=True)

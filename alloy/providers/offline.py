@@ -42,22 +42,25 @@ class OfflineModel:
         self.name = f"offline:{model_id}" if model_id else "offline"
 
     def request(self, request: Request) -> Response:
-        seed = zlib.crc32(_prompt_text(request).encode())
+        prompt = _prompt_text(request)
+        seed = zlib.crc32(prompt.encode())
         if request.tools and not _has_tool_results(request):
             calls = tuple(
                 ToolCall(f"call_offline_{i}", tool.name, _sample_object(tool.parameters, seed + i))
                 for i, tool in enumerate(request.tools)
             )
-            return self._reply(request, calls, "tool_calls")
+            return self._reply(prompt, calls, "", "tool_calls")
         if request.output is not None:
             value = sample_value(dict(request.output.schema), seed=seed)
             if request.output.mode == "tool":
                 call = ToolCall("call_offline_output", request.output.name, value)
-                return self._reply(request, (call,), "tool_calls")
-            return self._reply(request, (Text(json.dumps(value)),), "stop")
-        if request.example is not None:
-            return self._reply(request, (Text(request.example),), "stop")
-        return self._reply(request, (Text(_text_answer(request)),), "stop")
+                return self._reply(prompt, (call,), "", "tool_calls")
+            text = json.dumps(value)
+        elif request.example is not None:
+            text = request.example
+        else:
+            text = _text_answer(request)
+        return self._reply(prompt, (Text(text),), text, "stop")
 
     async def arequest(self, request: Request) -> Response:
         return self.request(request)
@@ -72,15 +75,14 @@ class OfflineModel:
         for event in self.stream(request):
             yield event
 
-    def _reply(self, request: Request, parts: tuple[Any, ...], finish: Any) -> Response:
-        prompt_tokens = max(1, len(_prompt_text(request)) // 4)
-        output_tokens = max(1, sum(len(getattr(p, "text", "")) for p in parts) // 4)
-        return Response(
-            parts=parts,
-            usage=Usage(input_tokens=prompt_tokens, output_tokens=output_tokens, requests=1),
-            finish_reason=finish,
-            model=self.name,
+    def _reply(self, prompt: str, parts: tuple[Any, ...], text: str, finish: Any) -> Response:
+        """The reply, with token counts estimated at four characters a token."""
+        usage = Usage(
+            input_tokens=max(1, len(prompt) // 4),
+            output_tokens=max(1, len(text) // 4),
+            requests=1,
         )
+        return Response(parts=parts, usage=usage, finish_reason=finish, model=self.name)
 
 
 def create(

@@ -252,8 +252,8 @@ def test_changes_between_calls_of_one_command_take_effect(
 
 def test_a_command_resolves_once_while_nothing_changes() -> None:
     configure(model="offline")
-    first, model = number._plan(stream=False)
-    assert number._plan(stream=False) == (first, model)
+    first, model, driving = number._plan(stream=False)
+    assert number._plan(stream=False) == (first, model, driving)
     assert number._plan(stream=False)[0] is first
     assert number._plan(stream=True)[0] is not first
     configure(temperature=0.1)

@@ -241,3 +241,22 @@ def test_recursion_terminates_on_required_self_reference() -> None:
 )
 def test_raw_schemas(schema: dict[str, Any], check: Any) -> None:
     assert check(sample_value(schema))
+
+
+def test_the_seeded_source_stays_in_range_and_spreads() -> None:
+    from alloy._sample import SplitMix
+
+    rng = SplitMix(2026)
+    assert [SplitMix(5).bits64() for _ in range(2)] == [SplitMix(5).bits64()] * 2
+    assert {rng.randrange(3) for _ in range(200)} == {0, 1, 2}
+    assert {rng.randint(-2, 2) for _ in range(200)} == {-2, -1, 0, 1, 2}
+    floats = [rng.random() for _ in range(1000)]
+    assert all(0.0 <= f < 1.0 for f in floats) and 0.4 < sum(floats) / 1000 < 0.6
+    assert all(1.5 <= rng.uniform(1.5, 2.5) <= 2.5 for _ in range(100))
+    huge = 10**30
+    assert all(0 <= rng.randrange(huge) < huge for _ in range(100))
+    assert rng.getrandbits(128) < 1 << 128 and rng.getrandbits(3) < 8
+    with pytest.raises(ValueError, match="empty range"):
+        rng.randrange(0)
+    with pytest.raises(ValueError, match="empty range"):
+        rng.randint(3, 2)
