@@ -96,8 +96,9 @@ class JsonOutput:
     """A Python type enforced through a strict JSON Schema and validated strictly by pydantic."""
 
     def __init__(self, tp: Any) -> None:
-        from pydantic import TypeAdapter, create_model
+        from pydantic import TypeAdapter
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+        from typing_extensions import TypedDict
 
         self.type = tp
         self.expected = type_name(tp)
@@ -110,18 +111,22 @@ class JsonOutput:
             ) from exc
         self.wrapped = not is_object_root(raw)
         if self.wrapped:
-            self._validator: Any = TypeAdapter(create_model("Value", value=(tp, ...)))
+            # A TypedDict envelope validates in half the time of a model one (functional form:
+            # the field type is only known here).
+            envelope = TypedDict("Value", {"value": tp})  # type: ignore[name-match]  # noqa: UP013
+            adapter: Any = TypeAdapter(envelope)
             schema = wrap_value(raw)
         else:
-            self._validator = TypeAdapter(tp)
+            adapter = TypeAdapter(tp)
             schema = _inline_root_ref(raw)
+        self._validate_json = adapter.validator.validate_json
         self.schema: dict[str, Any] = strict_schema(schema, type_name=self.expected)
         self.name = _schema_name(self.expected)
         self.instructions: str | None = None
 
     def parse(self, text: str) -> Any:
         try:
-            value = self._validator.validate_json(text, strict=True)
+            value = self._validate_json(text, strict=True)
         except ValueError as exc:  # pydantic's ValidationError is one; imported only when needed
             from pydantic import ValidationError
 
@@ -131,7 +136,7 @@ class JsonOutput:
             if candidate is not None and candidate != text:
                 return self.parse(candidate)
             raise InvalidOutput(_summary(exc, self.expected), _feedback(exc, self.wrapped)) from exc
-        return value.value if self.wrapped else value
+        return value["value"] if self.wrapped else value
 
     def __repr__(self) -> str:
         return f"JsonOutput({self.expected})"

@@ -20,7 +20,7 @@ import importlib
 import math
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeGuard
 
 
@@ -66,13 +66,111 @@ _ANNOTATIONS = frozenset(
 )
 
 
-def sample_value(schema: dict[str, Any], *, seed: int = 0) -> Any:
+def sample_value(schema: Mapping[str, Any], *, seed: int = 0) -> Any:
     """Return a JSON value (dict, list, str, int, float, bool or None) valid against ``schema``.
 
     ``seed`` selects among the valid choices (enum members, union branches, numbers); the
     result is a pure function of ``(schema, seed)``.
     """
-    return _Sampler(schema, SplitMix(seed)).sample(schema, 0)
+    if type(schema) is not dict:
+        schema = dict(schema)
+    rng = SplitMix(seed)
+    direct = _direct_sampler(schema)
+    if direct is not None:
+        return direct(rng)
+    return _Sampler(schema, rng).sample(schema, 0)
+
+
+# -- plain schemas: sampled directly -------------------------------------------------------
+#
+# Most output schemas are objects of required scalar fields. For those, the walk below always
+# makes the same decisions, so they are made once per schema and kept as a function of the
+# random source. It draws the same numbers in the same order as the walk (the scalar draws
+# are shared), so both give the same value for a seed; a test holds them to that.
+
+
+def _plain_boolean(rng: SplitMix) -> bool:
+    return rng.random() < 0.5
+
+
+def _plain_integer(rng: SplitMix) -> int:
+    return rng.randint(0, 100)
+
+
+def _plain_number(rng: SplitMix) -> float:
+    return round(rng.uniform(0.0, 100.0), 2)
+
+
+def _plain_word(rng: SplitMix) -> str:
+    return _WORDS[rng.randrange(len(_WORDS))]
+
+
+def _plain_null(rng: SplitMix) -> None:
+    return None
+
+
+_PLAIN_SCALARS: dict[str, Callable[[SplitMix], Any]] = {
+    "boolean": _plain_boolean,
+    "integer": _plain_integer,
+    "number": _plain_number,
+    "string": _plain_word,
+    "null": _plain_null,
+}
+_SCALAR_KEYS = _ANNOTATIONS | {"type"}
+_PLAIN_KEYS = _SCALAR_KEYS | {"properties", "required", "additionalProperties", "enum", "$defs"}
+_DIRECT: dict[int, tuple[Any, Callable[[SplitMix], Any] | None]] = {}
+
+
+def _direct_sampler(schema: Any) -> Callable[[SplitMix], Any] | None:
+    """The direct sampler for ``schema`` (built once per schema object), or None to walk it."""
+    hit = _DIRECT.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    direct = _compile_plain(schema, schema, 0, ())
+    if len(_DIRECT) >= 256:
+        _DIRECT.clear()
+    _DIRECT[id(schema)] = (schema, direct)  # the entry keeps the schema, so its id stays its own
+    return direct
+
+
+def _compile_plain(
+    root: Any, schema: Any, depth: int, refs: tuple[str, ...]
+) -> Callable[[SplitMix], Any] | None:
+    """A function sampling what the walk would, for enums, unconstrained scalars and objects
+    whose properties are all required and closed, through non-recursive ``$ref``; else None."""
+    if type(schema) is not dict or depth > _SOFT_DEPTH:
+        return None
+    ref = schema.get("$ref")
+    if ref is not None:  # the walk follows a bare reference and samples its target
+        if len(schema) != 1 or not isinstance(ref, str) or ref in refs:
+            return None
+        return _compile_plain(root, _pointer(root, ref), depth, (*refs, ref))
+    if not _PLAIN_KEYS.issuperset(schema) or ("$defs" in schema and schema is not root):
+        return None
+    enum = schema.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not enum:
+            return None
+        choices = tuple(enum)
+        return lambda rng: choices[rng.randrange(len(choices))]
+    kind = schema.get("type")
+    if kind != "object":
+        if isinstance(kind, str) and _SCALAR_KEYS.issuperset(schema):
+            return _PLAIN_SCALARS.get(kind)
+        return None
+    props, required = schema.get("properties"), schema.get("required")
+    if (
+        not isinstance(props, dict)
+        or not isinstance(required, list)
+        or set(required) != set(props)
+        or schema.get("additionalProperties", False) is not False
+    ):
+        return None
+    fields = [(name, _compile_plain(root, sub, depth + 1, refs)) for name, sub in props.items()]
+    if any(field is None for _, field in fields):
+        return None
+    drawn: list[tuple[str, Callable[[SplitMix], Any]]] = fields  # type: ignore[assignment]
+    return lambda rng: {name: field(rng) for name, field in drawn}
 
 
 _MASK64 = (1 << 64) - 1
@@ -128,6 +226,24 @@ class SplitMix:
         return low + (high - low) * self.random()
 
 
+def _pointer(root: Any, ref: str) -> Any:
+    """The node a local JSON pointer such as ``#/$defs/Node`` names (``#`` is the root)."""
+    if not ref.startswith("#"):
+        return {}
+    node: Any = root
+    for raw in ref[1:].split("/"):
+        if not raw:
+            continue
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return {}
+    return node
+
+
 class _Sampler:
     """Walks one schema; holds the root (for ``$ref``) and the seeded random source."""
 
@@ -139,20 +255,7 @@ class _Sampler:
 
     def lookup(self, ref: str) -> Any:
         """Resolve a local JSON pointer such as ``#/$defs/Node`` (``#`` is the root)."""
-        if not ref.startswith("#"):
-            return {}
-        node: Any = self.root
-        for raw in ref[1:].split("/"):
-            if not raw:
-                continue
-            key = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                return {}
-        return node
+        return _pointer(self.root, ref)
 
     def resolve(self, schema: Any) -> Any:
         """Follow ``$ref`` chains; sibling keywords of a ``$ref`` are merged over the target."""
@@ -333,7 +436,7 @@ class _Sampler:
 
     def sample_boolean(self, schema: dict[str, Any], depth: int) -> bool:
         """``true`` or ``false``."""
-        return self.rng.random() < 0.5
+        return _plain_boolean(self.rng)
 
     def sample_integer(self, schema: dict[str, Any], depth: int) -> int:
         """An integer inside the bounds, on the ``multipleOf`` grid if one is given."""
@@ -364,7 +467,7 @@ class _Sampler:
     def sample_number(self, schema: dict[str, Any], depth: int) -> float | int:
         """A two-decimal number inside the (possibly exclusive) bounds."""
         if _NUMERIC_LIMITS.isdisjoint(schema):
-            return round(self.rng.uniform(0.0, 100.0), 2)
+            return _plain_number(self.rng)
         low, high = _bounds(schema)
         lo = low[0] if low else (min(high[0] - 100, 0.0) if high else 0.0)
         hi = high[0] if high else lo + 100.0
@@ -400,7 +503,7 @@ class _Sampler:
             found = self.from_pattern(pattern, min_len, max_len)
             if found is not None:
                 return found
-        value = _WORDS[self.rng.randrange(len(_WORDS))]
+        value = _plain_word(self.rng)
         if len(value) < min_len:
             value += "x" * (min_len - len(value))
         if isinstance(max_len, int) and len(value) > max_len:

@@ -260,3 +260,75 @@ def test_the_seeded_source_stays_in_range_and_spreads() -> None:
         rng.randrange(0)
     with pytest.raises(ValueError, match="empty range"):
         rng.randint(3, 2)
+
+
+class Tier(enum.Enum):
+    LOW = "low"
+    HIGH = "high"
+
+
+@dataclass
+class Flat:
+    name: str
+    age: int
+    score: float
+    active: bool
+    tier: Tier
+    kind: Literal["a", "b", "c"]
+
+
+@dataclass
+class Nested:
+    flat: Flat
+    note: str
+
+
+@pytest.mark.parametrize("tp", [Flat, Nested, Tier, int, float, str, bool, Literal[1, 2]])
+def test_plain_schemas_sample_directly_and_exactly_as_the_walk_does(tp: Any) -> None:
+    """Output schemas of required scalar fields skip the walk, with the same values per seed."""
+    from alloy._output import output_type_for
+    from alloy._sample import SplitMix, _direct_sampler, _Sampler
+
+    output = output_type_for(tp, has_output=True)
+    schema = output.schema
+    direct = _direct_sampler(schema)
+    assert direct is not None
+    for seed in range(25):
+        walked = _Sampler(schema, SplitMix(seed)).sample(schema, 0)
+        assert direct(SplitMix(seed)) == walked == sample_value(schema, seed=seed)
+        output.parse(json.dumps(walked))  # and it is a valid answer
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "minLength": 3},
+        {"type": "integer", "minimum": 5},
+        {"type": ["string", "null"]},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": []},
+        {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        {"$ref": "#/$defs/A", "$defs": {"A": {"type": "string"}}},
+        {"type": "STRING"},
+        {"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}},
+        TypeAdapter(Node).json_schema(),
+        TypeAdapter(LinkedItem).json_schema(),
+        {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "required": ["a"],
+            "$defs": {
+                "A": {
+                    "type": "object",
+                    "properties": {"a": {"$ref": "#/$defs/A"}},
+                    "required": ["a"],
+                }
+            },
+        },
+    ],
+)
+def test_anything_else_is_walked(schema: dict[str, Any]) -> None:
+    from alloy._sample import _direct_sampler
+
+    assert _direct_sampler(schema) is None
