@@ -263,7 +263,8 @@ def layers_key() -> tuple[Any, ...]:
     so a command keeps what it derived from its last Config instead of resolving again. The
     context layers are immutable mappings replaced on every change, so they stand for themselves.
     """
-    _load_dotenv_once()
+    if not _dotenv_loaded:
+        _load_dotenv_once()
     return (_env_snapshot(), _global_version, _context_overrides.get(), _forced_overrides.get())
 
 

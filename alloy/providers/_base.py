@@ -12,8 +12,7 @@ import functools
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from .._types import Capabilities, Request
@@ -53,6 +52,7 @@ class SDKModel:
         self._sync_client: Any = None
         # Async SDK clients hold connections bound to one event loop: keep one per loop.
         self._async_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._error_mapping = ErrorMapping(self.map_error)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -87,17 +87,9 @@ class SDKModel:
         """Translate an SDK exception into the alloy error tree (None: not ours to map)."""
         raise NotImplementedError
 
-    @contextmanager
-    def errors(self) -> Iterator[None]:
-        try:
-            yield
-        except ProviderError:
-            raise
-        except Exception as exc:
-            mapped = self.map_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
+    def errors(self) -> ErrorMapping:
+        """``with model.errors():`` turns SDK exceptions into alloy's (see :meth:`map_error`)."""
+        return self._error_mapping
 
     def redact(self, text: str) -> str:
         """Remove anything key-like from a message before it reaches an error, log or event."""
@@ -139,6 +131,31 @@ class SDKModel:
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
+
+
+class ErrorMapping:
+    """The context manager behind ``SDKModel.errors()``: one per model, stateless, reentrant.
+
+    A class rather than ``@contextmanager``, which builds a generator and a wrapper object on
+    every entry; this wraps every model call.
+    """
+
+    __slots__ = ("_map",)
+
+    def __init__(self, map_error: Callable[[Exception], ProviderError | None]) -> None:
+        self._map = map_error
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if not isinstance(exc, Exception) or isinstance(exc, ProviderError):
+            return  # no error, an alloy error already, or not ours (KeyboardInterrupt...)
+        mapped = self._map(exc)
+        if mapped is not None:
+            raise mapped from exc
 
 
 F = TypeVar("F", bound=Callable[..., Any])

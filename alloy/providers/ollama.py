@@ -123,10 +123,13 @@ def build(request: Request) -> dict[str, Any]:
         options["temperature"] = settings.temperature
     if settings.max_tokens is not None:
         options["num_predict"] = settings.max_tokens
-    kwargs: dict[str, Any] = {"messages": messages(request), "tools": tools}
+    kwargs: dict[str, Any] = {"messages": messages(request)}
+    if tools:
+        kwargs["tools"] = tools
     if fmt is not None:
         kwargs["format"] = fmt
-    _apply_extra(kwargs, options, settings.extra)
+    if settings.extra:
+        _apply_extra(kwargs, options, settings.extra)
     if options:
         kwargs["options"] = options
     return kwargs
@@ -240,10 +243,20 @@ def _assistant(parts: tuple[Part, ...]) -> dict[str, Any] | None:
 
 
 def parse(response: ollama.ChatResponse) -> Response:
-    """A whole ``ChatResponse`` as a normalized Response."""
-    state = StreamState()
-    state.feed(response)
-    return state.response(require_done=False)
+    """A whole ``ChatResponse`` as a normalized Response (the same one its stream gives)."""
+    message = response.message
+    parts: list[Part] = [Text(message.content)] if message.content else []
+    for index, call in enumerate(message.tool_calls or ()):
+        parts.append(ToolCall(f"call_{index}", call.function.name, dict(call.function.arguments)))
+    finish = finish_reason(response.done_reason)
+    if finish == "stop" and len(parts) > bool(message.content):
+        finish = "tool_calls"
+    if response.done:
+        usage = Usage(response.prompt_eval_count or 0, response.eval_count or 0, 0, 0, 1)
+    else:
+        usage = Usage(requests=1)
+    details = {"done_reason": response.done_reason} if response.done_reason else {}
+    return Response(tuple(parts), usage, finish, response.model or None, provider_details=details)
 
 
 def parse_body(body: Mapping[str, Any]) -> Response:

@@ -660,6 +660,51 @@ def test_recorded_stream_lines_parse() -> None:
     assert (response.usage.input_tokens, response.usage.output_tokens) == (169, 15)
 
 
+_CALL = {"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "message": {"role": "assistant", "content": "Hi."},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": 3,
+            "eval_count": 2,
+        },
+        {
+            "message": {"role": "assistant", "content": "", "tool_calls": [_CALL, _CALL]},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": 9,
+            "eval_count": 4,
+        },
+        {
+            "message": {"role": "assistant", "content": "Let me look.", "tool_calls": [_CALL]},
+            "done": True,
+        },
+        {
+            "message": {"role": "assistant", "content": "cut of"},
+            "done": True,
+            "done_reason": "length",
+            "eval_count": 7,
+        },
+        {"message": {"role": "assistant", "content": "partial"}, "done": False},
+        {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"},
+    ],
+)
+def test_a_whole_reply_parses_as_its_stream_does(body: dict[str, Any]) -> None:
+    import ollama
+
+    from alloy.providers.ollama import StreamState, parse
+
+    reply = ollama.ChatResponse.model_validate({"model": "llama3.2", **body})
+    state = StreamState()
+    state.feed(reply)
+    assert parse(reply) == state.response(require_done=False)
+
+
 # -- what is sent matches what the SDK sends for the same case -----------------------------------
 
 SCHEMA_KEYS = {"format", "parameters"}
