@@ -193,23 +193,6 @@ async def run_tools_async(
     return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
-# -- model calls --------------------------------------------------------------------------
-
-
-def _call_sync(model: Model, effect: CallModel) -> Response | Failed:
-    try:
-        return model.request(effect.request)
-    except ProviderError as error:
-        return Failed(error)
-
-
-async def _call_async(model: Model, effect: CallModel) -> Response | Failed:
-    try:
-        return await model.arequest(effect.request)
-    except ProviderError as error:
-        return Failed(error)
-
-
 # -- effects other than model calls, the same in streaming and whole calls -----------------
 
 
@@ -267,7 +250,10 @@ def run_sync(
         while True:
             effect = engine.send(send)
             if isinstance(effect, CallModel):
-                send = _call_sync(model, effect)
+                try:
+                    send = model.request(effect.request)
+                except ProviderError as error:
+                    send = Failed(error)
             else:
                 send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:
@@ -290,7 +276,10 @@ async def run_async(
         while True:
             effect = engine.send(send)
             if isinstance(effect, CallModel):
-                send = await _call_async(model, effect)
+                try:
+                    send = await model.arequest(effect.request)
+                except ProviderError as error:
+                    send = Failed(error)
             else:
                 send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
     except StopIteration as stop:

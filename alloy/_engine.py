@@ -365,7 +365,7 @@ class _Run:
                     partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
                 )
             prompt = self.prompt
-            input_rails = self.rails("input")
+            input_rails = self.rails("input") if self.plan.rails else ()
             if self.observed or input_rails:
                 prompt = yield from self.emit(
                     partial(PromptRendered, name, cid, prompt), input_rails, prompt
@@ -464,7 +464,8 @@ class _Run:
             return self.outcome(value, text)
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
-        return Result(value, text, self.transcript(), tuple(self.reports), self.plan.model)
+        reports = tuple(self.reports) if self.reports else ()
+        return Result(value, text, self.transcript(), reports, self.plan.model)
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""

@@ -13,7 +13,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .._types import Capabilities, Request
 from ..errors import (
@@ -51,7 +51,7 @@ class SDKModel:
         self._lock = threading.Lock()
         self._sync_client: Any = None
         # Async SDK clients hold connections bound to one event loop: keep one per loop.
-        self._async_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._async_clients: PerLoop[Any] = PerLoop()
         self._error_mapping = ErrorMapping(self.map_error)
 
     def __repr__(self) -> str:
@@ -70,17 +70,9 @@ class SDKModel:
         return self._sync_client
 
     def aclient(self) -> Any:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            with self._lock, self.errors():
-                client = self._async_clients.get(loop)
-                if client is None:
-                    client = self.make_client(asynchronous=True)
-                    self._async_clients[loop] = client
-        return client
+        """The async SDK client for the running event loop, built once per loop."""
+        with self.errors():
+            return self._async_clients.get(lambda: self.make_client(asynchronous=True))
 
     # -- errors, mapped once, here --
     def map_error(self, exc: Exception) -> ProviderError | None:
@@ -131,6 +123,37 @@ class SDKModel:
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
+
+
+T = TypeVar("T")
+
+
+class PerLoop(Generic[T]):
+    """One value per running event loop, built on first use (async SDK clients hold connections
+    that belong to one loop). Loops are held weakly, so a finished loop's entry goes with it.
+
+    The loop used last is checked first: a WeakKeyDictionary lookup makes a weak reference on
+    every call, and almost every call runs on the same loop as the one before.
+    """
+
+    def __init__(self) -> None:
+        self._by_loop: weakref.WeakKeyDictionary[Any, T] = weakref.WeakKeyDictionary()
+        self._last: tuple[weakref.ref[Any], T] | None = None
+        self._lock = threading.Lock()
+
+    def get(self, make: Callable[[], T]) -> T:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        last = self._last
+        if last is not None and last[0]() is loop:
+            return last[1]
+        with self._lock:
+            value = self._by_loop.get(loop)
+            if value is None:
+                value = self._by_loop[loop] = make()
+            self._last = (weakref.ref(loop), value)
+        return value
 
 
 class ErrorMapping:

@@ -34,7 +34,6 @@ import json
 import logging
 import threading
 import warnings
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +64,7 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
-from ._base import SDKModel, memoize_by_identity
+from ._base import PerLoop, SDKModel, memoize_by_identity
 
 if TYPE_CHECKING:
     import ollama
@@ -256,7 +255,7 @@ def parse(response: ollama.ChatResponse) -> Response:
     else:
         usage = Usage(requests=1)
     details = {"done_reason": response.done_reason} if response.done_reason else {}
-    return Response(tuple(parts), usage, finish, response.model or None, provider_details=details)
+    return Response(tuple(parts), usage, finish, response.model or None, None, None, details)
 
 
 def parse_body(body: Mapping[str, Any]) -> Response:
@@ -344,9 +343,7 @@ class OllamaModel(SDKModel):
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
         self._clients: dict[float | None, Any] = {}
-        self._aclients: weakref.WeakKeyDictionary[Any, dict[float | None, Any]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._aclients: PerLoop[dict[float | None, Any]] = PerLoop()
         self._clients_lock = threading.Lock()
 
     def make_client(self, *, asynchronous: bool, timeout: float | None = None) -> Any:
@@ -369,15 +366,13 @@ class OllamaModel(SDKModel):
 
     def aclient_for(self, timeout: float | None) -> Any:
         """The async client for this timeout on the running event loop, built once."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        with self._clients_lock, self.errors():
-            clients = self._aclients.setdefault(loop, {})
-            client = clients.get(timeout)
-            if client is None:
-                client = self.make_client(asynchronous=True, timeout=timeout)
-                clients[timeout] = client
+        clients = self._aclients.get(dict)
+        client = clients.get(timeout)
+        if client is None:
+            with self._clients_lock, self.errors():
+                client = clients.get(timeout)
+                if client is None:
+                    client = clients[timeout] = self.make_client(asynchronous=True, timeout=timeout)
         return client
 
     def map_error(self, exc: Exception) -> ProviderError | None:

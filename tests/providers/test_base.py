@@ -61,3 +61,29 @@ def test_retry_after_from_headers() -> None:
     assert retry_after_from({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
     assert retry_after_from({"retry-after": "soon"}) is None
     assert retry_after_from({}) is None and retry_after_from(None) is None
+
+
+def test_per_loop_values_are_built_once_per_event_loop_and_dropped_with_it() -> None:
+    import asyncio
+    import gc
+
+    from alloy.providers._base import PerLoop
+
+    per_loop: PerLoop[object] = PerLoop()
+    built: list[object] = []
+
+    def make() -> object:
+        built.append(object())
+        return built[-1]
+
+    async def twice() -> tuple[object, object]:
+        return per_loop.get(make), per_loop.get(make)
+
+    first, again = asyncio.run(twice())
+    assert first is again and len(built) == 1
+    second, _ = asyncio.run(twice())
+    assert second is not first and len(built) == 2
+    gc.collect()
+    assert len(per_loop._by_loop) == 0  # both loops are gone, and their entries with them
+    with pytest.raises(RuntimeError):
+        per_loop.get(make)  # outside a running loop
