@@ -91,7 +91,7 @@ class Command(Generic[P, R]):
         self._tool_map = {t.name: t for t in tools}
         self._tool_defs = tuple(t.definition for t in tools)
         self.last_result: Result[R] | None = None
-        # (what it was resolved from, plan, model) of the last call: see _plan.
+        # (what it was resolved from, plan, model, driver settings) of the last call: see _plan.
         self._prepared: tuple[tuple[Any, ...], _engine.Plan, Model, dict[str, Any]] | None = None
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)

@@ -198,6 +198,8 @@ def resolve_mode(plan: Plan) -> OutputMode | None:
 
 
 class RequestParts(NamedTuple):
+    """What every request of a plan carries besides the conversation."""
+
     mode: OutputMode | None
     output_spec: OutputSpec | None
     system: str | None
@@ -225,6 +227,7 @@ def _request_parts(plan: Plan) -> RequestParts:
 
 
 def _system(plan: Plan, mode: OutputMode | None) -> str | None:
+    """The system prompt: the configured one, then prompt-mode and output instructions."""
     extra = []
     schema = plan.output.schema
     if mode == "prompt" and schema is not None:

@@ -440,6 +440,8 @@ class _Sampler:
 
     def sample_integer(self, schema: dict[str, Any], depth: int) -> int:
         """An integer inside the bounds, on the ``multipleOf`` grid if one is given."""
+        if _NUMERIC_LIMITS.isdisjoint(schema):
+            return _plain_integer(self.rng)
         low, high = _bounds(schema)
         lo = hi = None
         if low is not None:
