@@ -111,6 +111,12 @@ FINDINGS = (
         "last-loop check replace them.",
     ),
     (
+        "Gemini: a conversation's turns go to google-genai as dicts",
+        "google-genai validates contents against a wide union: a list of Content objects cost "
+        "it ~180 µs per turn, dicts ~36 µs. Tool rounds and re-asks send several turns; a "
+        "three-turn request against the emulator went from 1.44 ms to 0.99 ms.",
+    ),
+    (
         "Ollama: read a whole reply directly; send no empty tools list",
         "Whole replies went through the stream accumulator, and every request passed tools=[] "
         "and rebuilt the set of option names for ALLOY_EXTRA_JSON even when it was empty.",
@@ -119,8 +125,6 @@ FINDINGS = (
 
 #: Seen in the same profiles, in files outside this work's reach; for their owners.
 OBSERVED_ELSEWHERE = (
-    "Gemini adapter: multi-turn calls (tool rounds) still pass a list of Content objects, which "
-    "google-genai checks item by item; building dicts instead would cut that further.",
     "Ollama: alloy's own work is ~7 µs per call measured alone but ~25 µs between HTTP calls "
     "(cold caches: a canned call takes 7.5 µs in a loop and 17 µs right after an HTTP request), "
     "on a raw call of under 0.5 ms; the SDK offers no public raw-reply access to skip its "

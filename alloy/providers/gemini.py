@@ -178,13 +178,19 @@ def answer_function(request: Request, model_id: str) -> str | None:
 
 
 def build(request: Request, model_id: str) -> dict[str, Any]:
-    """The ``generate_content`` keyword arguments (``model``, ``contents``, ``config``)."""
+    """The ``generate_content`` keyword arguments (``model``, ``contents``, ``config``).
+
+    google-genai validates ``contents`` against a wide union. A list of ``Content`` objects
+    costs it ~180 µs per item and a list of dicts ~36 µs (measured), while one ``Content``
+    object costs ~3 µs: so a lone turn (every first request) goes as one ``Content``, and a
+    conversation (tool rounds, re-asks) as dicts. The wire body is the same either way.
+    """
+    from google.genai import types
+
     items = contents(request)
-    # A lone Content is passed as itself: google-genai's check of a list duck-types every item
-    # against Part first, which cost about 0.2 ms a call (measured); the wire body is the same.
     return {
         "model": model_id,
-        "contents": items[0] if len(items) == 1 else items,
+        "contents": types.Content.model_validate(items[0]) if len(items) == 1 else items,
         "config": _config(request, model_id),
     }
 
@@ -269,34 +275,30 @@ def config_for(request: Request, model_id: str) -> Any:
     return types.GenerateContentConfig(**config) if config else None
 
 
-def contents(request: Request) -> list[types.Content]:
-    """The conversation as Gemini ``Content`` items (user / model roles)."""
-    from google.genai import types
-
-    out: list[types.Content] = []
+def contents(request: Request) -> list[dict[str, Any]]:
+    """The conversation as Gemini ``Content`` dicts (user / model roles)."""
+    out: list[dict[str, Any]] = []
     pending: list[ToolCall] = []  # the last model turn's calls, until their results are sent
     for message in request.messages:
         if isinstance(message, ModelTurn):
             parts = _model_parts(message.parts)
             pending = [p for p in message.parts if isinstance(p, ToolCall)]
             if parts:  # an empty model turn (no output) is not sendable; the next prompt says why
-                out.append(types.Content(role="model", parts=parts))
+                out.append({"role": "model", "parts": parts})
         else:
-            out.append(types.Content(role="user", parts=_user_parts(message.parts, pending)))
+            out.append({"role": "user", "parts": _user_parts(message.parts, pending)})
             pending = []
     return out
 
 
-def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[types.Part]:
+def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[dict[str, Any]]:
     """A user turn's parts; every call of the model turn before it gets its functionResponse.
 
     A re-ask after a forced output call whose arguments were invalid is that call's (error)
     response, so the call is not left unanswered; any other call without a result gets one.
     """
-    from google.genai import types
-
-    responses: list[types.Part] = []
-    others: list[types.Part] = []
+    responses: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
     answered: set[str] = set()
     for part in parts:
         if isinstance(part, ToolResult):
@@ -311,7 +313,7 @@ def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[types.
                 )
                 answered.update(c.id for c in unanswered)
             else:
-                others.append(types.Part(text=text))
+                others.append({"text": text})
         elif not isinstance(part, Opaque):  # another provider's opaque data means nothing here
             others.append(_user_part(part))
     for call in pending:
@@ -321,24 +323,18 @@ def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[types.
     return responses + others
 
 
-def _function_response(call_id: str, name: str, response: dict[str, Any]) -> types.Part:
-    from google.genai import types
-
-    return types.Part(
-        function_response=types.FunctionResponse(id=call_id, name=name, response=response)
-    )
+def _function_response(call_id: str, name: str, response: dict[str, Any]) -> dict[str, Any]:
+    return {"function_response": {"id": call_id, "name": name, "response": response}}
 
 
-def _user_part(part: Part) -> types.Part:
-    from google.genai import types
-
+def _user_part(part: Part) -> dict[str, Any]:
     if isinstance(part, Text):
-        return types.Part(text=part.text)
+        return {"text": part.text}
     if isinstance(part, Media):
         if part.data is not None:
-            blob = types.Blob(mime_type=part.mime_type, data=base64.b64decode(part.data))
-            return types.Part(inline_data=blob)
-        return types.Part(file_data=types.FileData(file_uri=part.url, mime_type=part.mime_type))
+            data = base64.b64decode(part.data)
+            return {"inline_data": {"mime_type": part.mime_type, "data": data}}
+        return {"file_data": {"file_uri": part.url, "mime_type": part.mime_type}}
     raise ConfigurationError(f"Gemini cannot send a {type(part).__name__} part in a user turn")
 
 
@@ -353,9 +349,7 @@ def tool_response(result: ToolResult) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"result": value}
 
 
-def _model_parts(parts: tuple[Part, ...]) -> list[types.Part]:
-    from google.genai import types
-
+def _model_parts(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
     signatures: dict[str | None, bytes] = {}
     for part in parts:
         if isinstance(part, Opaque) and part.provider == PROVIDER:
@@ -363,20 +357,24 @@ def _model_parts(parts: tuple[Part, ...]) -> list[types.Part]:
             encoded = payload.get("thought_signature")
             if isinstance(encoded, str):
                 signatures.setdefault(payload.get("call_id"), _b64decode(encoded))
-    out: list[types.Part] = []
+    out: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, Text):
-            out.append(types.Part(text=part.text, thought_signature=signatures.pop(None, None)))
+            out.append(_signed({"text": part.text}, signatures.pop(None, None)))
         elif isinstance(part, ToolCall):
-            call = types.FunctionCall(id=part.id, name=part.name, args=dict(part.args))
-            out.append(
-                types.Part(function_call=call, thought_signature=signatures.pop(part.id, None))
-            )
+            call = {"id": part.id, "name": part.name, "args": dict(part.args)}
+            out.append(_signed({"function_call": call}, signatures.pop(part.id, None)))
     if None in signatures:
         # The signature came on a part with no text to keep (Gemini sends one on an empty final
         # part when streaming); it still goes back, on an empty text part as it arrived.
-        out.append(types.Part(text="", thought_signature=signatures.pop(None)))
+        out.append(_signed({"text": ""}, signatures.pop(None)))
     return out
+
+
+def _signed(part: dict[str, Any], signature: bytes | None) -> dict[str, Any]:
+    if signature is not None:
+        part["thought_signature"] = signature
+    return part
 
 
 def _b64decode(value: str) -> bytes:

@@ -46,7 +46,6 @@ from alloy.providers.gemini import (
     GeminiModel,
     build,
     capabilities_for,
-    contents,
     create,
     finish_reason,
     json_with_tools,
@@ -985,7 +984,7 @@ def test_media_parts() -> None:
             ),
         ),
     )
-    parts = contents(request)[0].parts
+    parts = build(request, MODEL)["contents"].parts
     assert parts[1].inline_data.data == b"png-bytes"
     assert parts[1].inline_data.mime_type == "image/png"
     assert parts[2].file_data.file_uri == "https://example.com/a.pdf"
@@ -995,6 +994,27 @@ def test_a_single_turn_is_passed_as_one_content() -> None:
     request = Request(model="m", messages=(user("x"),))
     single = build(request, MODEL)["contents"]
     assert single.role == "user" and single.parts[0].text == "x"
+
+
+def test_a_conversation_is_passed_as_content_dicts() -> None:
+    """Dicts cost google-genai a fifth of what Content objects do in a list (see build())."""
+    from google.genai import types
+
+    call = ToolCall("c1", "lookup", {"q": "x"})
+    request = Request(
+        model="m",
+        messages=(
+            user("x"),
+            ModelTurn((call,)),
+            UserTurn((ToolResult("c1", "lookup", '{"hits": 2}'),)),
+        ),
+    )
+    items = build(request, MODEL)["contents"]
+    assert all(isinstance(item, dict) for item in items)
+    turns = [types.Content.model_validate(item) for item in items]
+    assert [t.role for t in turns] == ["user", "model", "user"]
+    assert turns[1].parts[0].function_call.args == {"q": "x"}
+    assert turns[2].parts[0].function_response.response == {"hits": 2}
 
 
 def test_automatic_function_calling_is_off() -> None:
