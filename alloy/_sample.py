@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeGuard
 
+from ._schema import memoize_by_identity
+
 
 def _regex_parser() -> Any:
     """``re``'s own pattern parser: ``re._parser`` on 3.11+, ``sre_parse`` on 3.10."""
@@ -118,19 +120,12 @@ _PLAIN_SCALARS: dict[str, Callable[[SplitMix], Any]] = {
 }
 _SCALAR_KEYS = _ANNOTATIONS | {"type"}
 _PLAIN_KEYS = _SCALAR_KEYS | {"properties", "required", "additionalProperties", "enum", "$defs"}
-_DIRECT: dict[int, tuple[Any, Callable[[SplitMix], Any] | None]] = {}
 
 
+@memoize_by_identity
 def _direct_sampler(schema: Any) -> Callable[[SplitMix], Any] | None:
     """The direct sampler for ``schema`` (built once per schema object), or None to walk it."""
-    hit = _DIRECT.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    direct = _compile_plain(schema, schema, 0, ())
-    if len(_DIRECT) >= 256:
-        _DIRECT.clear()
-    _DIRECT[id(schema)] = (schema, direct)  # the entry keeps the schema, so its id stays its own
-    return direct
+    return _compile_plain(schema, schema, 0, ())
 
 
 def _compile_plain(

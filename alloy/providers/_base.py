@@ -8,7 +8,6 @@ same way for every provider; leaving both on would multiply attempts.
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 import weakref
@@ -179,32 +178,6 @@ class ErrorMapping:
         mapped = self._map(exc)
         if mapped is not None:
             raise mapped from exc
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def memoize_by_identity(fn: F) -> F:
-    """Cache a pure one-argument schema conversion per input object.
-
-    Output and tool schemas are built once, when a command is decorated, and the same objects
-    arrive with every request, so each dialect conversion needs to run only once per schema.
-    The cache keeps the input alive (so its id cannot be reused) and callers must not mutate
-    the result.
-    """
-    cache: dict[int, tuple[Any, Any]] = {}
-
-    @functools.wraps(fn)
-    def convert(schema: Any) -> Any:
-        hit = cache.get(id(schema))
-        if hit is not None and hit[0] is schema:
-            return hit[1]
-        result = fn(schema)
-        if len(cache) < 4096:
-            cache[id(schema)] = (schema, result)
-        return result
-
-    return convert  # type: ignore[return-value]
 
 
 def error_for_status(

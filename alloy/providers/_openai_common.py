@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .._schema import memoize_by_identity
 from .._types import Capabilities, Done, ModelSettings, Request, Response, StreamEvent, Usage
 from ..errors import (
     BadRequestError,
@@ -28,7 +29,7 @@ from ..errors import (
     RateLimitError,
     SchemaRejectedError,
 )
-from ._base import SDKModel, error_for_status, memoize_by_identity, retry_after_from
+from ._base import SDKModel, error_for_status, retry_after_from
 
 if TYPE_CHECKING:
     import openai

@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._engine import REASK_PROMPT
+from .._schema import memoize_by_identity
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -64,7 +65,7 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
-from ._base import PerLoop, SDKModel, memoize_by_identity
+from ._base import PerLoop, SDKModel
 
 if TYPE_CHECKING:
     import ollama

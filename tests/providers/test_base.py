@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from alloy._schema import memoize_by_identity
 from alloy.errors import (
     AuthenticationError,
     BadRequestError,
@@ -15,7 +16,7 @@ from alloy.errors import (
     SchemaRejectedError,
     ServerError,
 )
-from alloy.providers._base import error_for_status, memoize_by_identity, retry_after_from
+from alloy.providers._base import error_for_status, retry_after_from
 
 
 def test_memoize_by_identity_converts_each_schema_object_once() -> None:
