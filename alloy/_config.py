@@ -265,9 +265,7 @@ def layers_key() -> tuple[Any, ...]:
     """
     if not _dotenv_loaded:
         _load_dotenv_once()
-    raw = getattr(os.environ, "_data", None)  # _env_snapshot(), inlined: this runs every call
-    env = tuple(map(raw.get, _ENV_KEYS)) if type(raw) is dict else _env_snapshot()
-    return (env, _global_version, _context_overrides.get(), _forced_overrides.get())
+    return (_env_snapshot(), _global_version, _context_overrides.get(), _forced_overrides.get())
 
 
 @contextmanager

@@ -542,9 +542,9 @@ class _Run:
     def split(self, response: Response) -> tuple[tuple[ToolCall, ...], str | None]:
         """Tool calls to run, and the final answer when it is plain: a reply of one text part, or
         the forced output tool's arguments (None: read the reply's text)."""
-        parts = response.parts
-        if len(parts) == 1 and type(parts[0]) is Text:  # the usual reply: one final text
-            return (), parts[0].text
+        lone = response.lone_text
+        if lone is not None:
+            return (), lone
         calls = response.tool_calls
         if self.mode == "tool" and self.output_spec is not None:
             for call in calls:

@@ -172,19 +172,25 @@ class Response:
     provider_details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def lone_text(self) -> str | None:
+        """The text of a reply that is one text part and nothing else (the usual reply), or None;
+        every call reads its reply through this, so it is checked before building views."""
+        parts = self.parts
+        return parts[0].text if len(parts) == 1 and type(parts[0]) is Text else None
+
+    @property
     def text(self) -> str:
         """All text parts joined: the final answer when there are no tool calls."""
-        parts = self.parts
-        if len(parts) == 1 and type(parts[0]) is Text:  # the usual reply, on every call's path
-            return parts[0].text
-        return "".join([part.text for part in parts if isinstance(part, Text)])
+        lone = self.lone_text
+        if lone is not None:
+            return lone
+        return "".join([part.text for part in self.parts if isinstance(part, Text)])
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        parts = self.parts
-        if len(parts) == 1 and type(parts[0]) is Text:
+        if self.lone_text is not None:
             return ()
-        return tuple([part for part in parts if isinstance(part, ToolCall)])
+        return tuple([part for part in self.parts if isinstance(part, ToolCall)])
 
 
 @dataclass(frozen=True, slots=True)

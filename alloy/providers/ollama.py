@@ -197,12 +197,8 @@ def messages(request: Request) -> list[dict[str, Any]]:
             if assistant is not None:
                 out.append(assistant)
             continue
-        parts = message.parts
-        if len(parts) == 1 and type(parts[0]) is Text:  # most turns: one text
-            out.append({"role": "user", "content": parts[0].text})
-            continue
         pending: dict[str, Any] | None = None
-        for part in parts:
+        for part in message.parts:
             if isinstance(part, ToolResult):
                 pending = None
                 out.append({"role": "tool", "content": part.content, "tool_name": part.name})
