@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit bench docs clean
+.PHONY: run test lint typecheck unit bench fuzz docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ unit: $(STAMP_DEV)
 ## Benchmarks (not part of `make test`): builds the peers' venvs, writes benchmarks/results/report.md and chart.png.
 bench: $(STAMP_RUN)
 	$(BIN)/python -m benchmarks
+
+## Hostile-input runs at full size (not part of `make test`, which runs them small): reply
+## fuzzing through the real SDKs, parser growth checks, and 1,000-loop resource checks.
+fuzz: $(STAMP_DEV)
+	$(BIN)/python -m pytest -m fuzz --fuzz-scale=50 --timeout=1800 -q
 
 ## The documentation site, built in strict mode into site/.
 docs: $(STAMP_DEV)

@@ -75,3 +75,18 @@ def stream(request: pytest.FixtureRequest) -> Call:
         return asyncio.run(gather())
 
     return collect
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-scale",
+        type=int,
+        default=1,
+        help="multiplier for the size of @pytest.mark.fuzz runs (make fuzz uses 50)",
+    )
+
+
+@pytest.fixture
+def fuzz_scale(request: pytest.FixtureRequest) -> int:
+    """How many times larger than the suite's own size a fuzz run should be (1 in `make test`)."""
+    return int(request.config.getoption("--fuzz-scale"))
