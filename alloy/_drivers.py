@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import inspect
+import threading
 import time
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunTools, Sleep, ToolOutcome
@@ -33,10 +36,27 @@ def run_blocking(awaitable: Any) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_await(awaitable))
-    from concurrent.futures import ThreadPoolExecutor
+    return in_thread(asyncio.run, _await(awaitable)).result()
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, _await(awaitable)).result()
+
+def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
+    """Run ``fn`` on a new daemon thread in a copy of the caller's context; its future result.
+
+    The copy carries ``use_config()`` and ``override_model()`` into the thread (a plain thread
+    starts with an empty context). Daemon, so a thread nobody waits for any more (a tool past its
+    timeout) never holds up the interpreter's exit, as a ThreadPoolExecutor's workers would.
+    """
+    future: Future[Any] = Future()
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            future.set_result(context.run(fn, *args, **kwargs))
+        except BaseException as exc:  # handed to whoever waits on the future
+            future.set_exception(exc)
+
+    threading.Thread(target=target, name="alloy-worker", daemon=True).start()
+    return future
 
 
 # -- events and rails, shared by both drivers ---------------------------------------------
@@ -149,12 +169,27 @@ def run_tools_sync(
     """Run tool calls; several at once on a thread pool bounded by ``limit``."""
     if len(calls) == 1 or limit <= 1:
         return [_run_tool_sync(tools, call) for call in calls]
-    from concurrent.futures import ThreadPoolExecutor
+    return _run_tools_on_threads(tools, calls, limit)
 
-    with ThreadPoolExecutor(
-        max_workers=min(limit, len(calls)), thread_name_prefix="alloy-tool"
-    ) as pool:
-        return list(pool.map(lambda call: _run_tool_sync(tools, call), calls))
+
+def _run_tools_on_threads(
+    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
+) -> list[ToolOutcome]:
+    """Each call on its own thread (see ``in_thread``), at most ``limit`` at once, in call order."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    waiting = list(enumerate(calls))
+    waiting.reverse()  # popped from the end: first call first
+    outcomes: list[ToolOutcome | None] = [None] * len(calls)
+    running: dict[Future[ToolOutcome], int] = {}
+    while waiting or running:
+        while waiting and len(running) < limit:
+            index, call = waiting.pop()
+            running[in_thread(_run_tool_sync, tools, call)] = index
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            outcomes[running.pop(future)] = future.result()
+    return [outcome for outcome in outcomes if outcome is not None]
 
 
 async def _run_tool_async(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcome:

@@ -19,6 +19,7 @@ from alloy import (
     ensure,
     require,
     tool,
+    use_config,
 )
 from alloy._types import Request, ToolResult, UserTurn
 from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call, tool_results
@@ -356,3 +357,64 @@ def test_auto_finalize_applies_to_text_commands(call: Call) -> None:
 
     with override_model(script(tool_call("add", {"a": 1}), "", "final words")):
         assert call(go) == "final words"
+
+
+# -- tools run with the caller's settings ----------------------------------------------------
+
+
+def _nested_setup() -> tuple[Any, FunctionModel]:
+    """A command whose tool calls another command: the inner one must see the caller's settings."""
+
+    @command
+    def inner(word: str) -> str:
+        return f"echo {word}"
+
+    @tool
+    def relay(word: str) -> str:
+        return inner(word)
+
+    @command(tools=[relay])
+    def outer() -> str:
+        return "go"
+
+    def reply(request: Request) -> Any:
+        if not request.tools:  # the inner command
+            return f"inner says {request.messages[0].parts[0].text}"  # type: ignore[union-attr]
+        if not tool_results(request):
+            return [tool_call("relay", {"word": w}, id=w) for w in ("a", "b")]
+        return " / ".join(r.content for r in tool_results(request))
+
+    return outer, FunctionModel(reply)
+
+
+def test_parallel_tools_keep_override_model_and_use_config(call: Call) -> None:
+    outer, model = _nested_setup()
+    with override_model(model), use_config(temperature=0.3):
+        assert call(outer) == "inner says echo a / inner says echo b"
+    inner_requests = [r for r in model.requests if not r.tools]
+    assert [r.settings.temperature for r in inner_requests] == [0.3, 0.3]
+
+
+def test_async_tool_of_a_sync_call_inside_a_running_loop_keeps_the_settings() -> None:
+    @command
+    def inner() -> str:
+        return "inner"
+
+    @tool
+    async def relay() -> str:
+        return await inner.acall()
+
+    @command(tools=[relay])
+    def outer() -> str:
+        return "go"
+
+    def reply(request: Request) -> Any:
+        if not request.tools:
+            return f"t={request.settings.temperature}"
+        return tool_results(request)[0].content if tool_results(request) else tool_call("relay")
+
+    async def main() -> str:
+        with override_model(FunctionModel(reply)), use_config(temperature=0.7):
+            return outer()  # a sync call while this thread runs an event loop
+
+    assert asyncio.run(main()) == "t=0.7"
