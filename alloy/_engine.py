@@ -480,6 +480,7 @@ class _Run:
                 (yield from self.emit(partial(ToolCallStarted, name, cid, call), tool_rails, call))
             )
         outcomes: Sequence[ToolOutcome] = yield RunTools(tuple(checked))
+        raise_caller_mistakes(outcomes)
         results = []
         for call, outcome in zip(checked, outcomes, strict=True):
             pair = yield from self.emit(
@@ -566,6 +567,16 @@ class _Run:
                     f"Tool {outcome.result.name!r} failed: {outcome.result.content}",
                     tool=outcome.result.name,
                 ) from outcome.error
+
+
+def raise_caller_mistakes(outcomes: Sequence[ToolOutcome]) -> None:
+    """A ConfigurationError from a tool is the caller's mistake, not the model's: raise it as it is.
+
+    Telling the model would only have it call the tool again, to fail the same way.
+    """
+    for outcome in outcomes:
+        if isinstance(outcome.error, ConfigurationError):
+            raise outcome.error
 
 
 def backoff(

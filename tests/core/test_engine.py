@@ -186,3 +186,18 @@ def test_backoff_grows_and_honours_retry_after() -> None:
         delay = backoff(attempt, None)
         ceiling = min(8.0, 0.5 * 2**attempt)
         assert ceiling / 2 <= delay <= ceiling
+
+
+def test_a_configuration_error_from_a_tool_is_raised_not_reported() -> None:
+    engine = run(plan(), PROMPT)
+    next(engine)
+    calls = (ToolCall("1", "add", {}), ToolCall("2", "add", {}))
+    engine.send(Response(calls, finish_reason="tool_calls"))
+    mistake = ConfigurationError("No model configured")
+    outcomes = [
+        ToolOutcome(ToolResult("1", "add", "1")),
+        ToolOutcome(ToolResult("2", "add", "Error: ...", is_error=True), mistake),
+    ]
+    with pytest.raises(ConfigurationError) as info:
+        engine.send(outcomes)
+    assert info.value is mistake

@@ -418,3 +418,49 @@ def test_async_tool_of_a_sync_call_inside_a_running_loop_keeps_the_settings() ->
             return outer()  # a sync call while this thread runs an event loop
 
     assert asyncio.run(main()) == "t=0.7"
+
+
+# -- caller mistakes inside tools ---------------------------------------------------------------
+
+
+def _misconfigured_tool(kind: str) -> Any:
+    if kind == "sync":
+
+        def misconfigured(n: int) -> str:
+            raise ConfigurationError(f"bad setting {n}")
+
+        return tool(misconfigured)
+
+    async def misconfigured_async(n: int) -> str:
+        raise ConfigurationError(f"bad setting {n}")
+
+    return tool(name="misconfigured")(misconfigured_async)
+
+
+def _calls(count: int) -> list[Any]:
+    return [tool_call("misconfigured", {"n": n}, id=str(n)) for n in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("count", [1, 3], ids=["single", "parallel"])
+@pytest.mark.parametrize("kind", ["sync", "async"], ids=["sync-tool", "async-tool"])
+def test_a_configuration_error_in_a_tool_ends_the_call(call: Call, kind: str, count: int) -> None:
+    @command(tools=[_misconfigured_tool(kind)])
+    def go() -> str:
+        return "go"
+
+    model = script(_calls(count), "never asked")
+    with override_model(model), pytest.raises(ConfigurationError, match="bad setting"):
+        call(go)
+    assert len(model.requests) == 1  # not reported to the model, not retried
+
+
+@pytest.mark.parametrize("count", [1, 3], ids=["single", "parallel"])
+def test_a_configuration_error_in_a_tool_ends_a_streamed_call(stream: Call, count: int) -> None:
+    @command(tools=[_misconfigured_tool("sync")])
+    def go() -> str:
+        return "go"
+
+    model = script(_calls(count), "never asked")
+    with override_model(model), pytest.raises(ConfigurationError, match="bad setting"):
+        stream(go)
+    assert len(model.requests) == 1
