@@ -362,8 +362,28 @@ def _build(
 ) -> Command[P, Any]:
     if not callable(fn):
         raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
+    _check_output_tool_name(output_type, tools)
     cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
     return cls(fn, output=output_type, options=options, tools=tools, rails=rails)
+
+
+def _check_output_tool_name(output: OutputType, tools: tuple[Tool[Any], ...]) -> None:
+    """Refuse a tool that has the name of the output's tool, in every output mode.
+
+    In ``output_mode="tool"`` the answer is a call of a tool named after the output type; a tool
+    of the same name would be offered twice and its calls taken for the answer. The mode may be
+    chosen only at call time (``auto`` and the model's capabilities), so the clash is refused now.
+    """
+    if output.schema is None:
+        return
+    for entry in tools:
+        if entry.name == output.name:
+            function = getattr(entry.fn, "__qualname__", repr(entry.fn))
+            raise ConfigurationError(
+                f"Tool {entry.name!r} (function {function}) has the name of the output type "
+                f"{output.expected}, whose answer is a tool named {output.name!r} in tool output "
+                f"mode; rename the tool, e.g. @tool(name={output.name + '_lookup'!r})"
+            )
 
 
 _MISSING: Any = object()

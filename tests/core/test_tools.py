@@ -464,3 +464,19 @@ def test_a_configuration_error_in_a_tool_ends_a_streamed_call(stream: Call, coun
     with override_model(model), pytest.raises(ConfigurationError, match="bad setting"):
         stream(go)
     assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("mode", ["auto", "native", "tool", "prompt"])
+def test_a_tool_named_like_the_output_type_is_refused_at_decoration(mode: str) -> None:
+    @tool(name="Weather")
+    def current_weather(city: str) -> str:
+        return "sunny"
+
+    with pytest.raises(
+        ConfigurationError,
+        match=r"Tool 'Weather' \(function .*current_weather\) has the name of the output type Weather",
+    ):
+
+        @command(output=Weather, tools=[current_weather], output_mode=mode)
+        def forecast() -> str:
+            return "forecast"
