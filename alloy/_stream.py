@@ -8,6 +8,7 @@ ends in exactly the same Response shape as its non-streamed call.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,13 +90,51 @@ class StreamAccumulator:
 
 
 def tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
-    """A ToolCall from raw argument text; unparsable text is kept in ``raw_args`` for the error."""
+    """A ToolCall from raw argument text; text that is not a JSON object is kept in ``raw_args``
+    (and ``args`` left empty), so running the call reports why to the model."""
     if not raw:
         return ToolCall(call_id, name, {})
-    try:
-        args = json.loads(raw)
-    except ValueError:
-        return ToolCall(call_id, name, {}, raw_args=raw)
-    if not isinstance(args, dict):
+    args = parse_arguments(raw)
+    if isinstance(args, str):
         return ToolCall(call_id, name, {}, raw_args=raw)
     return ToolCall(call_id, name, args)
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | str:
+    """Tool-call arguments from the model's JSON text, or why they are not a JSON object.
+
+    Stricter than ``json.loads``, whose leniencies would reach the tool as values: NaN, Infinity
+    and numbers too large for a float are refused (JSON has no such numbers), and so is nesting
+    deeper than the parser's recursion allows (a RecursionError, caught here).
+    """
+    try:
+        args = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        return "nested too deeply"
+    except NonFiniteNumber:
+        return NON_FINITE
+    except json.JSONDecodeError as exc:
+        return f"{exc.msg} at position {exc.pos}"
+    if not isinstance(args, dict):
+        return f"a JSON object is needed, not {_JSON_NAMES.get(type(args), type(args).__name__)}"
+    return args
+
+
+NON_FINITE = "NaN and Infinity are not JSON numbers"
+_JSON_NAMES = {list: "an array", str: "a string", int: "a number", float: "a number"}
+_JSON_NAMES.update({bool: "a boolean", type(None): "null"})
+
+
+class NonFiniteNumber(ValueError):
+    """A NaN, Infinity or overflowing number in JSON text."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NonFiniteNumber(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # e.g. 1e999, which float() turns into inf
+        raise NonFiniteNumber(text)
+    return value

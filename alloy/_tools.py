@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from ._stream import NON_FINITE, parse_arguments
 from ._types import ToolCall, ToolDefinition, ToolResult
 from .errors import ConfigurationError
 
@@ -103,10 +104,10 @@ class Tool(Generic[R]):
         """Validate the model's arguments and check preconditions; raise ToolInputError."""
         from pydantic import ValidationError
 
-        if call.raw_args is not None and not call.args:
-            raise ToolInputError(f"arguments are not valid JSON: {call.raw_args[:200]!r}")
         try:
-            validated = self._validator.model_validate(dict(call.args))
+            # Strict, with JSON's meaning: "3" is no int and "yes" no bool, but a JSON string is
+            # still a date, UUID, Decimal or Enum value, as the schema sent to the model says.
+            validated = self._validator.model_validate_json(arguments_json(call), strict=True)
         except ValidationError as exc:
             raise ToolInputError(_describe_validation(exc)) from None
         kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
@@ -157,6 +158,31 @@ def as_tool(obj: Any) -> Tool[Any]:
     raise ConfigurationError(
         f"tools= entries must be functions, @tool objects or commands, got {obj!r}"
     )
+
+
+_NOT_JSON = "arguments are not a valid JSON object"
+
+
+def arguments_json(call: ToolCall) -> str:
+    """The call's arguments as JSON text to validate, or a ToolInputError saying why there is none.
+
+    Arguments arrive parsed (``args``) or, when they did not parse, as the model's text
+    (``raw_args``). Parsed ones are written back to JSON, refusing what JSON cannot hold: NaN
+    and Infinity (a provider SDK's lenient parser lets them through) and runaway nesting.
+    """
+    args: Any = dict(call.args)
+    if call.raw_args is not None and not args:
+        args = parse_arguments(call.raw_args)
+        if isinstance(args, str):
+            raise ToolInputError(f"{_NOT_JSON} ({args}): {call.raw_args[:200]!r}")
+    try:
+        return json.dumps(args, allow_nan=False)
+    except RecursionError:
+        raise ToolInputError(f"{_NOT_JSON} (nested too deeply)") from None
+    except ValueError:
+        raise ToolInputError(f"{_NOT_JSON} ({NON_FINITE})") from None
+    except TypeError as exc:
+        raise ToolInputError(f"arguments are not JSON values: {exc}") from None
 
 
 def result_content(value: Any) -> str:

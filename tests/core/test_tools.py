@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import decimal
+import enum
+import json
+import math
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +27,8 @@ from alloy import (
     tool,
     use_config,
 )
-from alloy._types import Request, ToolResult, UserTurn
+from alloy._stream import tool_call as parse_tool_call
+from alloy._types import Request, Response, ToolCall, ToolResult, UserTurn
 from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call, tool_results
 
 from ..conftest import Call
@@ -480,3 +487,147 @@ def test_a_tool_named_like_the_output_type_is_refused_at_decoration(mode: str) -
         @command(output=Weather, tools=[current_weather], output_mode=mode)
         def forecast() -> str:
             return "forecast"
+
+
+# -- strict arguments ---------------------------------------------------------------------------
+
+
+class Unit(enum.Enum):
+    CELSIUS = "C"
+    FAHRENHEIT = "F"
+
+
+#: What ``log_reading`` received, one tuple per run.
+received_readings: list[tuple[Any, ...]] = []
+
+
+@tool
+def log_reading(
+    sensor: int,
+    value: float,
+    ok: bool,
+    day: datetime.date,
+    at: datetime.datetime,
+    reading_id: uuid.UUID,
+    exact: decimal.Decimal,
+    unit: Unit,
+) -> str:
+    """Record a sensor reading."""
+    received_readings.append((sensor, value, ok, day, at, reading_id, exact, unit))
+    return "recorded"
+
+
+GOOD_READING: dict[str, Any] = {
+    "sensor": 7,
+    "value": 21,  # an integer is a fine number
+    "ok": True,
+    "day": "2026-01-02",
+    "at": "2026-01-02T03:04:05Z",
+    "reading_id": "12345678-1234-5678-1234-567812345678",
+    "exact": "1.25",
+    "unit": "C",
+}
+
+
+def _run_reading(call: Call, args: Any) -> ToolResult:
+    """One call of ``log_reading`` with these arguments (a dict, or the raw JSON text)."""
+    if isinstance(args, str):
+        request = parse_tool_call("r", "log_reading", args)
+    else:
+        request = ToolCall("r", "log_reading", args)
+
+    @command(tools=[log_reading])
+    def go() -> str:
+        return "go"
+
+    model = script(Response((request,), finish_reason="tool_calls"), "done")
+    with override_model(model):
+        assert call(go) == "done"
+    return tool_results(model.requests[1])[0]
+
+
+def test_json_strings_still_become_dates_uuids_decimals_and_enums(call: Call) -> None:
+    received_readings.clear()
+    assert _run_reading(call, GOOD_READING) == ToolResult("r", "log_reading", "recorded")
+    assert received_readings == [
+        (
+            7,
+            21.0,
+            True,
+            datetime.date(2026, 1, 2),
+            datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+            uuid.UUID("12345678-1234-5678-1234-567812345678"),
+            decimal.Decimal("1.25"),
+            Unit.CELSIUS,
+        )
+    ]
+    assert type(received_readings[0][1]) is float
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("sensor", True, "sensor: Input should be a valid integer"),
+        ("sensor", "3", "sensor: Input should be a valid integer"),
+        ("sensor", 3.0, "sensor: Input should be a valid integer"),
+        ("ok", "yes", "ok: Input should be a valid boolean"),
+        ("ok", 1, "ok: Input should be a valid boolean"),
+        ("value", "NaN", "value: Input should be a valid number"),
+        ("value", "2.5", "value: Input should be a valid number"),
+        ("day", 1767312000, "day: Input should be a valid date"),
+        ("unit", "celsius", "unit: Input should be 'C' or 'F'"),
+    ],
+)
+def test_loose_arguments_are_reported_not_coerced(
+    call: Call, field: str, value: Any, message: str
+) -> None:
+    received_readings.clear()
+    result = _run_reading(call, {**GOOD_READING, field: value})
+    assert result.is_error
+    assert result.content == f"Error: invalid arguments: {message}"
+    assert received_readings == []  # the tool never ran
+
+
+def _json_with(replacement: str) -> str:
+    return json.dumps({**GOOD_READING, "value": "HOLE"}).replace('"HOLE"', replacement)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_non_finite_numbers_in_the_json_are_an_input_error(call: Call, constant: str) -> None:
+    result = _run_reading(call, _json_with(constant))
+    assert result.is_error
+    assert result.content.startswith("Error: arguments are not a valid JSON object")
+    assert "NaN and Infinity" in result.content
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_numbers_among_parsed_arguments_are_an_input_error(
+    call: Call, value: float
+) -> None:
+    result = _run_reading(call, {**GOOD_READING, "value": value})
+    assert result.is_error
+    assert "NaN and Infinity" in result.content
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deeply_nested_arguments_are_an_input_error(call: Call, depth: int) -> None:
+    result = _run_reading(call, _json_with("[" * depth + "]" * depth))
+    assert result.is_error
+    assert result.content.startswith(
+        "Error: arguments are not a valid JSON object (nested too deeply)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ('{"sensor": 1', "Expecting ',' delimiter at position 12"),
+        ("[1, 2]", "a JSON object is needed, not an array"),
+        ('"text"', "a JSON object is needed, not a string"),
+    ],
+)
+def test_arguments_that_are_not_a_json_object_are_an_input_error(
+    call: Call, raw: str, why: str
+) -> None:
+    result = _run_reading(call, raw)
+    assert result.content == f"Error: arguments are not a valid JSON object ({why}): {raw!r}"
