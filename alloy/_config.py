@@ -7,6 +7,7 @@ ConfigurationError that names where it came from, never a failure deep inside a 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -132,8 +133,58 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
             f"Invalid value for option {name!r} in {source}: {error['msg']}"
         ) from None
     result = {name: getattr(validated, name) for name in options}
+    _check_values(options, result, source)
     _check_ranges(result, source)
     return result
+
+
+def _check_values(given: Mapping[str, Any], coerced: Mapping[str, Any], source: str) -> None:
+    """Refuse what the types let through but a call cannot use, before any call is made.
+
+    pydantic takes ``True`` as the number 1 and ``nan``/``inf`` as floats; JSON encoders refuse
+    non-finite numbers and HTTP bodies refuse text that is not UTF-8, so either would otherwise
+    fail deep inside a call, wherever it sits in the value.
+    """
+    for name, value in coerced.items():
+        why: str | None
+        if isinstance(given[name], bool) and not isinstance(value, bool):
+            why = f"expected a number, got {given[name]}"
+        else:
+            why = _unusable_part(value)
+        if why:
+            raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")
+
+
+def _unusable_part(value: Any) -> str | None:
+    """Why ``value``, or anything nested in its mappings, lists and tuples, cannot be sent."""
+    pending = [value]
+    seen: set[int] = set()
+    while pending:  # a loop, not recursion: nesting may be deep, and a mapping may hold itself
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{item} is not a finite number"
+        if isinstance(item, str) and not _is_utf8(item):
+            return "the text is not valid UTF-8"
+        if isinstance(item, (Mapping, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))  # ids of containers inside ``value``, which keeps them alive
+            pending.extend([*item.keys(), *item.values()] if isinstance(item, Mapping) else item)
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: undecodable bytes in the environment
+        return False
+    return True
+
+
+#: The largest whole number an option takes: a signed 32-bit integer, as provider APIs expect.
+_MAX_WHOLE_NUMBER = 2**31 - 1
+#: The longest duration an option takes, in seconds: a week, well inside every platform's timers
+#: (socket timeouts overflow past about 9.2e9 seconds).
+_MAX_SECONDS = 7 * 24 * 3600
+_SECONDS_OPTIONS = ("timeout", "deadline", "tool_timeout")
 
 
 def _check_ranges(options: Mapping[str, Any], source: str) -> None:
@@ -152,6 +203,13 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
     timeout = options.get("timeout")
     if timeout is not None and timeout <= 0:
         problems.append(("timeout", "must be positive"))
+    for name, value in options.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_WHOLE_NUMBER:
+            problems.append((name, f"must be at most {_MAX_WHOLE_NUMBER}"))
+    for name in _SECONDS_OPTIONS:
+        value = options.get(name)
+        if value is not None and value > _MAX_SECONDS:
+            problems.append((name, f"must be at most {_MAX_SECONDS} seconds (a week)"))
     if problems:
         name, why = problems[0]
         raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")
@@ -199,18 +257,14 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
     """Turn a variable's text into a value; empty means unset. Types are checked afterwards."""
     if not raw.strip():
         return None
+    if not _is_utf8(raw):
+        raise ConfigurationError(
+            f"{name} is not valid UTF-8 text: the environment holds bytes in another encoding"
+        )
     if option == "extra_json":
-        import json
-
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigurationError(
-                f"{name} is not valid JSON: {exc.msg} at position {exc.pos}"
-            ) from None
-        if not isinstance(value, dict):
-            raise ConfigurationError(f"{name} must be a JSON object, got {type(value).__name__}")
-        return value
+        return _parse_json_object(name, raw)
+    if option == "model":
+        return _check_model_name(name, raw.strip())
     if option == "skip_rails":
         return tuple(kind.strip() for kind in raw.split(",") if kind.strip())
     if option in ("auto_finalize_missing_output", "log_content"):
@@ -222,9 +276,53 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         raise ConfigurationError(
             f"{name} must be true or false (or 1/0, yes/no, on/off), got {raw!r}"
         )
-    if option in ("model", "system", "output_mode", "tool_errors"):
-        return raw.strip() if option != "system" else raw
+    if option == "system":
+        return raw
     return raw.strip()
+
+
+def _parse_json_object(name: str, raw: str) -> dict[str, Any]:
+    """The variable's JSON object; every way the json module can fail is named for the variable."""
+    import json
+
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{name} is not valid JSON: {exc.msg} at position {exc.pos}"
+        ) from None
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise ConfigurationError(f"{name} holds a number with too many digits") from None
+    except RecursionError:
+        raise ConfigurationError(f"{name} is nested too deeply to read") from None
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{name} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _check_model_name(name: str, model: str) -> str:
+    """Refuse a model string no registered provider serves, naming the variable it came from.
+
+    Without this, the registry refuses it at the first call in words that do not say where it
+    was set. The registry is read at that first call, and a refused layer is not cached, so a
+    provider registered after a refused call serves the next one.
+    """
+    from .providers import providers, split_model
+
+    where = f"Invalid value for option 'model' in environment variable {name}"
+    if not (model.isascii() and model.isprintable()) or " " in model:
+        raise ConfigurationError(
+            f"{where}: a model name is printable ASCII without spaces, such as 'openai:gpt-5-mini'"
+        )
+    try:
+        provider, model_id = split_model(model)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{where}: {exc}") from None
+    if not model_id and providers()[provider].needs_model_id:
+        raise ConfigurationError(
+            f"{where}: {model!r} names a provider but no model; write it as '{provider}:<model>'"
+        )
+    return model
 
 
 def _load_dotenv_once() -> None:

@@ -25,12 +25,17 @@ ModelFactory = Callable[..., "Model"]
 
 @dataclass(frozen=True)
 class Provider:
-    """How to build models of one provider. ``factory`` may be ``"module:function"`` (lazy)."""
+    """How to build models of one provider. ``factory`` may be ``"module:function"`` (lazy).
+
+    ``needs_model_id`` says that the provider's name alone (``"openai"``, ``"ollama:"``) is not a
+    model, so configuration can refuse it where it is read instead of when the model is built.
+    """
 
     name: str
     factory: ModelFactory | str
     extra: str | None = None
     sdk_module: str | None = None
+    needs_model_id: bool = False
 
     def load_factory(self) -> ModelFactory:
         if callable(self.factory):
@@ -72,9 +77,10 @@ def register_provider(
     extra: str | None = None,
     sdk_module: str | None = None,
     prefixes: tuple[str, ...] = (),
+    needs_model_id: bool = False,
 ) -> None:
     """Add (or replace) a provider. ``factory(model_id, api_key=..., base_url=...)`` returns a Model."""
-    _REGISTRY[name] = Provider(name, factory, extra, sdk_module)
+    _REGISTRY[name] = Provider(name, factory, extra, sdk_module, needs_model_id)
     _PREFIXES.extend((prefix, name) for prefix in prefixes)
     clear_model_cache()
 
@@ -90,9 +96,14 @@ register_provider(
     extra="openai",
     sdk_module="openai",
     prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    needs_model_id=True,
 )
 register_provider(
-    "openai-chat", "alloy.providers.openai_chat:create", extra="openai", sdk_module="openai"
+    "openai-chat",
+    "alloy.providers.openai_chat:create",
+    extra="openai",
+    sdk_module="openai",
+    needs_model_id=True,
 )
 register_provider(
     "anthropic",
@@ -100,6 +111,7 @@ register_provider(
     extra="anthropic",
     sdk_module="anthropic",
     prefixes=("claude-",),
+    needs_model_id=True,
 )
 register_provider(
     "gemini",
@@ -108,7 +120,13 @@ register_provider(
     sdk_module="google.genai",
     prefixes=("gemini-",),
 )
-register_provider("ollama", "alloy.providers.ollama:create", extra="ollama", sdk_module="ollama")
+register_provider(
+    "ollama",
+    "alloy.providers.ollama:create",
+    extra="ollama",
+    sdk_module="ollama",
+    needs_model_id=True,
+)
 register_provider("offline", "alloy.providers.offline:create")
 register_provider("fake", "alloy.providers.offline:create")
 
