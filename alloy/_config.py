@@ -326,16 +326,81 @@ def _check_model_name(name: str, model: str) -> str:
 
 
 def _load_dotenv_once() -> None:
-    """Read ``.env`` from the working directory into the environment, never overriding it."""
+    """Read ``.env`` from the working directory into the environment, never overriding it.
+
+    A file that cannot be used is a ConfigurationError naming it and the line, raised again on
+    every call until it is fixed. No message shows a value from the file: it may hold a key.
+    """
     global _dotenv_loaded
     if _dotenv_loaded:
         return
+    path = None if os.environ.get("ALLOY_NO_DOTENV") else _dotenv_path()
+    if path is not None:
+        _apply_dotenv(path, _read_dotenv(path))
     _dotenv_loaded = True
-    path = os.path.join(os.getcwd(), ".env")
-    if os.path.isfile(path) and not os.environ.get("ALLOY_NO_DOTENV"):
-        from dotenv import load_dotenv
 
-        load_dotenv(path, override=False)
+
+def _dotenv_path() -> str | None:
+    try:
+        path = os.path.join(os.getcwd(), ".env")
+    except OSError:  # the working directory was removed: there is no file to read
+        return None
+    return path if os.path.lexists(path) else None
+
+
+def _read_dotenv(path: str) -> str:
+    """The file's text, decoded strictly: python-dotenv would stop at the first bad byte."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"Cannot read {path}: {exc.strerror or type(exc).__name__} "
+            "(set ALLOY_NO_DOTENV=1 to skip the file)"
+        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigurationError(
+            f"{path} is not UTF-8 text: line {line} has a byte that is not UTF-8"
+        ) from None
+    nul = text.find("\0")
+    if nul != -1:
+        raise ConfigurationError(f"{path} line {_line_number(text, nul)} has a NUL character")
+    return text
+
+
+def _apply_dotenv(path: str, text: str) -> None:
+    """Set the file's variables that the environment does not already hold, all or none."""
+    import io
+
+    from dotenv import dotenv_values
+
+    found = dotenv_values(stream=io.StringIO(text))
+    new = {k: v for k, v in found.items() if v is not None and k not in os.environ}
+    for key, value in new.items():
+        if not key or "=" in key:
+            problem = "a variable name that is empty or has '=' in it cannot be set"
+        elif "\0" in value:
+            problem = f"the value of {key} has a NUL character"
+        else:
+            continue
+        raise ConfigurationError(f"{path}{_line_defining(text, key)}: {problem}")
+    os.environ.update(new)
+
+
+def _line_defining(text: str, key: str) -> str:
+    """`` line N`` for the last line of ``text`` that sets ``key`` (the one that wins), or ``""``."""
+    import re
+
+    pattern = rf"^[ \t]*(?:export[ \t]+)?(['\"]?){re.escape(key)}\1[ \t]*="
+    starts = [m.start() for m in re.finditer(pattern, text, re.MULTILINE)]
+    return f" line {_line_number(text, starts[-1])}" if starts else ""
+
+
+def _line_number(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
 
 
 def configure(**options: Any) -> None:
