@@ -26,6 +26,7 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
 from ._output import OutputType, output_type_for
+from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._types import Media, Part, Result, Text
 from .errors import ConfigurationError
@@ -265,14 +266,14 @@ class AsyncCommand(Command[P, R]):
 def render_prompt(prompt: Any) -> tuple[Part, ...]:
     """A prompt function's return value as message parts: text, and media when given."""
     if isinstance(prompt, str):
-        return (Text(prompt),)
+        return (Text(_sendable(prompt, "the prompt text")),)
     if isinstance(prompt, Media):
         return (prompt,)
     if isinstance(prompt, (list, tuple)):
         parts: list[Part] = []
-        for item in prompt:
+        for index, item in enumerate(prompt):
             if isinstance(item, str):
-                parts.append(Text(item))
+                parts.append(Text(_sendable(item, f"prompt part {index}")))
             elif isinstance(item, Media):
                 parts.append(item)
             else:
@@ -283,6 +284,17 @@ def render_prompt(prompt: Any) -> tuple[Part, ...]:
     raise ConfigurationError(
         f"A command's function must return the prompt (a str, or a list of str and media), "
         f"got {type(prompt).__name__}"
+    )
+
+
+def _sendable(text: str, where: str) -> str:
+    """``text`` itself, or a ConfigurationError when it holds a lone surrogate (not UTF-8)."""
+    index = lone_surrogate_at(text)
+    if index is None:
+        return text
+    raise ConfigurationError(
+        f"{where[0].upper()}{where[1:]} has a lone surrogate ({text[index]!r}) at index {index}, "
+        f"which cannot be sent as UTF-8: {SURROGATE_ADVICE}"
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Union
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed
+from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._types import (
     Capabilities,
     Message,
@@ -237,7 +238,17 @@ def _system(plan: Plan, mode: OutputMode | None) -> str | None:
     if plan.output.instructions:
         extra.append(plan.output.instructions)
     parts = [p for p in (plan.config.system, *extra) if p]
-    return "\n\n".join(parts) if parts else None
+    if not parts:
+        return None
+    system = "\n\n".join(parts)
+    index = lone_surrogate_at(system)
+    if index is not None:
+        raise ConfigurationError(
+            f"The system prompt (option 'system', then the output's instructions) has a lone "
+            f"surrogate ({system[index]!r}) at index {index}, which cannot be sent as UTF-8: "
+            f"{SURROGATE_ADVICE}"
+        )
+    return system
 
 
 def run(plan: Plan, prompt: tuple[Part, ...]) -> Generator[Effect, Any, Result[Any]]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
 from ._stream import NON_FINITE, parse_arguments
+from ._text import replace_lone_surrogates
 from ._types import ToolCall, ToolDefinition, ToolResult
 from .errors import ConfigurationError
 
@@ -186,15 +187,25 @@ def arguments_json(call: ToolCall) -> str:
 
 
 def result_content(value: Any) -> str:
-    """Serialize a tool's return value for the model: strings as they are, the rest as JSON."""
+    """Serialize a tool's return value for the model: strings as they are, the rest as JSON.
+
+    Lone surrogates (text from bytes decoded with ``surrogateescape``, such as file names) become
+    U+FFFD: the result is not the caller's input, and the call should go on rather than fail
+    in the provider's SDK.
+    """
     if isinstance(value, str):
-        return value
-    from pydantic_core import to_json
+        return replace_lone_surrogates(value)
+    from pydantic_core import to_json, to_jsonable_python
 
     try:
         return to_json(value).decode()
+    except Exception:  # not serializable, or holding text that is not UTF-8
+        pass
+    try:
+        text = json.dumps(to_jsonable_python(value), ensure_ascii=False, separators=(",", ":"))
     except Exception:
-        return json.dumps(str(value))
+        text = json.dumps(str(value), ensure_ascii=False)
+    return replace_lone_surrogates(text)
 
 
 def error_result(call: ToolCall, error: BaseException) -> ToolResult:
@@ -203,7 +214,7 @@ def error_result(call: ToolCall, error: BaseException) -> ToolResult:
         text = f"Error: {error}"
     else:
         text = f"Error: {type(error).__name__}: {error}"
-    return ToolResult(call.id, call.name, text, is_error=True)
+    return ToolResult(call.id, call.name, replace_lone_surrogates(text), is_error=True)
 
 
 def _build_schema(

@@ -19,6 +19,7 @@ from alloy import (
     TruncatedOutputError,
     ask,
     command,
+    use_config,
 )
 from alloy._types import Response, RetryPrompt, Text, UserTurn
 from alloy.testing import FunctionModel, override_model, refusal, script, truncated
@@ -281,3 +282,48 @@ def test_json_of_request_parts_is_inspectable() -> None:
     with override_model(script('{"value": 1}')) as model:
         extract_price("x")
     assert json.loads(json.dumps(model.requests[0].output.schema)) == extract_price.schema  # type: ignore[union-attr]
+
+
+# -- text that cannot be sent: lone surrogates -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "where"),
+    [
+        ("abc\udc80", r"The prompt text has a lone surrogate ('\udc80') at index 3"),
+        (["fine", "ok \ud800 no"], r"Prompt part 1 has a lone surrogate ('\ud800') at index 3"),
+    ],
+)
+def test_a_lone_surrogate_in_the_prompt_is_a_configuration_error(
+    call: Call, prompt: object, where: str
+) -> None:
+    @command
+    def echo() -> object:
+        return prompt
+
+    with (
+        override_model(script("never sent")) as model,
+        pytest.raises(ConfigurationError) as info,
+    ):
+        call(echo)
+    message = str(info.value)
+    assert where in message
+    assert "lone surrogate" in message and "errors='replace'" in message
+    assert model.requests == []
+
+
+def test_a_lone_surrogate_in_the_system_prompt_is_a_configuration_error(call: Call) -> None:
+    # Refused where it is set, or at the latest before anything is sent.
+    with (
+        override_model(script("never sent")) as model,
+        pytest.raises(ConfigurationError, match=r"(?i)system.*(lone surrogate|not valid UTF-8)"),
+        use_config(system="Be terse.\udce9"),
+    ):
+        call(summarize, "x")
+    assert model.requests == []
+
+
+def test_text_with_surrogate_pairs_is_fine(call: Call) -> None:
+    with override_model(script("ok")) as model:
+        assert call(summarize, "emoji \U0001f600 and é") == "ok"
+    assert "\U0001f600" in model.requests[0].messages[0].parts[0].text  # type: ignore[union-attr]

@@ -201,3 +201,11 @@ def test_a_configuration_error_from_a_tool_is_raised_not_reported() -> None:
     with pytest.raises(ConfigurationError) as info:
         engine.send(outcomes)
     assert info.value is mistake
+
+
+def test_a_lone_surrogate_in_the_system_prompt_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        next(run(plan(system="Be terse.\udce9"), PROMPT))
+    message = str(info.value)
+    assert "system prompt" in message and r"('\udce9') at index 9" in message
+    assert "errors='replace'" in message

@@ -631,3 +631,47 @@ def test_arguments_that_are_not_a_json_object_are_an_input_error(
 ) -> None:
     result = _run_reading(call, raw)
     assert result.content == f"Error: arguments are not a valid JSON object ({why}): {raw!r}"
+
+
+# -- tool results the model reads are always valid text -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("returned", "content"),
+    [
+        ("abc\udc80", "abc\ufffd"),
+        ({"name": "report\udcff.txt", "size": 3}, '{"name":"report\ufffd.txt","size":3}'),
+        (["\ud800", "ok"], '["\ufffd","ok"]'),
+    ],
+)
+def test_lone_surrogates_in_a_tool_result_become_replacement_characters(
+    call: Call, returned: Any, content: str
+) -> None:
+    @tool
+    def read_name() -> Any:
+        return returned
+
+    @command(tools=[read_name])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("read_name"), "done")
+    with override_model(model):
+        assert call(go) == "done"
+    assert tool_results(model.requests[1])[0] == ToolResult("call_read_name", "read_name", content)
+
+
+def test_lone_surrogates_in_a_tool_error_become_replacement_characters(call: Call) -> None:
+    @tool
+    def open_file() -> str:
+        raise FileNotFoundError("no such file: 'r\udce9sum\udce9.txt'")
+
+    @command(tools=[open_file])
+    def go() -> str:
+        return "go"
+
+    model = script(tool_call("open_file"), "done")
+    with override_model(model):
+        call(go)
+    result = tool_results(model.requests[1])[0]
+    assert result.content == "Error: FileNotFoundError: no such file: 'r\ufffdsum\ufffd.txt'"
