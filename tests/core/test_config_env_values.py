@@ -262,7 +262,9 @@ def test_a_provider_registered_after_a_refused_call_is_used_by_the_next(
     monkeypatch.setenv("ALLOY_MODEL", "acme:m1")
     with pytest.raises(ConfigurationError, match="ALLOY_MODEL"):
         number()
-    register_provider("acme", lambda model_id, **_: FunctionModel(lambda r: json_reply(3, wrap=True)))
+    register_provider(
+        "acme", lambda model_id, **_: FunctionModel(lambda r: json_reply(3, wrap=True))
+    )
     assert number() == 3
 
 
