@@ -56,6 +56,7 @@ class Options(TypedDict, total=False):
     parallel_tools_max: int
     auto_finalize_missing_output: bool
     timeout: float | None
+    deadline: float | None
     extra_json: Mapping[str, Any]
     max_reasks: int
     output_mode: str

@@ -34,6 +34,8 @@ class Config:
     parallel_tools_max: int = 8
     auto_finalize_missing_output: bool = True
     timeout: float | None = None
+    #: Seconds the whole call may take (attempts, retry waits, tool rounds, re-asks).
+    deadline: float | None = None
     extra_json: Mapping[str, Any] = field(default_factory=dict)
     max_reasks: int = 1
     output_mode: OutputModeOption = "auto"
@@ -65,6 +67,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "parallel_tools_max": ("ALLOY_PARALLEL_TOOLS_MAX",),
     "auto_finalize_missing_output": ("ALLOY_AUTO_FINALIZE_MISSING_OUTPUT",),
     "timeout": ("ALLOY_TIMEOUT",),
+    "deadline": ("ALLOY_DEADLINE",),
     "extra_json": ("ALLOY_EXTRA_JSON",),
     "max_reasks": ("ALLOY_MAX_REASKS",),
     "output_mode": ("ALLOY_OUTPUT_MODE",),
@@ -200,9 +203,10 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
         value = options.get(name)
         if value is not None and value < 0:
             problems.append((name, "must not be negative"))
-    timeout = options.get("timeout")
-    if timeout is not None and timeout <= 0:
-        problems.append(("timeout", "must be positive"))
+    for name in _SECONDS_OPTIONS:
+        value = options.get(name)
+        if value is not None and value <= 0:
+            problems.append((name, "must be positive"))
     for name, value in options.items():
         if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_WHOLE_NUMBER:
             problems.append((name, f"must be at most {_MAX_WHOLE_NUMBER}"))

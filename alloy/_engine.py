@@ -5,6 +5,8 @@ The engine never calls a model, runs a tool or sleeps. It *yields effects* (``Ca
 the effects out. So there is one copy of the loop logic — tool rounds, the finalize turn, re-asks,
 retries of transient failures — and it can be tested by pushing responses in and looking at the
 next effect, with no model and no event loop (the shape of httpx's auth flow and of h11).
+It reads no clock of its own either: the time budget of a call (``deadline``) is measured on the
+clock passed to :func:`run`, so tests push a fake one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, NamedTuple, Union
 
@@ -49,6 +51,7 @@ from .errors import (
     EmptyOutputError,
     ParseError,
     ProviderError,
+    ProviderTimeoutError,
     RailBlocked,
     RefusalError,
     ToolError,
@@ -106,7 +109,8 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class Sleep:
-    """Wait before retrying a transient failure."""
+    """Wait before retrying a transient failure (the engine checked that the wait fits the
+    call's deadline)."""
 
     seconds: float
 
@@ -251,9 +255,37 @@ def _system(plan: Plan, mode: OutputMode | None) -> str | None:
     return system
 
 
-def run(plan: Plan, prompt: tuple[Part, ...]) -> Generator[Effect, Any, Result[Any]]:
-    """Drive one command call to a value or a CommandError."""
-    return _Run(plan, prompt).loop()
+Clock = Callable[[], float]
+
+
+def run(
+    plan: Plan, prompt: tuple[Part, ...], *, clock: Clock = time.perf_counter
+) -> Generator[Effect, Any, Result[Any]]:
+    """Drive one command call to a value or a CommandError.
+
+    ``clock`` gives the time in seconds (monotonic); the call's deadline and the durations its
+    events report are measured on it.
+    """
+    return _Run(plan, prompt, clock).loop()
+
+
+def call_budget(config: Config) -> float | None:
+    """Seconds the whole call may take: ``deadline``, or else what its attempts may take
+    (``timeout`` for each of ``retries + 1`` attempts); None without either."""
+    if config.deadline is not None:
+        return config.deadline
+    if config.timeout is not None:
+        return config.timeout * (config.retries + 1)
+    return None
+
+
+def _budget_source(config: Config) -> str:
+    if config.deadline is not None:
+        return "option deadline"
+    return (
+        f"timeout {config.timeout:g} s for each of {config.retries + 1} attempts; "
+        "set deadline= for another total"
+    )
 
 
 _NO_USAGE = Usage()
@@ -270,7 +302,9 @@ class _Run:
     __slots__ = (
         "attempts",
         "call_id",
+        "clock",
         "config",
+        "deadline_at",
         "messages",
         "mode",
         "observed",
@@ -282,9 +316,12 @@ class _Run:
         "usage",
     )
 
-    def __init__(self, plan: Plan, prompt: tuple[Part, ...]) -> None:
+    def __init__(self, plan: Plan, prompt: tuple[Part, ...], clock: Clock) -> None:
         self.plan = plan
         self.prompt = prompt
+        self.clock = clock
+        #: When the call must be over, on ``clock`` (set when the loop starts); None: no limit.
+        self.deadline_at: float | None = None
         self.config = plan.config
         self.mode, self.output_spec = plan.request_parts[:2]
         # Nobody listening is the common case: the hot path then builds no events at all.
@@ -359,6 +396,27 @@ class _Run:
             ) from result.error
         return result
 
+    # -- the time budget --
+    def time_left(self) -> float | None:
+        """Seconds until the call's deadline (negative once past it), or None without one."""
+        return None if self.deadline_at is None else self.deadline_at - self.clock()
+
+    def timed(self, request: Request, left: float) -> Request:
+        """``request`` with a timeout that ends this attempt by the deadline: the smaller of the
+        configured per-request timeout and the time left."""
+        settings = request.settings
+        if settings.timeout is not None and settings.timeout <= left:
+            return request  # the plan's own settings object, unchanged (adapters cache by it)
+        return replace(request, settings=replace(settings, timeout=left))
+
+    def deadline_reached(self) -> CommandError:
+        budget = call_budget(self.config)
+        return self.error(
+            ProviderTimeoutError,
+            f"The call's deadline of {budget:g} s was reached before model request "
+            f"{self.attempts + 1} ({_budget_source(self.config)})",
+        )
+
     def spend_check(self) -> None:
         """Stop before another model turn once the call's token budget is spent."""
         budget = self.config.token_budget
@@ -371,7 +429,10 @@ class _Run:
 
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Result[Any]]:
-        started = time.perf_counter() if self.observed else 0.0
+        budget = call_budget(self.config)
+        started = self.clock() if self.observed or budget is not None else 0.0
+        if budget is not None:
+            self.deadline_at = started + budget
         name, cid = self.plan.command, self.call_id
         try:
             if self.observed:
@@ -387,11 +448,11 @@ class _Run:
             self.messages.append(UserTurn(tuple(prompt)))
             outcome = yield from self.turns()
         except CommandError as error:
-            failed_after = time.perf_counter() - started
+            failed_after = self.clock() - started
             yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
             raise
         if self.observed:
-            finished_after = time.perf_counter() - started
+            finished_after = self.clock() - started
             yield from self.emit(
                 partial(
                     CommandFinished, name, cid, outcome.value, outcome.transcript, finished_after
@@ -503,20 +564,31 @@ class _Run:
         self.messages.append(UserTurn(tuple(results)))
         self.raise_for_tool_errors(outcomes)
 
-    def call_model(self, request: Request) -> Generator[Effect, Any, Response]:
+    def call_model(self, turn: Request) -> Generator[Effect, Any, Response]:
+        """One model turn: attempts until a reply, retrying transient failures within the
+        deadline; a wait that would not fit fails the call at once with the provider's error."""
         name, cid = self.plan.command, self.call_id
         retried = 0
         while True:
+            request = turn
+            left = self.time_left()
+            if left is not None:
+                if left <= 0:
+                    raise self.deadline_reached()
+                request = self.timed(turn, left)
             self.attempts += 1
             attempt = self.attempts
             if self.observed:
                 yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
-                sent = time.perf_counter()
+                sent = self.clock()
             result = yield CallModel(request)
             if isinstance(result, Failed):
                 error = result.error
                 if error.transient and retried < self.config.retries:
                     delay = backoff(retried, error.retry_after)
+                    left = self.time_left()
+                    if left is not None and delay >= left:
+                        raise self.attach(error)  # its retry_after says when to come back
                     yield from self.emit(partial(ProviderRetry, name, cid, error, delay))
                     yield Sleep(delay)
                     retried += 1
@@ -527,7 +599,7 @@ class _Run:
             self.usage = self.usage + usage if self.turn_usage else usage
             self.turn_usage.append(usage)
             if self.observed:
-                elapsed = time.perf_counter() - sent
+                elapsed = self.clock() - sent
                 yield from self.emit(partial(ModelResponse, name, cid, response, attempt, elapsed))
             return response
 
@@ -593,7 +665,11 @@ def raise_caller_mistakes(outcomes: Sequence[ToolOutcome]) -> None:
 def backoff(
     attempt: int, retry_after: float | None, *, base: float = 0.5, cap: float = 8.0
 ) -> float:
-    """Exponential backoff, jittered between half and all of the ceiling; ``retry-after`` wins."""
+    """Exponential backoff, jittered between half and all of the ceiling; ``retry-after`` wins.
+
+    One wait is at most a minute; a call with a deadline also never waits past it (the engine
+    fails the call instead).
+    """
     if retry_after is not None and retry_after >= 0:
         return float(min(retry_after, 60.0))
     ceiling = float(min(cap, base * 2**attempt))

@@ -25,6 +25,7 @@ from alloy._types import (
 from alloy.errors import (
     ConfigurationError,
     ParseError,
+    ProviderTimeoutError,
     RateLimitError,
     ServerError,
     ToolLoopLimitExceeded,
@@ -209,3 +210,97 @@ def test_a_lone_surrogate_in_the_system_prompt_is_a_configuration_error() -> Non
     message = str(info.value)
     assert "system prompt" in message and r"('\udce9') at index 9" in message
     assert "errors='replace'" in message
+
+
+# -- the call's time budget, on a fake clock ----------------------------------------------------
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def timed(clock: FakeClock, **config: Any) -> Any:
+    return run(plan(**config), PROMPT, clock=clock)
+
+
+def test_a_retry_hint_that_does_not_fit_the_deadline_fails_at_once() -> None:
+    engine = timed(FakeClock(), timeout=0.5, retries=2)  # deadline 0.5 * 3 = 1.5 s
+    next(engine)
+    with pytest.raises(RateLimitError) as info:
+        engine.send(Failed(RateLimitError("slow down", retry_after=300)))
+    assert info.value.retry_after == 300  # tells the caller when to come back
+    assert info.value.attempts == 1
+
+
+def test_a_backoff_that_does_not_fit_the_deadline_fails_at_once() -> None:
+    clock = FakeClock()
+    engine = timed(clock, deadline=10, retries=3)
+    next(engine)
+    clock.now += 9.9
+    with pytest.raises(ServerError):
+        engine.send(Failed(ServerError("down")))  # even the first backoff (0.25 s+) won't fit
+
+
+def test_a_wait_that_fits_is_slept() -> None:
+    engine = timed(FakeClock(), deadline=10, retries=2)
+    next(engine)
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=2))) == Sleep(2.0)
+
+
+def test_without_a_deadline_one_wait_is_capped_at_a_minute() -> None:
+    engine = timed(FakeClock(), retries=2)
+    next(engine)
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=300))) == Sleep(60.0)
+
+
+def test_each_attempt_gets_the_smaller_of_timeout_and_time_left() -> None:
+    clock = FakeClock()
+    engine = timed(clock, timeout=4, deadline=10, retries=2)
+    assert next(engine).request.settings.timeout == 4
+    clock.now += 7
+    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1.0)
+    clock.now += 1
+    assert engine.send(None).request.settings.timeout == pytest.approx(2)
+
+
+def test_without_deadline_the_attempts_bound_the_call() -> None:
+    clock = FakeClock()
+    engine = timed(clock, timeout=2, retries=1)  # deadline 2 * (1 + 1) = 4 s
+    next(engine)
+    clock.now += 0.5
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=3))) == Sleep(3.0)
+    clock.now += 3
+    assert engine.send(None).request.settings.timeout == pytest.approx(0.5)
+
+
+def test_the_deadline_reached_before_a_model_turn_ends_the_call() -> None:
+    clock = FakeClock()
+    engine = timed(clock, deadline=5)
+    next(engine)
+    calls = (ToolCall("1", "add", {}),)
+    engine.send(Response(calls, finish_reason="tool_calls"))
+    clock.now += 6  # the tools took longer than the whole call may
+    with pytest.raises(ProviderTimeoutError, match="deadline of 5 s was reached") as info:
+        engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    assert info.value.attempts == 1
+
+
+def test_a_deadline_alone_is_each_attempts_timeout_too() -> None:
+    clock = FakeClock()
+    engine = timed(clock, deadline=30)
+    assert next(engine).request.settings.timeout == 30
+    clock.now += 12
+    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1.0)
+    clock.now += 1
+    assert engine.send(None).request.settings.timeout == pytest.approx(17)
+
+
+def test_without_timeout_or_deadline_requests_are_unbounded() -> None:
+    engine = timed(FakeClock())
+    assert next(engine).request.settings.timeout is None
