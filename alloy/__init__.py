@@ -41,6 +41,7 @@ from .errors import (
     ToolError,
     ToolLoopLimitExceeded,
     TruncatedOutputError,
+    UnreadableResponseError,
 )
 from .formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
 from .media import Document, Image
@@ -87,6 +88,7 @@ __all__ = [
     "ToolError",
     "ToolLoopLimitExceeded",
     "TruncatedOutputError",
+    "UnreadableResponseError",
     "Usage",
     "YesNo",
     "ask",

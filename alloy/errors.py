@@ -13,7 +13,8 @@
         │   ├── ProviderConnectionError the connection failed or dropped
         │   ├── BadRequestError         400-class rejection of the request
         │   │   └── SchemaRejectedError the provider refused the output or tool schema
-        │   └── ServerError             5xx / overloaded
+        │   ├── ServerError             5xx / overloaded
+        │   └── UnreadableResponseError the reply was not what the API documents (cut, garbled)
         ├── OutputError             the model answered, but unusably
         │   ├── ParseError              not parsable or not valid for the expected type
         │   ├── EmptyOutputError        no final output at all
@@ -26,7 +27,10 @@
         ├── BudgetExceeded          the call's token budget was spent
         └── RailBlocked             an input, output or tool rail refused
 
-No API key ever appears in a message, repr or attribute of these errors.
+No API key ever appears in a message, repr or attribute of these errors, nor anywhere in their
+chain: an SDK exception (whose request still carries the key in its headers) is never attached
+as ``__cause__`` or ``__context__``; what is useful in it (status, request id, a redacted message)
+is copied instead.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ __all__ = [
     "ToolError",
     "ToolLoopLimitExceeded",
     "TruncatedOutputError",
+    "UnreadableResponseError",
 ]
 
 SNIPPET_CHARS = 120
@@ -195,6 +200,14 @@ class SchemaRejectedError(BadRequestError):
 
 class ServerError(ProviderError):
     """The provider failed on its side (5xx, overloaded)."""
+
+    transient = True
+
+
+class UnreadableResponseError(ProviderError):
+    """The provider's reply could not be read: not the JSON its API documents, cut off, or of an
+    unexpected shape. Retried like other transient failures, since a garbled or cut reply is
+    most often a network or proxy fault; ``request_id`` and a redacted snippet say what came."""
 
     transient = True
 

@@ -4,18 +4,42 @@ An adapter subclasses :class:`SDKModel`, says how to build its SDK client and ho
 SDK's exceptions, and writes pure ``build``/``parse`` functions for its wire format. SDK retries
 are turned off (``max_retries=0``) because the engine retries transient failures itself, the
 same way for every provider; leaving both on would multiply attempts.
+
+Every SDK call and every reading of a reply goes through :meth:`SDKModel.call`,
+:meth:`~SDKModel.acall`, :meth:`~SDKModel.iterate`/:meth:`~SDKModel.aiterate` or
+:meth:`~SDKModel.read`, which let only alloy errors out. They raise *after* leaving the
+``except`` block, so the SDK's exception is neither ``__cause__`` nor ``__context__`` of
+alloy's: its request still holds the API key in its headers, and its body may echo it. Every
+key the model's calls used (the ``api_key`` option and the key variables its SDK reads) is
+redacted from what is copied over.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import logging
+import os
 import re
 import threading
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import SecretStr
 
 from .._types import Capabilities, Request
 from ..errors import (
+    AlloyError,
     AuthenticationError,
     BadRequestError,
     ProviderConnectionError,
@@ -24,7 +48,12 @@ from ..errors import (
     RateLimitError,
     SchemaRejectedError,
     ServerError,
+    UnreadableResponseError,
 )
+
+logger = logging.getLogger("alloy.providers")
+
+T = TypeVar("T")
 
 _SCHEMA_WORDS = re.compile(
     r"schema|response_format|output_config|text\.format|json_schema", re.IGNORECASE
@@ -32,61 +61,236 @@ _SCHEMA_WORDS = re.compile(
 _KEYLIKE = re.compile(
     r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})"
 )
+#: How much of an unreadable reply an error shows.
+SNIPPET_CHARS = 200
+MASK = "***"
+
+
+class Redactor:
+    """Removes known keys, and anything shaped like a provider key, from text.
+
+    A key of :attr:`MIN_PLAIN` characters or more is replaced wherever it appears (also in its
+    JSON-escaped form); a shorter one only where it stands as a whole token, so a one-letter
+    test key does not turn "The server" into "Th*** s***rv***r".
+    """
+
+    MIN_PLAIN = 8
+
+    def __init__(self) -> None:
+        self._plain: tuple[str, ...] = ()
+        self._short: re.Pattern[str] | None = None
+        self._short_keys: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def add(self, *secrets: str | None) -> None:
+        """Remember keys to redact (empty and repeated ones are ignored)."""
+        with self._lock:
+            plain = set(self._plain)
+            short = set(self._short_keys)
+            for secret in secrets:
+                if not secret or not isinstance(secret, str) or not secret.strip():
+                    continue
+                if len(secret) >= self.MIN_PLAIN:
+                    plain.add(secret)
+                    escaped = json.dumps(secret)[1:-1]
+                    if escaped != secret:
+                        plain.add(escaped)
+                else:
+                    short.add(secret)
+            # Longest first, so a key that contains another is replaced whole.
+            self._plain = tuple(sorted(plain, key=len, reverse=True))
+            if short != self._short_keys:
+                self._short_keys = frozenset(short)
+                alternatives = "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
+                self._short = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
+
+    def __call__(self, text: str) -> str:
+        for secret in self._plain:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        if self._short is not None:
+            text = self._short.sub(MASK, text)
+        return _KEYLIKE.sub(MASK, text)
 
 
 class SDKModel:
     """Base for adapters that talk to a provider through its official SDK."""
 
     provider: ClassVar[str]
+    #: Environment variables the SDK reads its key from; their values are redacted too.
+    key_env: ClassVar[tuple[str, ...]] = ()
     capabilities: Capabilities = Capabilities()
 
     def __init__(
-        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
+        self,
+        model_id: str,
+        *,
+        api_key: str | SecretStr | None = None,
+        base_url: str | None = None,
     ) -> None:
         self.model_id = model_id
         self.name = f"{self.provider}:{model_id}"
-        self._api_key = api_key
+        # Kept as a SecretStr, so vars(model), debuggers and error reporters show no key.
+        self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self.base_url = base_url
         self._lock = threading.Lock()
         self._sync_client: Any = None
-        # Async SDK clients hold connections bound to one event loop: keep one per loop.
-        self._async_clients: PerLoop[Any] = PerLoop()
-        self._error_mapping = ErrorMapping(self.map_error)
+        # Async SDK clients hold connections bound to one event loop: keep one per loop,
+        # closed when that loop shuts down.
+        self._async_clients: PerLoop[Any] = PerLoop(self.close_async_client)
+        self.redact = Redactor()
+        self.redact.add(self.api_key)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+    @property
+    def api_key(self) -> str | None:
+        """The explicit key (the ``api_key`` option), or None to let the SDK read its variable."""
+        return self._api_key.get_secret_value() if self._api_key is not None else None
 
     # -- clients, built once and reused --
     def make_client(self, *, asynchronous: bool) -> Any:
         """Build the SDK client (sync or async). Called once per model (and per event loop)."""
         raise NotImplementedError
 
+    def client_keys(self, client: Any) -> Iterable[str | None]:
+        """The key(s) a built client will send, for redaction (most SDKs keep ``api_key``)."""
+        key = getattr(client, "api_key", None)
+        return (key,) if isinstance(key, str) else ()
+
+    async def close_async_client(self, client: Any) -> None:
+        """Close an async client whose event loop is shutting down (its connections go too)."""
+        close = getattr(client, "close", None)
+        if close is not None:
+            result = close()
+            if isinstance(result, Awaitable):
+                await result
+
+    def new_client(self, make: Callable[[], Any]) -> Any:
+        """Build a client through ``make``, learning every key it may send for redaction."""
+        self.redact.add(*(os.environ.get(name) for name in self.key_env))
+        client = self.call(make)
+        self.redact.add(*self.client_keys(client))
+        return client
+
     def client(self) -> Any:
         if self._sync_client is None:
-            with self._lock, self.errors():
+            with self._lock:
                 if self._sync_client is None:
-                    self._sync_client = self.make_client(asynchronous=False)
+                    self._sync_client = self.new_client(
+                        lambda: self.make_client(asynchronous=False)
+                    )
         return self._sync_client
 
     def aclient(self) -> Any:
         """The async SDK client for the running event loop, built once per loop."""
-        with self.errors():
-            return self._async_clients.get(lambda: self.make_client(asynchronous=True))
+        return self._async_clients.get(
+            lambda: self.new_client(lambda: self.make_client(asynchronous=True))
+        )
 
     # -- errors, mapped once, here --
-    def map_error(self, exc: Exception) -> ProviderError | None:
-        """Translate an SDK exception into the alloy error tree (None: not ours to map)."""
+    def map_error(self, exc: Exception) -> AlloyError | None:
+        """Translate an SDK exception into the alloy error tree (None: not the SDK's)."""
         raise NotImplementedError
 
-    def errors(self) -> ErrorMapping:
-        """``with model.errors():`` turns SDK exceptions into alloy's (see :meth:`map_error`)."""
-        return self._error_mapping
+    def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run one SDK call; whatever it raises leaves as an alloy error, nothing chained."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            error = self.translate(exc)
+        raise error
 
-    def redact(self, text: str) -> str:
-        """Remove anything key-like from a message before it reaches an error, log or event."""
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return _KEYLIKE.sub("***", text)
+    async def acall(self, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
+        """Async twin of :meth:`call`."""
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as exc:
+            error = self.translate(exc)
+        raise error
+
+    def read(
+        self,
+        parse: Callable[..., T],
+        raw: Any,
+        /,
+        *args: Any,
+        request_id: str | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """``parse(raw, *args, **kwargs)``; a reply the parser cannot take is unreadable."""
+        try:
+            return parse(raw, *args, **kwargs)
+        except Exception as exc:
+            error = self.translate(exc, raw=raw, request_id=request_id)
+        raise error
+
+    def iterate(self, events: Iterable[T]) -> Iterator[T]:
+        """The events of an SDK stream, with its failures (cut, garbled) as alloy errors."""
+        iterator = self.call(iter, events)
+        while True:
+            try:
+                event = next(iterator)
+            except StopIteration:
+                return
+            except Exception as exc:
+                error = self.translate(exc)
+            else:
+                yield event
+                continue
+            raise error
+
+    async def aiterate(self, events: AsyncIterable[T]) -> AsyncIterator[T]:
+        """Async twin of :meth:`iterate`."""
+        iterator = events.__aiter__()
+        while True:
+            try:
+                event = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            except Exception as exc:
+                error = self.translate(exc)
+            else:
+                yield event
+                continue
+            raise error
+
+    def translate(
+        self, exc: Exception, *, raw: Any = None, request_id: str | None = None
+    ) -> AlloyError:
+        """The alloy error for ``exc``: the SDK's by the adapter's table, anything else met
+        while reading a reply as UnreadableResponseError; redacted and unchained."""
+        if isinstance(exc, AlloyError):
+            error: AlloyError = exc
+        else:
+            mapped = self.map_error(exc)
+            error = mapped if mapped is not None else self.unreadable(exc, raw, request_id)
+        return self.scrub(error)
+
+    def unreadable(
+        self, exc: BaseException, raw: Any = None, request_id: str | None = None
+    ) -> UnreadableResponseError:
+        """A reply alloy could not read, described by what went wrong and what came."""
+        what = _clip(f"{type(exc).__name__}: {exc}")
+        came = describe_reply(raw)
+        return UnreadableResponseError(
+            f"{self.provider} sent a reply alloy could not read ({what})"
+            + (f"; the reply began {came}" if came else ""),
+            provider=self.provider,
+            request_id=request_id,
+        )
+
+    def scrub(self, error: AlloyError) -> AlloyError:
+        """Redact every text the error carries and cut it loose from the exceptions below it."""
+        for name, value in list(vars(error).items()):
+            if isinstance(value, str):
+                setattr(error, name, self.redact(value))
+        error.args = tuple(self.redact(a) if isinstance(a, str) else a for a in error.args)
+        error.__cause__ = None
+        error.__context__ = None
+        error.__suppress_context__ = False
+        return error
 
     def status_error(
         self,
@@ -105,79 +309,127 @@ class SDKModel:
             request_id=request_id,
         )
 
-    def json_body(self, http_response: Any) -> dict[str, Any]:
-        """The JSON object of a raw HTTP reply; a success status with anything else is the
-        server failing. Adapters read whole replies raw because they parse the wire JSON
+    def json_body(self, http_response: Any, request_id: str | None = None) -> dict[str, Any]:
+        """The JSON object of a raw HTTP reply; anything else on a success status is a reply
+        alloy cannot read. Adapters read whole replies raw because they parse the wire JSON
         themselves: building the SDK's response objects first would be work thrown away."""
-        import json
-
+        content = http_response.content
         try:
-            body = json.loads(http_response.content)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise self.status_error(http_response.status_code, "the reply is not a JSON object")
-        return body
+            body = json.loads(content)
+        except (ValueError, RecursionError) as exc:
+            error = self.unreadable(exc, content, request_id)
+        else:
+            if isinstance(body, dict):
+                return body
+            error = self.unreadable(TypeError("not a JSON object"), content, request_id)
+        error.status_code = http_response.status_code
+        raise self.scrub(error)
 
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
 
 
-T = TypeVar("T")
+def describe_reply(raw: Any) -> str:
+    """A short, quoted excerpt of a raw reply for an error message ('' when there is none)."""
+    if raw is None:
+        return ""
+    try:
+        if isinstance(raw, (bytes, bytearray)):
+            text = bytes(raw[: SNIPPET_CHARS * 4]).decode("utf-8", "replace")
+        elif isinstance(raw, str):
+            text = raw[: SNIPPET_CHARS * 4]
+        elif isinstance(raw, (Mapping, list)):
+            text = json.dumps(raw, default=str)
+        elif hasattr(raw, "model_dump_json"):  # an SDK's response model
+            text = raw.model_dump_json(exclude_none=True)
+        else:
+            return ""
+    except (ValueError, TypeError, RecursionError):
+        text = f"<{type(raw).__name__} that cannot be shown>"
+    return repr(_clip(text))
+
+
+def _clip(text: str, limit: int = SNIPPET_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PerLoop(Generic[T]):
-    """One value per running event loop, built on first use (async SDK clients hold connections
-    that belong to one loop). Loops are held weakly, so a finished loop's entry goes with it.
+    """One value per running event loop, closed when that loop shuts down.
 
-    The loop used last is checked first: a WeakKeyDictionary lookup makes a weak reference on
-    every call, and almost every call runs on the same loop as the one before.
+    Async SDK clients hold connections that belong to the loop they were made on, and through
+    them the loop itself, so nothing keyed weakly by the loop ever lets go. Instead each value
+    is watched by an async generator registered with its loop on first use: ``asyncio.run``
+    (like every runner) calls ``loop.shutdown_asyncgens()`` before closing the loop, which
+    closes the watcher, whose ``finally`` forgets the value and awaits ``close(value)`` while
+    the loop still runs. A loop closed without that (a bare ``loop.close()``) is dropped the
+    next time another loop asks.
+
+    The loop used last is checked first: almost every call runs on the loop of the one before.
     """
 
-    def __init__(self) -> None:
-        self._by_loop: weakref.WeakKeyDictionary[Any, T] = weakref.WeakKeyDictionary()
-        self._last: tuple[weakref.ref[Any], T] | None = None
+    def __init__(self, close: Callable[[T], Awaitable[None]] | None = None) -> None:
+        self._by_loop: dict[asyncio.AbstractEventLoop, T] = {}
+        self._watchers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
+        self._last: tuple[asyncio.AbstractEventLoop, T] | None = None
         self._lock = threading.Lock()
+        self._close = close
 
     def get(self, make: Callable[[], T]) -> T:
-        import asyncio
-
         loop = asyncio.get_running_loop()
         last = self._last
-        if last is not None and last[0]() is loop:
+        if last is not None and last[0] is loop:
             return last[1]
         with self._lock:
-            value = self._by_loop.get(loop)
-            if value is None:
+            if loop in self._by_loop:
+                value = self._by_loop[loop]
+            else:
+                self._drop_closed_loops()
                 value = self._by_loop[loop] = make()
-            self._last = (weakref.ref(loop), value)
+                self._watchers[loop] = self._watch(loop, value)
+            self._last = (loop, value)
         return value
 
+    def __len__(self) -> int:
+        return len(self._by_loop)
 
-class ErrorMapping:
-    """The context manager behind ``SDKModel.errors()``: one per model, stateless, reentrant.
+    def _watch(self, loop: asyncio.AbstractEventLoop, value: T) -> AsyncGenerator[None, None]:
+        """An async generator, started on ``loop``, whose closing at shutdown closes ``value``."""
 
-    A class rather than ``@contextmanager``, which builds a generator and a wrapper object on
-    every entry; this wraps every model call.
-    """
+        async def until_shutdown() -> AsyncGenerator[None, None]:
+            try:
+                yield
+            finally:
+                self._forget(loop)
+                if self._close is not None:
+                    try:
+                        await self._close(value)
+                    except Exception as exc:  # closing is best effort; the loop is ending
+                        logger.debug("closing a client at loop shutdown failed: %r", exc)
 
-    __slots__ = ("_map",)
+        watcher = until_shutdown()
+        # Starting it calls the loop's first-iteration hook, which registers it for shutdown;
+        # it runs to its ``yield`` at once, which ends that first step with StopIteration.
+        with contextlib.suppress(StopIteration):
+            watcher.asend(None).send(None)
+        return watcher
 
-    def __init__(self, map_error: Callable[[Exception], ProviderError | None]) -> None:
-        self._map = map_error
+    def _forget(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            self._by_loop.pop(loop, None)
+            self._watchers.pop(loop, None)
+            last = self._last
+            if last is not None and last[0] is loop:
+                self._last = None
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> None:
-        if not isinstance(exc, Exception) or isinstance(exc, ProviderError):
-            return  # no error, an alloy error already, or not ours (KeyboardInterrupt...)
-        mapped = self._map(exc)
-        if mapped is not None:
-            raise mapped from exc
+    def _drop_closed_loops(self) -> None:
+        """Let go of values of loops closed without a shutdown (the caller holds the lock)."""
+        for loop in [loop for loop in self._by_loop if loop.is_closed()]:
+            del self._by_loop[loop]
+            self._watchers.pop(loop, None)
+        last = self._last
+        if last is not None and last[0].is_closed():
+            self._last = None
 
 
 def error_for_status(
@@ -215,26 +467,35 @@ def error_for_status(
 
 
 def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait, from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    """Seconds to wait, from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date).
+
+    Values that are not finite non-negative numbers are no hint at all.
+    """
     if not headers:
         return None
     try:
         value = headers.get("retry-after-ms")
         if value is not None:
-            return max(0.0, float(value) / 1000)
+            return _seconds(float(value) / 1000)
         value = headers.get("retry-after")
         if value is not None:
             try:
-                return max(0.0, float(value))
+                return _seconds(float(value))
             except ValueError:
                 from datetime import datetime, timezone
                 from email.utils import parsedate_to_datetime
 
                 when = parsedate_to_datetime(value)
                 return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return None
+
+
+def _seconds(value: float) -> float | None:
+    import math
+
+    return max(0.0, value) if math.isfinite(value) else None
 
 
 def merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -246,3 +507,14 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
         else:
             body[key] = value
     return body
+
+
+__all__ = [
+    "PerLoop",
+    "Redactor",
+    "SDKModel",
+    "describe_reply",
+    "error_for_status",
+    "merge_extra",
+    "retry_after_from",
+]

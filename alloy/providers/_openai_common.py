@@ -174,6 +174,8 @@ def as_dict(value: Any) -> dict[str, Any]:
 class OpenAIModel(SDKModel):
     """SDK client construction and error mapping for both OpenAI wire APIs."""
 
+    key_env = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
@@ -182,7 +184,7 @@ class OpenAIModel(SDKModel):
         self.temperature_notice = TemperatureNotice()
 
     def make_client(self, *, asynchronous: bool) -> Any:
-        return make_client(self._api_key, self.base_url, asynchronous=asynchronous)
+        return make_client(self.api_key, self.base_url, asynchronous=asynchronous)
 
     def map_error(self, exc: Exception) -> ProviderError | None:
         return map_openai_error(self, exc)
@@ -215,8 +217,7 @@ class OpenAIModel(SDKModel):
 
     # -- the calls, the same for both wire APIs --
     def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        with self.errors():
-            body = self.build(request, stream=stream)
+        body = self.call(self.build, request, stream=stream)
         kwargs, extra = split_known(body, _known_arguments(self.endpoint_class()))
         if extra:
             kwargs["extra_body"] = extra
@@ -225,53 +226,48 @@ class OpenAIModel(SDKModel):
 
     def request(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            reply = self.endpoint(self.client()).with_raw_response.create(**kwargs)
-            body = self.json_body(reply.http_response)
-        return self.parse_result(body, reply.headers.get("x-request-id"))
+        reply = self.call(self.endpoint(self.client()).with_raw_response.create, **kwargs)
+        return self._whole(reply)
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._arguments(request, stream=False)
-        with self.errors():
-            reply = await self.endpoint(self.aclient()).with_raw_response.create(**kwargs)
-            body = self.json_body(reply.http_response)
-        return self.parse_result(body, reply.headers.get("x-request-id"))
+        create = self.endpoint(self.aclient()).with_raw_response.create
+        return self._whole(await self.acall(create, **kwargs))
+
+    def _whole(self, reply: Any) -> Response:
+        request_id = reply.headers.get("x-request-id")
+        body = self.json_body(reply.http_response, request_id)
+        return self.read(self.parse_result, body, request_id, request_id=request_id)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._arguments(request, stream=True)
         parser = self.stream_parser()
-        with self.errors():
-            events = self.endpoint(self.client()).create(**kwargs)
+        events = self.call(self.endpoint(self.client()).create, **kwargs)
         try:
-            while True:
-                with self.errors():
-                    event = next(events, None)
-                if event is None:
-                    break
-                yield from parser.feed(as_dict(event))
+            for event in self.iterate(events):
+                yield from self.read(feed_event, event, parser)
                 parser.check(self)
         finally:
             events.close()
-        yield Done(parser.response(stream_request_id(events)))
+        yield Done(self.read(parser.response, stream_request_id(events)))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         kwargs = self._arguments(request, stream=True)
         parser = self.stream_parser()
-        with self.errors():
-            events = await self.endpoint(self.aclient()).create(**kwargs)
+        events = await self.acall(self.endpoint(self.aclient()).create, **kwargs)
         try:
-            while True:
-                with self.errors():
-                    try:
-                        event = await events.__anext__()
-                    except StopAsyncIteration:
-                        break
-                for delta in parser.feed(as_dict(event)):
+            async for event in self.aiterate(events):
+                for delta in self.read(feed_event, event, parser):
                     yield delta
                 parser.check(self)
         finally:
             await events.close()
-        yield Done(parser.response(stream_request_id(events)))
+        yield Done(self.read(parser.response, stream_request_id(events)))
+
+
+def feed_event(event: Any, parser: Any) -> Any:
+    """One SDK stream event (an SDK model or a dict) into the wire API's stream parser."""
+    return parser.feed(as_dict(event))
 
 
 def stream_request_id(events: Any) -> str | None:
@@ -324,9 +320,10 @@ def make_client(api_key: str | None, base_url: str | None, *, asynchronous: bool
     try:
         return cls(**kwargs)
     except openai.OpenAIError as exc:
-        if "credentials" in str(exc).lower() or "api_key" in str(exc):
-            raise ConfigurationError(MISSING_KEY) from exc
-        raise
+        missing = "credentials" in str(exc).lower() or "api_key" in str(exc)
+        if not missing:
+            raise
+    raise ConfigurationError(MISSING_KEY)
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -54,7 +54,6 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from .._engine import REASK_PROMPT
@@ -82,12 +81,15 @@ from .._types import (
     UserTurn,
 )
 from ..errors import (
+    AlloyError,
+    BadRequestError,
     ConfigurationError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
     SchemaRejectedError,
     ServerError,
+    UnreadableResponseError,
 )
 from ._anthropic_dialect import anthropic_schema
 from ._base import SDKModel, merge_extra, retry_after_from
@@ -573,10 +575,16 @@ class StreamParser:
 # -- the model ----------------------------------------------------------------------------
 
 
+class StreamingRequired(BadRequestError):
+    """The SDK refuses a non-streamed call whose ``max_tokens`` may take over ten minutes;
+    :meth:`AnthropicModel.request` streams such a call instead, so this never reaches users."""
+
+
 class AnthropicModel(SDKModel):
     """Claude through ``anthropic.Anthropic`` / ``AsyncAnthropic`` (SDK retries off)."""
 
     provider = PROVIDER
+    key_env = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
@@ -589,15 +597,18 @@ class AnthropicModel(SDKModel):
 
         options: dict[str, Any] = {"max_retries": 0}
         # Explicit values win; otherwise the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL.
-        if self._api_key:
-            options["api_key"] = self._api_key
+        if self.api_key:
+            options["api_key"] = self.api_key
         if self.base_url:
             options["base_url"] = self.base_url
         cls = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
         return cls(**options)
 
+    def client_keys(self, client: Any) -> tuple[str | None, ...]:
+        return (getattr(client, "api_key", None), getattr(client, "auth_token", None))
+
     def _kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        body = build(request, self.model_id, self.capabilities)
+        body = self.call(build, request, self.model_id, self.capabilities)
         if stream:
             body["stream"] = True
         kwargs = sdk_kwargs(body)
@@ -610,54 +621,55 @@ class AnthropicModel(SDKModel):
     def request(self, request: Request) -> Response:
         kwargs = self._kwargs(request, stream=False)
         try:
-            with self._calling():
-                reply = self.client().messages.with_raw_response.create(**kwargs)
-                return parse(self.json_body(reply.http_response))
-        except ValueError as exc:
-            if not str(exc).startswith(_STREAMING_REQUIRED):
-                raise
-        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming instead")
-        return _last(self.stream(request))
+            reply = self.call(self.client().messages.with_raw_response.create, **kwargs)
+        except StreamingRequired:
+            reply = None
+        if reply is None:
+            logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
+            return _last(self.stream(request))
+        return self._whole(reply)
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._kwargs(request, stream=False)
         try:
-            with self._calling():
-                reply = await self.aclient().messages.with_raw_response.create(**kwargs)
-                return parse(self.json_body(reply.http_response))
-        except ValueError as exc:
-            if not str(exc).startswith(_STREAMING_REQUIRED):
-                raise
-        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming instead")
-        final: Response | None = None
-        async for event in self.astream(request):
-            if isinstance(event, Done):
-                final = event.response
-        assert final is not None
-        return final
+            reply = await self.acall(self.aclient().messages.with_raw_response.create, **kwargs)
+        except StreamingRequired:
+            reply = None
+        if reply is None:
+            logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
+            final: Response | None = None
+            async for event in self.astream(request):
+                if isinstance(event, Done):
+                    final = event.response
+            assert final is not None
+            return final
+        return self._whole(reply)
+
+    def _whole(self, reply: Any) -> Response:
+        request_id = reply.headers.get("request-id")
+        body = self.json_body(reply.http_response, request_id)
+        return self.read(parse, body, request_id=request_id)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._kwargs(request, stream=True)
         parser = StreamParser()
-        with self._calling():
-            events = self.client().messages.create(**kwargs)
-            with events:
-                parser.acc.request_id = _request_id(events)
-                for event in events:
-                    yield from parser.feed(event)
-        yield Done(self._finish(parser))
+        events = self.call(self.client().messages.create, **kwargs)
+        with events:
+            parser.acc.request_id = _request_id(events)
+            for event in self.iterate(events):
+                yield from self.read(parser.feed, event)
+        yield Done(self.read(self._finish, parser))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         kwargs = self._kwargs(request, stream=True)
         parser = StreamParser()
-        with self._calling():
-            events = await self.aclient().messages.create(**kwargs)
-            async with events:
-                parser.acc.request_id = _request_id(events)
-                async for event in events:
-                    for delta in parser.feed(event):
-                        yield delta
-        yield Done(self._finish(parser))
+        events = await self.acall(self.aclient().messages.create, **kwargs)
+        async with events:
+            parser.acc.request_id = _request_id(events)
+            async for event in self.aiterate(events):
+                for delta in self.read(parser.feed, event):
+                    yield delta
+        yield Done(self.read(self._finish, parser))
 
     def _finish(self, parser: StreamParser) -> Response:
         if not parser.finished:
@@ -668,23 +680,16 @@ class AnthropicModel(SDKModel):
         return parser.response()
 
     # -- errors --
-    @contextmanager
-    def _calling(self) -> Iterator[None]:
-        """``errors()`` plus the one SDK failure that is the caller's: no credentials at all."""
-        try:
-            with self.errors():
-                yield
-        except TypeError as exc:
-            if _AUTH_MISSING not in str(exc):
-                raise
-            raise ConfigurationError(
-                f"No Anthropic API key: set {API_KEY_ENV} or pass api_key=... (model {self.name!r})"
-            ) from exc
-
-    def map_error(self, exc: Exception) -> ProviderError | None:
+    def map_error(self, exc: Exception) -> AlloyError | None:
         import anthropic
         import httpx2
 
+        if isinstance(exc, TypeError) and _AUTH_MISSING in str(exc):
+            return ConfigurationError(
+                f"No Anthropic API key: set {API_KEY_ENV} or pass api_key=... (model {self.name!r})"
+            )
+        if isinstance(exc, ValueError) and str(exc).startswith(_STREAMING_REQUIRED):
+            return StreamingRequired(str(exc), provider=PROVIDER)
         if isinstance(exc, anthropic.APITimeoutError):
             return ProviderTimeoutError(
                 f"anthropic request timed out: {self.redact(str(exc))}", provider=PROVIDER
@@ -696,7 +701,7 @@ class AnthropicModel(SDKModel):
         if isinstance(exc, anthropic.APIStatusError):
             return self._status(exc)
         if isinstance(exc, anthropic.APIResponseValidationError):
-            return ServerError(
+            return UnreadableResponseError(
                 f"anthropic returned a body the SDK could not read: {self.redact(str(exc))}",
                 provider=PROVIDER,
                 status_code=exc.status_code,

@@ -78,7 +78,7 @@ from ..errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    ServerError,
+    UnreadableResponseError,
 )
 from ._base import SDKModel, retry_after_from
 from ._gemini_dialect import gemini_schema
@@ -565,6 +565,7 @@ class GeminiModel(SDKModel):
     """A Gemini model through google-genai; see the module docstring for what is sent."""
 
     provider = PROVIDER
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
@@ -579,16 +580,23 @@ class GeminiModel(SDKModel):
 
         _quiet_sdk_text_warning()
         kwargs: dict[str, Any] = {}
-        if self._api_key:
-            kwargs["api_key"] = self._api_key
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
         if self.base_url:
             kwargs["http_options"] = types.HttpOptions(base_url=self.base_url)
         try:
             return genai.Client(**kwargs)
         except ValueError as exc:
-            if "api key" in str(exc).lower():
-                raise ConfigurationError(MISSING_KEY) from exc
-            raise
+            if "api key" not in str(exc).lower():
+                raise
+        raise ConfigurationError(MISSING_KEY)
+
+    def client_keys(self, client: Any) -> tuple[str | None, ...]:
+        api_client = getattr(client, "_api_client", None)
+        return (getattr(api_client, "api_key", None),)
+
+    async def close_async_client(self, client: Any) -> None:
+        await client.aio.aclose()
 
     def map_error(self, exc: Exception) -> ProviderError | None:
         from google.genai import errors
@@ -596,7 +604,7 @@ class GeminiModel(SDKModel):
         if isinstance(exc, errors.APIError):
             return self._api_error(exc)
         if isinstance(exc, errors.UnknownApiResponseError):
-            return ServerError(
+            return UnreadableResponseError(
                 self.redact(f"gemini sent a response that is not JSON: {exc}"), provider=PROVIDER
             )
         timeouts, transport = _transport_classes()
@@ -627,37 +635,35 @@ class GeminiModel(SDKModel):
 
     # -- calls --
     def _kwargs(self, request: Request) -> tuple[dict[str, Any], str | None]:
-        return build(request, self.model_id), answer_function(request, self.model_id)
+        kwargs = self.call(build, request, self.model_id)
+        return kwargs, answer_function(request, self.model_id)
 
     def request(self, request: Request) -> Response:
         kwargs, output_tool = self._kwargs(request)
-        with self.errors():
-            raw = self.client().models.generate_content(**kwargs)
-        return parse(raw, output_tool=output_tool)
+        raw = self.call(self.client().models.generate_content, **kwargs)
+        return self.read(parse, raw, output_tool=output_tool)
 
     async def arequest(self, request: Request) -> Response:
         kwargs, output_tool = self._kwargs(request)
-        with self.errors():
-            raw = await self.aclient().aio.models.generate_content(**kwargs)
-        return parse(raw, output_tool=output_tool)
+        raw = await self.acall(self.aclient().aio.models.generate_content, **kwargs)
+        return self.read(parse, raw, output_tool=output_tool)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs, output_tool = self._kwargs(request)
         state = StreamState(output_tool)
-        with self.errors():
-            for chunk in self.client().models.generate_content_stream(**kwargs):
-                yield from state.feed(chunk)
-        yield Done(state.response())
+        chunks = self.call(self.client().models.generate_content_stream, **kwargs)
+        for chunk in self.iterate(chunks):
+            yield from self.read(state.feed, chunk)
+        yield Done(self.read(StreamState.response, state))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         kwargs, output_tool = self._kwargs(request)
         state = StreamState(output_tool)
-        with self.errors():
-            chunks = await self.aclient().aio.models.generate_content_stream(**kwargs)
-            async for chunk in chunks:
-                for event in state.feed(chunk):
-                    yield event
-        yield Done(state.response())
+        chunks = await self.acall(self.aclient().aio.models.generate_content_stream, **kwargs)
+        async for chunk in self.aiterate(chunks):
+            for event in self.read(state.feed, chunk):
+                yield event
+        yield Done(self.read(StreamState.response, state))
 
 
 def create(

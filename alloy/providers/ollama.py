@@ -338,30 +338,36 @@ class OllamaModel(SDKModel):
 
     provider = PROVIDER
     capabilities = CAPABILITIES
+    key_env = ("OLLAMA_API_KEY",)
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
         self._clients: dict[float | None, Any] = {}
-        self._aclients: PerLoop[dict[float | None, Any]] = PerLoop()
+        self._aclients: PerLoop[dict[float | None, Any]] = PerLoop(self._close_all)
         self._clients_lock = threading.Lock()
 
     def make_client(self, *, asynchronous: bool, timeout: float | None = None) -> Any:
         import ollama
 
         cls = ollama.AsyncClient if asynchronous else ollama.Client
-        headers = {"authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
         return cls(host=self.base_url, timeout=timeout, headers=headers)
+
+    def client_keys(self, client: Any) -> tuple[str, ...]:
+        return ()  # the explicit key and OLLAMA_API_KEY are all it sends
 
     def client_for(self, timeout: float | None) -> Any:
         """The sync client for this timeout, built once."""
         client = self._clients.get(timeout)
         if client is None:
-            with self._clients_lock, self.errors():
+            with self._clients_lock:
                 client = self._clients.get(timeout)
                 if client is None:
-                    client = self.make_client(asynchronous=False, timeout=timeout)
+                    client = self.new_client(
+                        lambda: self.make_client(asynchronous=False, timeout=timeout)
+                    )
                     self._clients[timeout] = client
         return client
 
@@ -370,11 +376,17 @@ class OllamaModel(SDKModel):
         clients = self._aclients.get(dict)
         client = clients.get(timeout)
         if client is None:
-            with self._clients_lock, self.errors():
+            with self._clients_lock:
                 client = clients.get(timeout)
                 if client is None:
-                    client = clients[timeout] = self.make_client(asynchronous=True, timeout=timeout)
+                    client = clients[timeout] = self.new_client(
+                        lambda: self.make_client(asynchronous=True, timeout=timeout)
+                    )
         return client
+
+    async def _close_all(self, clients: dict[float | None, Any]) -> None:
+        for client in list(clients.values()):
+            await self.close_async_client(client)
 
     def map_error(self, exc: Exception) -> ProviderError | None:
         import ollama
@@ -406,39 +418,37 @@ class OllamaModel(SDKModel):
 
     # -- calls --
     def _kwargs(self, request: Request) -> dict[str, Any]:
-        kwargs = build(request)
+        kwargs: dict[str, Any] = self.call(build, request)
         kwargs["model"] = self.model_id
         return kwargs
 
     def request(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
-        with self.errors():
-            raw = self.client_for(request.settings.timeout).chat(stream=False, **kwargs)
-        return parse(raw)
+        client = self.client_for(request.settings.timeout)
+        return self.read(parse, self.call(client.chat, stream=False, **kwargs))
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
-        with self.errors():
-            raw = await self.aclient_for(request.settings.timeout).chat(stream=False, **kwargs)
-        return parse(raw)
+        client = self.aclient_for(request.settings.timeout)
+        return self.read(parse, await self.acall(client.chat, stream=False, **kwargs))
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._kwargs(request)
         state = StreamState()
-        with self.errors():
-            for chunk in self.client_for(request.settings.timeout).chat(stream=True, **kwargs):
-                yield from state.feed(chunk)
-        yield Done(state.response())
+        client = self.client_for(request.settings.timeout)
+        for chunk in self.iterate(self.call(client.chat, stream=True, **kwargs)):
+            yield from self.read(state.feed, chunk)
+        yield Done(self.read(StreamState.response, state))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         kwargs = self._kwargs(request)
         state = StreamState()
-        with self.errors():
-            chunks = await self.aclient_for(request.settings.timeout).chat(stream=True, **kwargs)
-            async for chunk in chunks:
-                for event in state.feed(chunk):
-                    yield event
-        yield Done(state.response())
+        client = self.aclient_for(request.settings.timeout)
+        chunks = await self.acall(client.chat, stream=True, **kwargs)
+        async for chunk in self.aiterate(chunks):
+            for event in self.read(state.feed, chunk):
+                yield event
+        yield Done(self.read(StreamState.response, state))
 
 
 def create(

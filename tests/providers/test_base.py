@@ -64,27 +64,64 @@ def test_retry_after_from_headers() -> None:
     assert retry_after_from({}) is None and retry_after_from(None) is None
 
 
-def test_per_loop_values_are_built_once_per_event_loop_and_dropped_with_it() -> None:
+def test_per_loop_values_are_built_once_per_loop_and_closed_when_it_shuts_down() -> None:
     import asyncio
-    import gc
+
+    from alloy.providers._base import PerLoop
+
+    closed: list[object] = []
+
+    class Client:
+        """Holds its loop, as an SDK client's connection pool does."""
+
+        def __init__(self) -> None:
+            self.loop = asyncio.get_running_loop()
+
+    async def close(client: Client) -> None:
+        await asyncio.sleep(0)  # the loop still runs while values close
+        closed.append(client)
+
+    per_loop: PerLoop[Client] = PerLoop(close)
+
+    async def twice() -> tuple[Client, Client]:
+        return per_loop.get(Client), per_loop.get(Client)
+
+    first, again = asyncio.run(twice())
+    assert first is again and closed == [first]
+    second, _ = asyncio.run(twice())
+    assert second is not first and closed == [first, second]
+    assert len(per_loop) == 0  # nothing outlives its loop, though each value held it
+    with pytest.raises(RuntimeError):
+        per_loop.get(Client)  # outside a running loop
+
+
+def test_per_loop_lets_go_of_a_loop_closed_without_shutting_down() -> None:
+    import asyncio
 
     from alloy.providers._base import PerLoop
 
     per_loop: PerLoop[object] = PerLoop()
-    built: list[object] = []
 
-    def make() -> object:
-        built.append(object())
-        return built[-1]
+    async def use() -> object:
+        return per_loop.get(object)
 
-    async def twice() -> tuple[object, object]:
-        return per_loop.get(make), per_loop.get(make)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(use())
+    loop.close()  # no shutdown_asyncgens(): nothing told the watcher
+    assert len(per_loop) == 1
+    asyncio.run(use())
+    assert len(per_loop) == 0
 
-    first, again = asyncio.run(twice())
-    assert first is again and len(built) == 1
-    second, _ = asyncio.run(twice())
-    assert second is not first and len(built) == 2
-    gc.collect()
-    assert len(per_loop._by_loop) == 0  # both loops are gone, and their entries with them
-    with pytest.raises(RuntimeError):
-        per_loop.get(make)  # outside a running loop
+
+def test_redactor_replaces_keys_whole_and_short_keys_only_as_tokens() -> None:
+    from alloy.providers._base import Redactor
+
+    redact = Redactor()
+    redact.add("gsk_live_0123456789abcdef", "e", None, "")
+    assert redact("bad key gsk_live_0123456789abcdef!") == "bad key ***!"
+    assert redact('{"key": "gsk_live_0123456789abcdef"}') == '{"key": "***"}'
+    assert redact("The server said: e") == "The server said: ***"
+    assert redact("The server") == "The server"
+    assert redact("sk-proj-abcdefgh1234 leaked") == "*** leaked"  # key-shaped, though unknown
+    redact.add('quo"te-key-123456')
+    assert redact('{"k": "quo\\"te-key-123456"}') == '{"k": "***"}'

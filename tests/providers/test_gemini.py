@@ -521,8 +521,9 @@ def test_timeout(emu: Emulator, call: Any) -> None:
 
     with pytest.raises(ProviderTimeoutError) as info:
         call(slow)
-    # google-genai sends through httpx2 when it is installed (it is, here).
-    assert type(info.value.__cause__).__module__.startswith("httpx2")
+    # google-genai sends through httpx2 (installed here), whose timeout is mapped; the SDK's
+    # exception is not chained (its request carries the key).
+    assert info.value.__cause__ is None and info.value.__context__ is None
 
 
 def test_dropped_connection(emu: Emulator, call: Any) -> None:
@@ -534,7 +535,8 @@ def test_dropped_connection(emu: Emulator, call: Any) -> None:
 
     with pytest.raises(ProviderConnectionError) as info:
         call(dropped)
-    assert type(info.value.__cause__).__module__.startswith("httpx2")
+    assert "RemoteProtocolError" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__context__ is None
 
 
 def test_dropped_connection_is_retried(emu: Emulator, call: Any) -> None:

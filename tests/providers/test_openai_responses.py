@@ -901,15 +901,17 @@ def test_map_schema_code_and_redaction() -> None:
 
 
 @pytest.mark.parametrize("body", [b"<html>bad gateway</html>", b"[1, 2]"])
-def test_a_200_reply_that_is_not_a_json_object_is_a_server_error(
+def test_a_200_reply_that_is_not_a_json_object_is_unreadable(
     emu: Any, call: Any, body: bytes
 ) -> None:
-    from alloy.errors import ServerError
+    from alloy.errors import UnreadableResponseError
 
     @command(output=int, model="openai:gpt-4o-mini", retries=0)
     def number() -> str:
         return "a number"
 
     emu.push("openai", Raw(200, body))
-    with pytest.raises(ServerError, match="not a JSON object"):
+    with pytest.raises(UnreadableResponseError, match="could not read") as caught:
         call(number)
+    assert caught.value.transient and caught.value.status_code == 200
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
