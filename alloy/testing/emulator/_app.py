@@ -110,21 +110,27 @@ class App:
         if bad is not None or call is None:
             message = bad.message if bad else "Invalid request."
             return api.error(400, "bad_request", message, param=bad.param if bad else None)
+        key = presented_key(incoming)
         fault = _fault_for_model(call.model)
         if fault is not None:
-            return self.apply(fault, api, call)
+            return self.apply(fault, api, call, key)
         problem = api.schema_problem(call) if self.strict_schemas else None
         item = self.script.take(api.provider, keep_replies=problem is not None)
         if problem is not None and reaches_model(item):
             return api.error(400, "schema", problem.message, param=problem.param, code=problem.code)
-        return self.apply(item, api, call)
+        return self.apply(item, api, call, key)
 
     # -- applying scripted items -------------------------------------------------------------
 
-    def apply(self, item: Item | None, api: WireAPI, call: Call) -> Outcome:
-        """The outcome of one queued reply or fault (``None`` is the default answer)."""
+    def apply(self, item: Item | None, api: WireAPI, call: Call, key: str = "") -> Outcome:
+        """The outcome of one queued reply or fault (``None`` is the default answer).
+
+        ``key`` is the API key the request presented, repeated in messages of faults made
+        with ``echo_key=True``.
+        """
         if item is None:
             item = Auto()
+        message = _echoed(item, key)
         if isinstance(item, Raw):
             if item.frames is not None:
                 return Stream(item.status, item.frames, item.content_type, item.headers)
@@ -133,7 +139,7 @@ class App:
             return api.error(
                 item.status,
                 _reason(item.status),
-                item.message,
+                message,
                 headers=(*_retry_headers(item.retry_after, item.retry_after_ms), *item.headers),
                 retry_after=item.retry_after,
             )
@@ -145,7 +151,7 @@ class App:
             return api.error(
                 429,
                 "rate_limit",
-                item.message,
+                message,
                 headers=_retry_headers(item.retry_after, item.retry_after_ms),
                 retry_after=delay,
             )
@@ -154,11 +160,11 @@ class App:
             return api.error(
                 status,
                 "overloaded",
-                item.message,
+                message,
                 headers=_retry_headers(None, item.retry_after_ms),
             )
         if isinstance(item, Unauthorized):
-            return api.error(401, "auth", item.message)
+            return api.error(401, "auth", message)
         if isinstance(item, SchemaRejected):
             param = {
                 "openai.responses": "text.format.schema",
@@ -167,26 +173,26 @@ class App:
             return api.error(
                 400,
                 "schema",
-                item.message,
+                message,
                 param=param,
                 code="invalid_json_schema" if param else None,
             )
         if isinstance(item, Disconnect):
             return Drop()
         if isinstance(item, Slow):
-            inner = self.apply(item.then, api, call)
+            inner = self.apply(item.then, api, call, key)
             return replace(inner, delay=inner.delay + item.seconds)
         if isinstance(item, CutStream):
-            inner = self.apply(item.reply, api, call)
+            inner = self.apply(item.reply, api, call, key)
             if isinstance(inner, Stream):
                 return replace(inner, cut_after=item.after)
             return replace(inner, cut=True) if isinstance(inner, Send) else inner
         if isinstance(item, StreamError):
-            inner = self.apply(item.reply, api, call)
+            inner = self.apply(item.reply, api, call, key)
             if not isinstance(inner, Stream):
-                return api.error(500, "server", item.message)
+                return api.error(500, "server", message)
             head = inner.frames[: item.after]
-            return replace(inner, frames=(*head, api.stream_error(item.message, len(head))))
+            return replace(inner, frames=(*head, api.stream_error(message, len(head))))
         turn = resolve_turn(item, call, seed=self.seed, default_text=self.default_text)
         return api.render(call, turn)
 
@@ -262,6 +268,27 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
     if not isinstance(value, Mapping):
         return value, "The request body must be a JSON object."
     return value, None
+
+
+def presented_key(incoming: Incoming) -> str:
+    """The API key a request carries, in whichever place its SDK puts it ('' for none)."""
+    headers = incoming.headers
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    for name in ("x-api-key", "x-goog-api-key"):
+        if headers.get(name):
+            return headers[name]
+    keys = incoming.query.get("key") or []
+    return keys[0] if keys else ""
+
+
+def _echoed(item: Item, key: str) -> str | None:
+    """The message of a fault, repeating the presented key when the fault echoes it."""
+    message: str | None = getattr(item, "message", None)
+    if not getattr(item, "echo_key", False):
+        return message
+    return f"{message or 'The request failed'}. Incorrect API key provided: {key}"
 
 
 def _fault_for_model(model: str) -> Item | None:

@@ -147,6 +147,10 @@ def split_events(text: str) -> list[str]:
 
 
 # -- faults --------------------------------------------------------------------------------
+#
+# Every fault that carries a message takes ``echo_key=True``: the message then repeats the key
+# the request presented, as OpenAI-compatible servers and proxies do, so tests can check that
+# no key survives into what the client shows.
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,7 @@ class HttpError:
     retry_after: float | None = None
     retry_after_ms: int | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,7 @@ class RateLimited:
     retry_after_ms: int | None = 10
     retry_after: float | None = None
     message: str | None = None
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,7 @@ class Overloaded:
 
     retry_after_ms: int | None = None
     message: str | None = None
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,6 +196,7 @@ class Unauthorized:
     """401: the key was refused."""
 
     message: str | None = None
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +204,7 @@ class SchemaRejected:
     """400 with the provider's "invalid schema" error, whatever schema was sent."""
 
     message: str | None = None
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,6 +222,7 @@ class StreamError:
     after: int = 2
     message: str | None = None
     reply: Reply | None = None
+    echo_key: bool = False
 
 
 @dataclass(frozen=True)
