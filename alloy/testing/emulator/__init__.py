@@ -19,7 +19,9 @@ the request's schema, or text.  Queue :class:`Text`, :class:`Json`, :class:`Tool
 :class:`Refusal`, :class:`MaxTokens`, :class:`MalformedJson`, :class:`Empty` replies, or faults:
 :class:`RateLimited`, :class:`HttpError`, :class:`Overloaded`, :class:`Unauthorized`,
 :class:`SchemaRejected`, :class:`CutStream`, :class:`StreamError`, :class:`Slow`,
-:class:`Disconnect`; one item is consumed per request.  ``replay()`` queues a recorded exchange.
+:class:`Disconnect`, or :class:`Mutated` (the usual answer, mangled by a function, for fuzzing);
+faults that carry a message take ``echo_key=True`` to repeat the presented API key in it, as
+some proxies do. One item is consumed per request.  ``replay()`` queues a recorded exchange.
 Requests whose strict schemas break a provider's rules get that provider's 400 (turn this off
 with ``Emulator(strict_schemas=False)``).  Clients that cannot reach the script can ask for a
 fault by model name (``error-429``, ``error-500``, ``error-529``…).  Run
@@ -41,6 +43,7 @@ from ._script import (
     Json,
     MalformedJson,
     MaxTokens,
+    Mutated,
     Overloaded,
     Provider,
     RateLimited,
@@ -73,6 +76,7 @@ __all__ = [
     "Json",
     "MalformedJson",
     "MaxTokens",
+    "Mutated",
     "Overloaded",
     "Provider",
     "RateLimited",

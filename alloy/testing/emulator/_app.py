@@ -37,6 +37,7 @@ from ._script import (
     Disconnect,
     HttpError,
     Item,
+    Mutated,
     Overloaded,
     Provider,
     RateLimited,
@@ -187,6 +188,13 @@ class App:
             if isinstance(inner, Stream):
                 return replace(inner, cut_after=item.after)
             return replace(inner, cut=True) if isinstance(inner, Send) else inner
+        if isinstance(item, Mutated):
+            inner = self.apply(item.reply, api, call, key)
+            if isinstance(inner, Stream):
+                return replace(inner, frames=tuple(item.mutate(inner.frames)))
+            if isinstance(inner, Send):
+                return replace(inner, body=b"".join(item.mutate((inner.body,))))
+            return inner
         if isinstance(item, StreamError):
             inner = self.apply(item.reply, api, call, key)
             if not isinstance(inner, Stream):

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
@@ -238,8 +238,20 @@ class Disconnect:
     """Close the connection without sending any response."""
 
 
+@dataclass(frozen=True)
+class Mutated:
+    """Serve ``reply`` (the default answer if ``None``) rendered as usual, then passed through
+    ``mutate``: it receives the body's frames (one frame for a whole reply, one per event or
+    line for a stream) and returns the frames to send. For fuzzing what clients can read.
+    """
+
+    mutate: Callable[[tuple[bytes, ...]], tuple[bytes, ...]]
+    reply: Reply | None = None
+
+
 Reply = Union[Text, Json, ToolCalls, Refusal, MaxTokens, MalformedJson, Empty, Auto, Raw]
 Fault = Union[
+    Mutated,
     HttpError,
     RateLimited,
     Overloaded,
@@ -264,6 +276,7 @@ _ITEM_TYPES = (
     StreamError,
     Slow,
     Disconnect,
+    Mutated,
 )
 
 
@@ -273,7 +286,7 @@ def reaches_model(item: Item | None) -> bool:
         return True
     if isinstance(item, Slow):
         return reaches_model(item.then)
-    return isinstance(item, (CutStream, StreamError))
+    return isinstance(item, (CutStream, StreamError, Mutated))
 
 
 def resolve_turn(reply: Reply, call: Call, *, seed: int, default_text: str) -> Turn:

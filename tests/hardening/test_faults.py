@@ -1,0 +1,226 @@
+"""The fault matrix: every fault ends in the documented retry or a typed alloy error.
+
+Every provider x call form x every fault the emulator can inject (HTTP errors, rate limits,
+overload, refused keys and schemas, cut and failing streams, slow replies, dropped
+connections), every unusable answer (refusal, truncation, empty, malformed JSON), and raw
+bodies no API documents (empty, cut, HTML, the wrong JSON, JSON nested too deep, invalid UTF-8,
+garbled stream frames), through the real SDKs against the emulator. Each fault is run twice:
+alone with ``retries=0``, where it must end in an ``AlloyError``; and followed by a good answer
+with ``retries=1``, where a transient error must be retried into success (two requests) and
+any other must end the same way after one request. Waits are recorded, not slept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from alloy import AlloyError, CommandError, command
+from alloy.testing.emulator import (
+    CutStream,
+    Disconnect,
+    Empty,
+    Emulator,
+    HttpError,
+    Item,
+    Json,
+    MalformedJson,
+    MaxTokens,
+    Overloaded,
+    RateLimited,
+    Raw,
+    Refusal,
+    SchemaRejected,
+    Slow,
+    StreamError,
+    Text,
+    Unauthorized,
+)
+
+from .conftest import FORMS, PROVIDERS
+
+DEEP = b'{"a":' * 5000 + b"1" + b"}" * 5000
+
+FAULTS: dict[str, Callable[[], Item]] = {
+    **{f"http-{status}": (lambda s=status: HttpError(s)) for status in (400, 401, 403, 404)},
+    **{f"http-{status}": (lambda s=status: HttpError(s)) for status in (408, 409, 413, 422)},
+    **{f"http-{status}": (lambda s=status: HttpError(s)) for status in (500, 502, 503, 504)},
+    "http-529": lambda: HttpError(529),
+    "rate-limited": lambda: RateLimited(),
+    "overloaded": lambda: Overloaded(),
+    "unauthorized": lambda: Unauthorized(),
+    "schema-rejected": lambda: SchemaRejected(),
+    "cut-stream": lambda: CutStream(after=1),
+    "stream-error": lambda: StreamError(after=1),
+    "slow": lambda: Slow(0.6),
+    "disconnect": lambda: Disconnect(),
+    "refusal": lambda: Refusal(),
+    "max-tokens": lambda: MaxTokens(),
+    "empty": lambda: Empty(),
+    "malformed-json": lambda: MalformedJson(),
+    "body-empty": lambda: Raw(200, b""),
+    "body-cut": lambda: Raw(200, b'{"id": "resp_1", "output": [{"type": "mess'),
+    "body-html": lambda: Raw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html"),
+    "body-array": lambda: Raw(200, b"[]"),
+    "body-null": lambda: Raw(200, b"null"),
+    "body-wrong-shape": lambda: Raw.json({"unexpected": True, "content": "x", "choices": 7}),
+    "body-deep": lambda: Raw(200, DEEP),
+    "body-bad-utf8": lambda: Raw(200, b'{"text": "\xff\xfe\xfa"}'),
+    "body-500-text": lambda: Raw(500, b"upstream exploded", "text/plain"),
+    "frames-garbled": lambda: Raw(200, frames=(b"data: {garbage\n\n", b"data: [1, 2\n\n")),
+    "frames-wrong-shape": lambda: Raw(
+        200, frames=(b'data: {"type": 7, "choices": "x", "candidates": null}\n\n',)
+    ),
+    "frames-ndjson-garbled": lambda: Raw(
+        200, content_type="application/x-ndjson", frames=(b'{"message": {"content": 5}}\n', b"{")
+    ),
+}
+#: Faults that are answers a text command takes as they are (they are only wrong for a type);
+#: Ollama has no refusal signal, so a refusal is just its text.
+FINE_AS_TEXT = {"malformed-json"}
+FINE_AS_TEXT_ON = {"ollama": {"refusal"}}
+
+
+@dataclass
+class Weather:
+    city: str
+    temp_c: float
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Backoff waits of both drivers, recorded instead of slept."""
+    import alloy._drivers as drivers
+
+    recorded: list[float] = []
+    real_time = {name: getattr(drivers.time, name) for name in dir(drivers.time) if name[0] != "_"}
+    monkeypatch.setattr(drivers, "time", SimpleNamespace(**{**real_time, "sleep": recorded.append}))
+    real_sleep = asyncio.sleep
+
+    async def fake_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
+        if seconds:
+            recorded.append(seconds)
+        return await real_sleep(0, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "sleep", fake_sleep)
+    return recorded
+
+
+@pytest.fixture
+def keyed(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    for name, value in emu.env().items():
+        monkeypatch.setenv(name, value)
+    yield emu
+
+
+def make_command(provider: str, form: str, retries: int) -> Any:
+    model = PROVIDERS[provider][0]
+    options: dict[str, Any] = {
+        "model": model,
+        "retries": retries,
+        "max_reasks": 0,
+        "timeout": 0.2,
+        "deadline": 30,
+    }
+    if form in ("stream", "astream"):
+
+        @command(**options)
+        def text(city: str) -> str:
+            return f"Weather in {city}?"
+
+        return text
+
+    @command(output=Weather, **options)
+    def typed(city: str) -> str:
+        return f"Weather in {city}?"
+
+    return typed
+
+
+def good_answer(form: str) -> Item:
+    return Text("Sunny.") if form in ("stream", "astream") else Json({"city": "P", "temp_c": 2.0})
+
+
+async def outcome_async(cmd: Any, form: str) -> Any:
+    try:
+        if form == "acall":
+            return await cmd.acall("Paris")
+        return "".join([chunk async for chunk in cmd.astream("Paris")])
+    except Exception as error:  # the test judges what came out
+        return error
+
+
+def outcome_sync(cmd: Any, form: str) -> Any:
+    try:
+        if form == "call":
+            return cmd("Paris")
+        return "".join(cmd.stream("Paris"))
+    except Exception as error:  # the test judges what came out
+        return error
+
+
+def run_all(provider: str, form: str, plans: list[tuple[int, list[Item]]], emu: Emulator) -> list:
+    """Run one call per plan (retries, items queued for it); the outcomes and request counts."""
+    queue = PROVIDERS[provider][1]
+    results: list[tuple[Any, int]] = []
+
+    def before(items: list[Item]) -> int:
+        emu.push(queue, *items)  # type: ignore[arg-type]
+        return len(emu.requests)
+
+    if form in ("call", "stream"):
+        for retries, items in plans:
+            start = before(items)
+            value = outcome_sync(make_command(provider, form, retries), form)
+            results.append((value, len(emu.requests) - start))
+            emu.reset()
+        return results
+
+    async def all_async() -> None:
+        for retries, items in plans:
+            start = before(items)
+            value = await outcome_async(make_command(provider, form, retries), form)
+            results.append((value, len(emu.requests) - start))
+            emu.reset()
+
+    asyncio.run(all_async())
+    return results
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_every_fault_ends_in_a_retry_or_a_typed_error(
+    provider: str, form: str, keyed: Emulator, waits: list[float]
+) -> None:
+    names = sorted(FAULTS)
+    alone = run_all(provider, form, [(0, [FAULTS[n]()]) for n in names], keyed)
+    problems: list[str] = []
+    followups: list[tuple[int, list[Item]]] = []
+    fine_as_text = FINE_AS_TEXT | FINE_AS_TEXT_ON.get(provider, set())
+    for name, (outcome, _) in zip(names, alone, strict=True):
+        if form in ("stream", "astream") and name in fine_as_text:
+            if not isinstance(outcome, str):
+                problems.append(f"{name}: a text command should take it, got {outcome!r}")
+        elif not isinstance(outcome, AlloyError):
+            problems.append(f"{name}: ended in {outcome!r}, not an alloy error")
+        followups.append((1, [FAULTS[name](), good_answer(form)]))
+    again = run_all(provider, form, followups, keyed)
+    for name, (first, _), (outcome, requests) in zip(names, alone, again, strict=True):
+        if not isinstance(first, CommandError):
+            continue
+        if getattr(first, "transient", False):
+            if isinstance(outcome, Exception) or requests != 2:
+                problems.append(f"{name}: transient, but not retried into success: {outcome!r}")
+        elif type(outcome) is not type(first) or requests != 1:
+            problems.append(
+                f"{name}: {type(first).__name__} is not transient, yet with a retry left it "
+                f"ended in {outcome!r} after {requests} requests"
+            )
+    assert not problems, "\n".join(problems)
+    assert not os.environ.get("OPENAI_API_KEY", "").startswith("sk-")  # the emulator's own key
