@@ -12,9 +12,36 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
 
 FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
+_FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content_filter"))
 OutputMode = Literal["native", "tool", "prompt"]
 MediaKind = Literal["image", "pdf"]
 R = TypeVar("R")
+
+
+def _require(ok: bool, what: str, value: Any) -> None:
+    """Refuse a field of the wrong type: replies are untrusted, and a value of the wrong kind
+    caught here (inside an adapter's reading of the reply) is an unreadable reply, instead of
+    an AttributeError far away in the engine or in the caller's loop over a stream."""
+    if not ok:
+        raise TypeError(f"{what} must be {_KINDS.get(what, 'of another type')}, got {value!r:.80}")
+
+
+_KINDS = {
+    "text": "a str",
+    "tool call id": "a str",
+    "tool name": "a str",
+    "tool arguments": "a mapping",
+    "raw tool arguments": "a str or None",
+    "token count": "an int",
+    "delta index": "an int",
+    "delta id": "a str or None",
+    "delta name": "a str or None",
+    "arguments delta": "a str",
+    "finish reason": "one of stop, length, tool_calls, refusal, content_filter",
+    "model name": "a str or None",
+    "request id": "a str or None",
+    "refusal": "a str or None",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +49,9 @@ class Text:
     """Plain text, from the user or the model."""
 
     text: str
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.text, str), "text", self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +72,12 @@ class ToolCall:
     name: str
     args: Mapping[str, Any]
     raw_args: str | None = None
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.id, str), "tool call id", self.id)
+        _require(isinstance(self.name, str), "tool name", self.name)
+        _require(isinstance(self.args, Mapping), "tool arguments", self.args)
+        _require(self.raw_args is None or isinstance(self.raw_args, str), "raw tool arguments", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +181,16 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
 
+    def __post_init__(self) -> None:
+        for count in (
+            self.input_tokens,
+            self.output_tokens,
+            self.cached_tokens,
+            self.reasoning_tokens,
+            self.requests,
+        ):
+            _require(isinstance(count, int), "token count", count)
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
@@ -170,6 +216,13 @@ class Response:
     request_id: str | None = None
     refusal: str | None = None
     provider_details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _require(self.finish_reason in _FINISH_REASONS, "finish reason", self.finish_reason)
+        _require(self.model is None or isinstance(self.model, str), "model name", self.model)
+        request_id = self.request_id
+        _require(request_id is None or isinstance(request_id, str), "request id", request_id)
+        _require(self.refusal is None or isinstance(self.refusal, str), "refusal", self.refusal)
 
     @property
     def lone_text(self) -> str | None:
@@ -199,6 +252,9 @@ class TextDelta:
 
     text: str
 
+    def __post_init__(self) -> None:
+        _require(isinstance(self.text, str), "text", self.text)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
@@ -208,6 +264,12 @@ class ToolCallDelta:
     id: str | None = None
     name: str | None = None
     args_delta: str = ""
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.index, int), "delta index", self.index)
+        _require(self.id is None or isinstance(self.id, str), "delta id", self.id)
+        _require(self.name is None or isinstance(self.name, str), "delta name", self.name)
+        _require(isinstance(self.args_delta, str), "arguments delta", self.args_delta)
 
 
 @dataclass(frozen=True, slots=True)

@@ -342,7 +342,7 @@ def describe_reply(raw: Any) -> str:
         elif isinstance(raw, (Mapping, list)):
             text = json.dumps(raw, default=str)
         elif hasattr(raw, "model_dump_json"):  # an SDK's response model
-            text = raw.model_dump_json(exclude_none=True)
+            text = raw.model_dump_json(exclude_none=True, warnings=False)
         else:
             return ""
     except (ValueError, TypeError, RecursionError):

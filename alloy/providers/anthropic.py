@@ -407,8 +407,8 @@ def _as_dict(raw: Any) -> dict[str, Any]:
         return dict(raw)
     to_dict = getattr(raw, "to_dict", None)
     if callable(to_dict):
-        return dict(to_dict(mode="json", exclude_none=True))
-    return dict(raw.model_dump(mode="json", exclude_none=True))
+        return dict(to_dict(mode="json", exclude_none=True, warnings=False))
+    return dict(raw.model_dump(mode="json", exclude_none=True, warnings=False))
 
 
 def usage_from(data: Mapping[str, Any] | None) -> Usage:
