@@ -11,6 +11,7 @@ clock passed to :func:`run`, so tests push a fake one.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -316,7 +317,9 @@ class _Run:
         "usage",
     )
 
-    def __init__(self, plan: Plan, prompt: tuple[Part, ...], clock: Clock) -> None:
+    def __init__(
+        self, plan: Plan, prompt: tuple[Part, ...], clock: Clock = time.perf_counter
+    ) -> None:
         self.plan = plan
         self.prompt = prompt
         self.clock = clock
@@ -403,10 +406,16 @@ class _Run:
 
     def timed(self, request: Request, left: float) -> Request:
         """``request`` with a timeout that ends this attempt by the deadline: the smaller of the
-        configured per-request timeout and the time left."""
+        configured per-request timeout and the time left.
+
+        The time left counts in whole milliseconds, rounded up, so the microseconds between the
+        start of a call and its first request leave the configured timeout as it is (and the
+        plan's own settings object, which adapters key caches by).
+        """
         settings = request.settings
+        left = math.ceil(left * 1000) / 1000
         if settings.timeout is not None and settings.timeout <= left:
-            return request  # the plan's own settings object, unchanged (adapters cache by it)
+            return request
         return replace(request, settings=replace(settings, timeout=left))
 
     def deadline_reached(self) -> CommandError:

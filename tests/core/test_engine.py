@@ -304,3 +304,9 @@ def test_a_deadline_alone_is_each_attempts_timeout_too() -> None:
 def test_without_timeout_or_deadline_requests_are_unbounded() -> None:
     engine = timed(FakeClock())
     assert next(engine).request.settings.timeout is None
+
+
+def test_the_first_attempt_keeps_the_configured_timeout() -> None:
+    ticks = iter(1000.0 + 0.0004 * n for n in range(100))  # each reading a little later
+    engine = run(plan(timeout=7.5, retries=0), PROMPT, clock=lambda: next(ticks))
+    assert next(engine).request.settings.timeout == 7.5
