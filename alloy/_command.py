@@ -57,6 +57,7 @@ class Options(TypedDict, total=False):
     auto_finalize_missing_output: bool
     timeout: float | None
     deadline: float | None
+    tool_timeout: float | None
     extra_json: Mapping[str, Any]
     max_reasks: int
     output_mode: str

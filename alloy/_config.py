@@ -36,6 +36,8 @@ class Config:
     timeout: float | None = None
     #: Seconds the whole call may take (attempts, retry waits, tool rounds, re-asks).
     deadline: float | None = None
+    #: Seconds one tool call may run, for tools without a timeout of their own.
+    tool_timeout: float | None = None
     extra_json: Mapping[str, Any] = field(default_factory=dict)
     max_reasks: int = 1
     output_mode: OutputModeOption = "auto"
@@ -68,6 +70,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "auto_finalize_missing_output": ("ALLOY_AUTO_FINALIZE_MISSING_OUTPUT",),
     "timeout": ("ALLOY_TIMEOUT",),
     "deadline": ("ALLOY_DEADLINE",),
+    "tool_timeout": ("ALLOY_TOOL_TIMEOUT",),
     "extra_json": ("ALLOY_EXTRA_JSON",),
     "max_reasks": ("ALLOY_MAX_REASKS",),
     "output_mode": ("ALLOY_OUTPUT_MODE",),

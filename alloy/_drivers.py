@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunTools, Sleep, ToolOutcome
-from ._tools import Tool, error_result, result_content
+from ._tools import Tool, ToolTimedOut, error_result, result_content
 from ._types import Done, Response, Result, TextDelta, ToolCall, ToolResult
 from .errors import ProviderError
 from .events import Handler, logger
@@ -50,10 +50,14 @@ def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
     context = contextvars.copy_context()
 
     def target() -> None:
+        if not future.set_running_or_notify_cancel():  # cancelled before it started
+            return
         try:
-            future.set_result(context.run(fn, *args, **kwargs))
+            result = context.run(fn, *args, **kwargs)
         except BaseException as exc:  # handed to whoever waits on the future
             future.set_exception(exc)
+        else:
+            future.set_result(result)
 
     threading.Thread(target=target, name="alloy-worker", daemon=True).start()
     return future
@@ -145,87 +149,159 @@ def _finish(tool: Tool[Any], call: ToolCall, value: Any) -> ToolOutcome:
         return ToolOutcome(error_result(call, exc), exc)
 
 
-def _run_tool_sync(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcome:
-    prepared = _prepare(tools, call)
-    if isinstance(prepared, ToolOutcome):
-        return prepared
+def _time_limit(tools: Mapping[str, Tool[Any]], call: ToolCall, effect: RunTools) -> float | None:
+    """Seconds a call may run: its tool's own timeout, else ``tool_timeout``; never past the
+    call's deadline. None: no limit."""
+    tool = tools.get(call.name)
+    own = tool.timeout if tool is not None and tool.timeout is not None else effect.tool_timeout
+    if effect.time_left is None:
+        return own
+    left = max(effect.time_left, 0.0)
+    return left if own is None else min(own, left)
+
+
+def _timed_out(call: ToolCall, seconds: float) -> ToolOutcome:
+    error = ToolTimedOut(call.name, seconds)
+    return ToolOutcome(error_result(call, error), error)
+
+
+async def _within(awaitable: Any, limit: float | None, name: str) -> Any:
+    """Await ``awaitable``; past ``limit`` seconds (None: no limit), cancel it and raise
+    ToolTimedOut."""
+    import asyncio
+
+    if limit is None:
+        return await awaitable
+    task = asyncio.ensure_future(awaitable)
     try:
-        bound = prepared.bind(call)
-        value = prepared.fn(*bound.args, **bound.kwargs)
-        if inspect.isawaitable(value):
-            value = run_blocking(value)
-    except Exception as exc:
-        return ToolOutcome(error_result(call, exc), exc)
-    return _finish(prepared, call, value)
+        done, _ = await asyncio.wait((task,), timeout=limit)
+    finally:
+        if not task.done():
+            task.cancel()
+    if not done:
+        raise ToolTimedOut(name, limit)
+    return task.result()
 
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
+# -- tool calls, sync -------------------------------------------------------------------------
+
+
 def run_tools_sync(
-    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
+    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
 ) -> list[ToolOutcome]:
-    """Run tool calls; several at once on a thread pool bounded by ``limit``."""
-    if len(calls) == 1 or limit <= 1:
-        return [_run_tool_sync(tools, call) for call in calls]
-    return _run_tools_on_threads(tools, calls, limit)
+    """Run the effect's tool calls, in this thread when that is safe: one call at a time and
+    none with a time limit (which needs a thread it can walk away from)."""
+    calls = effect.calls
+    limits = [_time_limit(tools, call, effect) for call in calls]
+    if all(limit is None for limit in limits) and (len(calls) == 1 or parallel <= 1):
+        return [_run_tool_sync(tools, call, None) for call in calls]
+    return _run_tools_on_threads(tools, calls, limits, parallel)
 
 
-def _run_tools_on_threads(
-    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
-) -> list[ToolOutcome]:
-    """Each call on its own thread (see ``in_thread``), at most ``limit`` at once, in call order."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    waiting = list(enumerate(calls))
-    waiting.reverse()  # popped from the end: first call first
-    outcomes: list[ToolOutcome | None] = [None] * len(calls)
-    running: dict[Future[ToolOutcome], int] = {}
-    while waiting or running:
-        while waiting and len(running) < limit:
-            index, call = waiting.pop()
-            running[in_thread(_run_tool_sync, tools, call)] = index
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in done:
-            outcomes[running.pop(future)] = future.result()
-    return [outcome for outcome in outcomes if outcome is not None]
-
-
-async def _run_tool_async(tools: Mapping[str, Tool[Any]], call: ToolCall) -> ToolOutcome:
-    import asyncio
-
+def _run_tool_sync(
+    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
+) -> ToolOutcome:
     prepared = _prepare(tools, call)
     if isinstance(prepared, ToolOutcome):
         return prepared
     try:
         bound = prepared.bind(call)
-        if prepared.is_async:
-            value = await prepared.fn(*bound.args, **bound.kwargs)
-        else:
-            value = await asyncio.to_thread(prepared.fn, *bound.args, **bound.kwargs)
-            if inspect.isawaitable(value):
-                value = await value
+        value = prepared.fn(*bound.args, **bound.kwargs)
+        if inspect.isawaitable(value):  # an async tool: cancelled at its limit
+            value = run_blocking(_within(value, limit, call.name))
     except Exception as exc:
         return ToolOutcome(error_result(call, exc), exc)
     return _finish(prepared, call, value)
 
 
-async def run_tools_async(
-    tools: Mapping[str, Tool[Any]], calls: Sequence[ToolCall], limit: int
+def _run_tools_on_threads(
+    tools: Mapping[str, Tool[Any]],
+    calls: Sequence[ToolCall],
+    limits: Sequence[float | None],
+    parallel: int,
 ) -> list[ToolOutcome]:
-    """Run tool calls concurrently, at most ``limit`` at a time."""
+    """Each call on its own thread (see ``in_thread``), at most ``parallel`` at once, in order.
+
+    A call past its time limit is reported as timed out and its thread abandoned: Python cannot
+    stop a thread, so the tool runs on (a daemon thread, which holds up neither this call nor
+    the interpreter's exit) and no longer counts against ``parallel``.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    waiting = list(reversed(range(len(calls))))  # popped from the end: first call first
+    outcomes: list[ToolOutcome | None] = [None] * len(calls)
+    running: dict[Future[ToolOutcome], tuple[int, float | None]] = {}  # index, expiry time
+    while waiting or running:
+        while waiting and len(running) < max(1, parallel):
+            index = waiting.pop()
+            limit = limits[index]
+            expires = None if limit is None else time.monotonic() + limit
+            running[in_thread(_run_tool_sync, tools, calls[index], limit)] = (index, expires)
+        expiries = [expires for _, expires in running.values() if expires is not None]
+        next_expiry = max(0.0, min(expiries) - time.monotonic()) if expiries else None
+        wait(running, timeout=next_expiry, return_when=FIRST_COMPLETED)
+        now = time.monotonic()
+        for future, (index, expires) in list(running.items()):
+            if future.done():
+                outcomes[index] = future.result()
+            elif expires is not None and now >= expires:
+                outcomes[index] = _timed_out(calls[index], limits[index] or 0.0)
+            else:
+                continue
+            del running[future]
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+# -- tool calls, async ------------------------------------------------------------------------
+
+
+async def run_tools_async(
+    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
+) -> list[ToolOutcome]:
+    """Run the effect's tool calls concurrently, at most ``parallel`` at a time."""
     import asyncio
 
+    calls = effect.calls
     if len(calls) == 1:
-        return [await _run_tool_async(tools, calls[0])]
-    gate = asyncio.Semaphore(max(1, limit))
+        return [await _run_tool_async(tools, calls[0], _time_limit(tools, calls[0], effect))]
+    gate = asyncio.Semaphore(max(1, parallel))
 
     async def one(call: ToolCall) -> ToolOutcome:
         async with gate:
-            return await _run_tool_async(tools, call)
+            return await _run_tool_async(tools, call, _time_limit(tools, call, effect))
 
     return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
+async def _run_tool_async(
+    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
+) -> ToolOutcome:
+    prepared = _prepare(tools, call)
+    if isinstance(prepared, ToolOutcome):
+        return prepared
+    try:
+        bound = prepared.bind(call)
+        value = await _within(_call_tool(prepared, bound), limit, call.name)
+    except Exception as exc:
+        return ToolOutcome(error_result(call, exc), exc)
+    return _finish(prepared, call, value)
+
+
+async def _call_tool(tool: Tool[Any], bound: inspect.BoundArguments) -> Any:
+    """Await an async tool; run a sync one on its own thread (``in_thread``), so the event loop
+    goes on, and a tool past its limit holds up neither the loop nor ``asyncio.run``'s exit."""
+    import asyncio
+
+    if tool.is_async:
+        return await tool.fn(*bound.args, **bound.kwargs)
+    value = await asyncio.wrap_future(in_thread(tool.fn, *bound.args, **bound.kwargs))
+    if inspect.isawaitable(value):
+        value = await value
+    return value
 
 
 # -- effects other than model calls, the same in streaming and whole calls -----------------
@@ -239,7 +315,7 @@ def _carry_out_sync(
     log_content: bool,
 ) -> Any:
     if isinstance(effect, RunTools):
-        return run_tools_sync(tools, effect.calls, parallel)
+        return run_tools_sync(tools, effect, parallel)
     if isinstance(effect, Sleep):
         time.sleep(effect.seconds)
         return None
@@ -258,7 +334,7 @@ async def _carry_out_async(
     import asyncio
 
     if isinstance(effect, RunTools):
-        return await run_tools_async(tools, effect.calls, parallel)
+        return await run_tools_async(tools, effect, parallel)
     if isinstance(effect, Sleep):
         await asyncio.sleep(effect.seconds)
         return None

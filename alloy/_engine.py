@@ -103,9 +103,16 @@ class CallModel:
 
 @dataclass(frozen=True, slots=True)
 class RunTools:
-    """Run these tool calls; the driver sends back one ``ToolOutcome`` per call, in order."""
+    """Run these tool calls; the driver sends back one ``ToolOutcome`` per call, in order.
+
+    A call may run for its tool's own timeout, else ``tool_timeout``, and never longer than
+    ``time_left`` (until the call's deadline); None is no limit. One past its limit is a
+    timed-out outcome.
+    """
 
     calls: tuple[ToolCall, ...]
+    tool_timeout: float | None = None
+    time_left: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -560,7 +567,9 @@ class _Run:
             checked.append(
                 (yield from self.emit(partial(ToolCallStarted, name, cid, call), tool_rails, call))
             )
-        outcomes: Sequence[ToolOutcome] = yield RunTools(tuple(checked))
+        outcomes: Sequence[ToolOutcome] = yield RunTools(
+            tuple(checked), self.config.tool_timeout, self.time_left()
+        )
         raise_caller_mistakes(outcomes)
         results = []
         for call, outcome in zip(checked, outcomes, strict=True):

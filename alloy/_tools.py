@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from ._config import _MAX_SECONDS
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._types import ToolCall, ToolDefinition, ToolResult
@@ -69,7 +70,12 @@ class Tool(Generic[R]):
     """A function offered to the model. Calling the Tool calls the function unchanged."""
 
     def __init__(
-        self, fn: Callable[..., R], *, name: str | None = None, description: str | None = None
+        self,
+        fn: Callable[..., R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {fn!r}")
@@ -79,6 +85,8 @@ class Tool(Generic[R]):
             raise ConfigurationError(
                 f"Tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (provider rule)"
             )
+        #: Seconds one call may run (None: the command's ``tool_timeout``, if any).
+        self.timeout = _checked_timeout(timeout, self.name)
         self.signature = inspect.signature(fn)
         doc = inspect.getdoc(fn) or ""
         summary, param_docs = _parse_docstring(doc)
@@ -128,11 +136,31 @@ class ToolInputError(Exception):
     """The model sent arguments that do not fit the tool's signature."""
 
 
+class ToolTimedOut(Exception):
+    """A tool call ran past its timeout (or the call's deadline); reported to the model."""
+
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(f"tool {name!r} timed out after {round(seconds, 3):g} s")
+
+
+def _checked_timeout(timeout: Any, name: str) -> float | None:
+    """A tool's own timeout: None, or seconds that are positive, finite and at most a week."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ConfigurationError(f"Tool {name!r}: timeout must be a number of seconds")
+    if not 0 < timeout <= _MAX_SECONDS:  # also refuses nan, which compares false
+        raise ConfigurationError(
+            f"Tool {name!r}: timeout must be positive and at most {_MAX_SECONDS} seconds (a week)"
+        )
+    return float(timeout)
+
+
 @overload
 def tool(fn: Callable[..., R], /) -> Tool[R]: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None
 ) -> Callable[[Callable[..., R]], Tool[R]]: ...
 def tool(
     fn: Callable[..., R] | None = None,
@@ -140,11 +168,16 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool[R] | Callable[[Callable[..., R]], Tool[R]]:
-    """Make a function available to commands as a tool (``@tool`` or ``@tool(name=...)``)."""
+    """Make a function available to commands as a tool (``@tool`` or ``@tool(name=...)``).
+
+    ``timeout`` is how many seconds one call may run; past it the model is told the tool timed
+    out (see ``tool_timeout`` for a default of every tool of a command).
+    """
     if fn is not None:
         return Tool(fn)
-    return lambda f: Tool(f, name=name, description=description)
+    return lambda f: Tool(f, name=name, description=description, timeout=timeout)
 
 
 def as_tool(obj: Any) -> Tool[Any]:
@@ -210,7 +243,7 @@ def result_content(value: Any) -> str:
 
 def error_result(call: ToolCall, error: BaseException) -> ToolResult:
     """A tool failure as the model sees it: the error type and message."""
-    if isinstance(error, (ToolInputError, ContractViolation)):
+    if isinstance(error, (ToolInputError, ContractViolation, ToolTimedOut)):
         text = f"Error: {error}"
     else:
         text = f"Error: {type(error).__name__}: {error}"

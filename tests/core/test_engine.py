@@ -306,6 +306,27 @@ def test_without_timeout_or_deadline_requests_are_unbounded() -> None:
     assert next(engine).request.settings.timeout is None
 
 
+def test_tool_runs_are_told_the_tool_timeout_and_the_time_left() -> None:
+    clock = FakeClock()
+    engine = timed(clock, tool_timeout=3, timeout=10, retries=0)
+    next(engine)
+    clock.now += 4
+    calls = (ToolCall("1", "add", {}),)
+    assert engine.send(Response(calls, finish_reason="tool_calls")) == RunTools(
+        calls, tool_timeout=3, time_left=6
+    )
+    clock.now += 1
+    after = engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    assert after.request.settings.timeout == pytest.approx(5)
+
+
+def test_without_a_deadline_tools_are_told_no_time_left() -> None:
+    engine = timed(FakeClock())
+    next(engine)
+    calls = (ToolCall("1", "add", {}),)
+    assert engine.send(Response(calls, finish_reason="tool_calls")) == RunTools(calls)
+
+
 def test_the_first_attempt_keeps_the_configured_timeout() -> None:
     ticks = iter(1000.0 + 0.0004 * n for n in range(100))  # each reading a little later
     engine = run(plan(timeout=7.5, retries=0), PROMPT, clock=lambda: next(ticks))
