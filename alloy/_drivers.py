@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import math
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
@@ -149,15 +150,23 @@ def _finish(tool: Tool[Any], call: ToolCall, value: Any) -> ToolOutcome:
         return ToolOutcome(error_result(call, exc), exc)
 
 
-def _time_limit(tools: Mapping[str, Tool[Any]], call: ToolCall, effect: RunTools) -> float | None:
-    """Seconds a call may run: its tool's own timeout, else ``tool_timeout``; never past the
-    call's deadline. None: no limit."""
+def _timeout(tools: Mapping[str, Tool[Any]], call: ToolCall, effect: RunTools) -> float | None:
+    """The call's tool timeout: its tool's own, else the command's ``tool_timeout``, or None."""
     tool = tools.get(call.name)
-    own = tool.timeout if tool is not None and tool.timeout is not None else effect.tool_timeout
-    if effect.time_left is None:
-        return own
-    left = max(effect.time_left, 0.0)
-    return left if own is None else min(own, left)
+    return tool.timeout if tool is not None and tool.timeout is not None else effect.tool_timeout
+
+
+def _deadline(effect: RunTools) -> float | None:
+    """When the call's deadline comes, on ``time.monotonic``; None without one."""
+    return None if effect.time_left is None else time.monotonic() + effect.time_left
+
+
+def _limit(timeout: float | None, deadline: float | None) -> float | None:
+    """Seconds a tool call starting now may run: its timeout, cut at the call's deadline."""
+    if deadline is None:
+        return timeout
+    left = max(deadline - time.monotonic(), 0.0)
+    return left if timeout is None else min(timeout, left)
 
 
 def _timed_out(call: ToolCall, seconds: float) -> ToolOutcome:
@@ -196,10 +205,12 @@ def run_tools_sync(
     """Run the effect's tool calls, in this thread when that is safe: one call at a time and
     none with a time limit (which needs a thread it can walk away from)."""
     calls = effect.calls
-    limits = [_time_limit(tools, call, effect) for call in calls]
-    if all(limit is None for limit in limits) and (len(calls) == 1 or parallel <= 1):
+    timeouts = [_timeout(tools, call, effect) for call in calls]
+    deadline = _deadline(effect)
+    unlimited = deadline is None and all(timeout is None for timeout in timeouts)
+    if unlimited and (len(calls) == 1 or parallel <= 1):
         return [_run_tool_sync(tools, call, None) for call in calls]
-    return _run_tools_on_threads(tools, calls, limits, parallel)
+    return _run_tools_on_threads(tools, calls, timeouts, deadline, parallel)
 
 
 def _run_tool_sync(
@@ -221,7 +232,8 @@ def _run_tool_sync(
 def _run_tools_on_threads(
     tools: Mapping[str, Tool[Any]],
     calls: Sequence[ToolCall],
-    limits: Sequence[float | None],
+    timeouts: Sequence[float | None],
+    deadline: float | None,
     parallel: int,
 ) -> list[ToolOutcome]:
     """Each call on its own thread (see ``in_thread``), at most ``parallel`` at once, in order.
@@ -234,22 +246,23 @@ def _run_tools_on_threads(
 
     waiting = list(reversed(range(len(calls))))  # popped from the end: first call first
     outcomes: list[ToolOutcome | None] = [None] * len(calls)
-    running: dict[Future[ToolOutcome], tuple[int, float | None]] = {}  # index, expiry time
+    # index, time limit and when it runs out (on time.monotonic) of each running call
+    running: dict[Future[ToolOutcome], tuple[int, float | None, float]] = {}
     while waiting or running:
         while waiting and len(running) < max(1, parallel):
             index = waiting.pop()
-            limit = limits[index]
-            expires = None if limit is None else time.monotonic() + limit
-            running[in_thread(_run_tool_sync, tools, calls[index], limit)] = (index, expires)
-        expiries = [expires for _, expires in running.values() if expires is not None]
-        next_expiry = max(0.0, min(expiries) - time.monotonic()) if expiries else None
-        wait(running, timeout=next_expiry, return_when=FIRST_COMPLETED)
+            limit = _limit(timeouts[index], deadline)
+            expires = math.inf if limit is None else time.monotonic() + limit
+            running[in_thread(_run_tool_sync, tools, calls[index], limit)] = (index, limit, expires)
+        first_expiry = min(expires for _, _, expires in running.values())
+        wait_for = None if first_expiry == math.inf else max(0.0, first_expiry - time.monotonic())
+        wait(running, timeout=wait_for, return_when=FIRST_COMPLETED)
         now = time.monotonic()
-        for future, (index, expires) in list(running.items()):
+        for future, (index, limit, expires) in list(running.items()):
             if future.done():
                 outcomes[index] = future.result()
-            elif expires is not None and now >= expires:
-                outcomes[index] = _timed_out(calls[index], limits[index] or 0.0)
+            elif now >= expires and limit is not None:
+                outcomes[index] = _timed_out(calls[index], limit)
             else:
                 continue
             del running[future]
@@ -265,16 +278,21 @@ async def run_tools_async(
     """Run the effect's tool calls concurrently, at most ``parallel`` at a time."""
     import asyncio
 
-    calls = effect.calls
-    if len(calls) == 1:
-        return [await _run_tool_async(tools, calls[0], _time_limit(tools, calls[0], effect))]
-    gate = asyncio.Semaphore(max(1, parallel))
+    deadline = _deadline(effect)
 
     async def one(call: ToolCall) -> ToolOutcome:
-        async with gate:
-            return await _run_tool_async(tools, call, _time_limit(tools, call, effect))
+        return await _run_tool_async(tools, call, _limit(_timeout(tools, call, effect), deadline))
 
-    return list(await asyncio.gather(*(one(call) for call in calls)))
+    calls = effect.calls
+    if len(calls) == 1:
+        return [await one(calls[0])]
+    gate = asyncio.Semaphore(max(1, parallel))
+
+    async def gated(call: ToolCall) -> ToolOutcome:
+        async with gate:
+            return await one(call)
+
+    return list(await asyncio.gather(*(gated(call) for call in calls)))
 
 
 async def _run_tool_async(

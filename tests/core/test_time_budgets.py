@@ -29,6 +29,7 @@ from alloy import (
 )
 from alloy._tools import ToolTimedOut
 from alloy._types import ToolResult
+from alloy.events import ToolCallFinished
 from alloy.providers import clear_model_cache
 from alloy.testing import override_model, script, tool_call, tool_results
 from alloy.testing.emulator import Emulator, Json, RateLimited
@@ -204,6 +205,24 @@ def test_the_deadline_stops_a_tool_without_a_timeout(call: Call, release: thread
     with override_model(model), pytest.raises(ProviderTimeoutError, match=r"deadline of 0\.3 s"):
         call(go)
     assert len(model.requests) == 1
+
+
+@HANG_GUARD
+def test_tool_calls_waiting_for_a_turn_are_cut_at_the_deadline_too(
+    call: Call, release: threading.Event
+) -> None:
+    @command(tools=[stuck_tool(release)], deadline=0.3, parallel_tools_max=1)
+    def go() -> str:
+        return "go"
+
+    finished: list[str] = []
+    go.subscribe(lambda event: finished.append(event.result.content), ToolCallFinished)
+    calls = [tool_call("stuck", id="1"), tool_call("stuck", id="2")]
+    with override_model(script(calls)), pytest.raises(ProviderTimeoutError):
+        call(go)
+    # The first used up the time left; the second, started after it, got none.
+    assert finished[0].startswith("Error: tool 'stuck' timed out after")
+    assert finished[1] == "Error: tool 'stuck' timed out after 0 s"
 
 
 HUNG_FOREVER = """
