@@ -5,6 +5,10 @@ schema: their ``instructions`` go into the system prompt and ``parse`` extracts 
 the reply. Extraction is strict where a guess would be wrong (two code blocks, both yes and no)
 and tolerant of what real replies wrap around the answer (reasoning first, markdown emphasis,
 indentation). A failed extraction raises InvalidOutput, so the model is asked again.
+
+A reply is untrusted input, so every parser here takes time linear in its length: the regular
+expressions are written so that each character can be matched one way only (no two repeats
+compete for the same run of blanks), and longer scans are done by hand, line by line.
 """
 
 from __future__ import annotations
@@ -30,7 +34,12 @@ _DECOR = re.compile(r"[*_`#>\"'\u201c\u201d\u2018\u2019()\[\]]")
 _WORD = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _ALONE = re.compile(r"^\W*(yes|no)\W*$", re.IGNORECASE)
 _MARKED = re.compile(r"\banswer\b\W{0,3}(?:is\W{0,3})?(yes|no)\b", re.IGNORECASE)
-_LEADING = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)(yes|no)(?=[,.!;:]|\s*$)", re.IGNORECASE)
+# A yes/no that starts the reply, a sentence or a line. The line case is matched from the start of
+# its run of blanks only (the lookbehind), so a long run of newlines is crossed once, not once
+# per newline.
+_LEADING = re.compile(
+    r"(?:^|[.!?:;]\s+|(?<!\s)[^\S\n]*\n\s*)(yes|no)(?=[,.!;:]|\s*$)", re.IGNORECASE
+)
 _UNSURE = re.compile(
     r"\b(?:do(?:es)?\s*n(?:o|'|\u2019)?t\s+know|not\s+sure|unsure|no\s+idea|uncertain|"
     r"unclear|it\s+depends|can(?:no|'|\u2019)?t\s+(?:tell|say|determine|answer|know)|"
@@ -94,7 +103,12 @@ class YesNo:
 
 # -- code -------------------------------------------------------------------------------
 
-_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*([^`\s]*)[^`\n]*$")
+# Both patterns are unambiguous: each run of characters can be matched one way only, so a line
+# that does not match fails at once instead of backtracking (a line of tildes ending in a
+# backtick used to take cubic time).
+_OPENING_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+_CLOSING_FENCE = re.compile(r" {0,3}(`+|~+)[ \t]*")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _ALIASES = {
     "py": "python",
     "python3": "python",
@@ -115,6 +129,52 @@ def _lang(tag: str) -> str:
     return _ALIASES.get(tag, tag)
 
 
+@dataclass(frozen=True)
+class _Fence:
+    """An opening code fence: its indentation, character, length and language tag."""
+
+    indent: int
+    char: str
+    length: int
+    tag: str
+
+    def closed_by(self, line: str) -> bool:
+        """A closing fence: the same character, at least as long, nothing after but blanks."""
+        match = _CLOSING_FENCE.fullmatch(line)
+        if match is None:
+            return False
+        fence = match.group(1)
+        return fence[0] == self.char and len(fence) >= self.length
+
+
+def _opening_fence(line: str) -> _Fence | None:
+    """The fence ``line`` opens, by CommonMark's rules: up to three spaces, three or more
+    backticks or tildes, then an info string whose first word is the language. After backticks
+    the info string may not hold a backtick (```` ```inline``` ```` is code, not a fence)."""
+    match = _OPENING_FENCE.match(line)
+    if match is None:
+        return None
+    indent, fence, info = match.groups()
+    if fence[0] == "`" and "`" in info:
+        return None
+    words = info.split(None, 1)
+    return _Fence(len(indent), fence[0], len(fence), words[0] if words else "")
+
+
+def _markdown_lines(text: str) -> list[str]:
+    """The lines of ``text`` at CommonMark's line endings only: ``str.splitlines`` also splits
+    at form feeds and Unicode line separators, which code and JSON strings may hold."""
+    lines = _LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _dedent(line: str, indent: int) -> str:
+    """``line`` without up to ``indent`` leading spaces (the opening fence's indentation)."""
+    return line[min(indent, len(line) - len(line.lstrip(" "))) :]
+
+
 def code_blocks(text: str) -> list[tuple[str, str]]:
     """(language tag, content) of each fenced code block, by CommonMark's fence rules.
 
@@ -122,22 +182,18 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     (so a fence inside a longer fence is content); an unclosed block runs to the end.
     """
     blocks: list[tuple[str, str]] = []
-    lines = text.splitlines()
+    lines = _markdown_lines(text)
     i = 0
     while i < len(lines):
-        opening = _OPEN.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        indent, fence, tag = len(opening.group(1)), opening.group(2), opening.group(3)
-        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        body: list[str] = []
+        fence = _opening_fence(lines[i])
         i += 1
-        while i < len(lines) and not closing.match(lines[i]):
-            line = lines[i]
-            body.append(line[min(indent, len(line) - len(line.lstrip(" "))) :])
+        if fence is None:
+            continue
+        body: list[str] = []
+        while i < len(lines) and not fence.closed_by(lines[i]):
+            body.append(_dedent(lines[i], fence.indent))
             i += 1
-        blocks.append((tag, "\n".join(body)))
+        blocks.append((fence.tag, "\n".join(body)))
         i += 1
     return blocks
 
@@ -210,8 +266,22 @@ class Task:
     done: bool = False
 
 
-_TASK = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+\[( |x|X)\]\s+(.*?)\s*$")
+# The task's text is taken to the end of the line and stripped in Python: a lazy ``(.*?)\s*$``
+# rescans the blanks after every word, which is quadratic on a long gap.
+_TASK = re.compile(r"(\s*)(?:[-*+]|\d{1,9}[.)])\s+\[( |x|X)\]\s+(.*)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+
+
+@dataclass
+class _Draft:
+    """A task being read: its text arrives in parts (continuation lines), joined once at the end
+    so that many continuation lines cost linear time, not a copy of the text per line."""
+
+    parts: list[str]
+    done: bool
+
+    def task(self) -> Task:
+        return Task(" ".join(self.parts), self.done)
 
 
 @dataclass(frozen=True)
@@ -242,8 +312,8 @@ class TaskList:
         return self.formatting_instructions()
 
     def parse(self, text: str) -> list[Task]:
-        groups: list[list[Task]] = []
-        current: list[Task] | None = None
+        groups: list[list[_Draft]] = []
+        current: list[_Draft] | None = None
         indent = 0
         for line in text.splitlines():
             match = _TASK.match(line)
@@ -252,12 +322,11 @@ class TaskList:
                     current = []
                     groups.append(current)
                 indent = len(match.group(1))
-                current.append(Task(match.group(3), match.group(2) != " "))
+                current.append(_Draft([match.group(3).rstrip()], match.group(2) != " "))
             elif not line.strip():
                 continue
             elif current and len(line) - len(line.lstrip()) > indent and not _ITEM.match(line):
-                last = current[-1]
-                current[-1] = Task(f"{last.text} {line.strip()}", last.done)
+                current[-1].parts.append(line.strip())
             elif current is not None and not _ITEM.match(line):
                 current = None  # prose ends the list
         if not groups:
@@ -270,10 +339,13 @@ class TaskList:
                 f"Model output has {len(groups)} separate task lists",
                 f"the reply has {len(groups)} separate task lists; give exactly one list",
             )
-        return groups[0]
+        return [draft.task() for draft in groups[0]]
 
 
 # -- bounded text -----------------------------------------------------------------------
+
+
+_LONGEST_EXAMPLE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -310,10 +382,15 @@ class BoundedText:
         return f"Answer in plain text of {self._bounds()}."
 
     def example(self) -> str:
-        """A reply this format accepts, for stand-in models such as the offline one."""
+        """A reply this format accepts, for stand-in models such as the offline one.
+
+        A stand-in writes about a million characters at most: a larger ``min`` (a spec may ask
+        for 10**20) is not met, and the call fails as it would with a real model.
+        """
         text = "[alloy offline model] stand-in text."
         if self.min is not None and len(text) < self.min:
-            text = (text + " lorem") * (self.min // len(text) + 1)
+            wanted = min(self.min, _LONGEST_EXAMPLE)
+            text = (text + " lorem") * (wanted // len(text) + 1)
         return text[: self.max].strip() if self.max is not None else text
 
     @property
@@ -335,7 +412,11 @@ class BoundedText:
 
 # -- key: value -------------------------------------------------------------------------
 
-_KEY_DECOR = r"[ \t]*(?:(?:[-*+>]|\d{1,9}[.)]|#{1,6})[ \t]+)?(?P<open>\*\*|__|\*|_)?[ \t]*"
+# Each run of blanks belongs to exactly one ``[ \t]*`` (an optional marker takes its blanks with
+# it), so a line that is not a key line fails in linear time. Two stars next to each other
+# around an optional group made "blanks, a key, blanks and no colon" cubic.
+_EMPHASIS = r"\*\*|__|\*|_"
+_KEY_DECOR = rf"[ \t]*(?:(?:[-*+>]|\d{{1,9}}[.)]|#{{1,6}})[ \t]+)?(?:(?P<open>{_EMPHASIS})[ \t]*)?"
 
 
 @dataclass(frozen=True)
@@ -377,8 +458,8 @@ class KeyValues:
     def _pattern(self) -> re.Pattern[str]:
         names = "|".join(re.escape(k) for k in sorted(self.keys, key=len, reverse=True))
         return re.compile(
-            rf"^{_KEY_DECOR}(?P<key>{names})[ \t]*(?P<close>\*\*|__|\*|_)?[ \t]*:"
-            r"[ \t]*(?:\*\*|__|\*|_)?[ \t]*(?P<value>.*)$",
+            rf"{_KEY_DECOR}(?P<key>{names})[ \t]*(?:(?P<close>{_EMPHASIS})[ \t]*)?:"
+            rf"[ \t]*(?:(?:{_EMPHASIS})[ \t]*)?(?P<value>.*)",
             re.IGNORECASE,
         )
 

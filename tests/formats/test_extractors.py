@@ -7,7 +7,7 @@ import pytest
 
 from alloy import ConfigurationError
 from alloy._output import InvalidOutput
-from alloy.formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
+from alloy.formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo, code_blocks
 
 # -- yes / no ---------------------------------------------------------------------------
 
@@ -141,6 +141,21 @@ def test_code_errors(fmt: Code, reply: str, feedback: str) -> None:
     assert info.value.feedback == feedback
 
 
+@pytest.mark.parametrize(
+    ("text", "blocks"),
+    [
+        ("~~~ py `x`\ncode\n~~~", [("py", "code")]),  # a tilde info string may hold backticks
+        ("``` py `x`\ncode\n```", [("", "")]),  # a backtick one may not: the last line opens
+        ("~" * 10_000 + "`", [("`", "")]),
+        ("```js\na\u2028b\fc\n```", [("js", "a\u2028b\fc")]),  # only \n, \r\n, \r end lines
+        ("```\r\na\r\nb\r\n```\r\n", [("", "a\nb")]),
+        ("    ```\nindented four: not a fence\n", []),
+    ],
+)
+def test_code_blocks_follow_commonmark(text: str, blocks: list[tuple[str, str]]) -> None:
+    assert code_blocks(text) == blocks
+
+
 # -- task list --------------------------------------------------------------------------
 
 
@@ -212,6 +227,11 @@ def test_bounded_text() -> None:
         BoundedText(max=3).parse("four")
     with pytest.raises(ConfigurationError, match="greater than max"):
         BoundedText(min=5, max=1)
+
+
+def test_bounded_text_stand_in_reply_for_an_absurd_min_stays_small() -> None:
+    assert len(BoundedText(min=200).example()) >= 200
+    assert len(BoundedText(min=10**20).example()) < 2_000_000  # not an OverflowError
 
 
 # -- key: value -------------------------------------------------------------------------

@@ -1,0 +1,165 @@
+"""Every text parser runs in time linear (or n log n) in the length of its input.
+
+This is a complexity check, not a speed target. A parser gets the same short unit repeated to
+about n characters, then to 2n, 4n, 8n and 16n, and fails when the time at 16n is more than 40
+times the time at n (linear growth is about 16x, quadratic 256x); the steps on the way allow the
+same slack in proportion, so a cubic parser fails after one step instead of hanging the run.
+Times are the best of three runs with the garbage collector off, and a failure counts only when
+it repeats (a busy machine makes noise that comes and goes); times under a couple of
+milliseconds are too small to tell and pass.
+
+Hypothesis builds the units from pieces each parser's grammar gives meaning to; the inputs that
+were once super-linear are listed as data below. ``make fuzz`` (``--fuzz-scale=50``) tries many
+more units, at twice the size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from alloy._output import InvalidOutput
+from alloy.errors import ConfigurationError
+from alloy.formats import BoundedText, Code, KeyValues, TaskList, YesNo
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::alloy.checks.SpecWarning")]
+
+Parse = Callable[[str], object]
+Build = Callable[[int], str]
+
+FLOOR = 0.002  # seconds: below this, timer noise and cache effects dominate
+LIMIT = 40.0  # allowed time ratio at 16 times the size
+STEPS = (2, 4, 8, 16)
+SLOW_RUN = 0.5  # seconds: one run this slow needs no repeats to be trusted
+
+PARSERS: dict[str, Parse] = {
+    "yesno": YesNo().parse,
+    "code": Code().parse,
+    "code-python": Code("python").parse,
+    "tasklist": TaskList().parse,
+    "keyvalues": KeyValues(["Thought", "Answer", "Final Answer"]).parse,
+    "bounded-text": BoundedText(min=1, max=100).parse,
+}
+
+# The pieces each parser's units are made of: what its grammar gives meaning to.
+ALPHABETS: dict[str, list[str]] = {
+    "yesno": [
+        "yes", "no", "Yes", "NO", "answer", "is", "I don't know", "not sure", "do", "n't",
+        " ", "  ", "\t", "\n", ".", "!", "?", ":", ";", ",", "*", "_", "`", '"', "(", "#", ">", "a",
+    ],
+    "code": ["`", "```", "~", "~~~", " ", "   ", "\t", "\n", "\r", "python", "py", "x", "{"],
+    "code-python": ["`", "```", "~~~", " ", "\n", "python", "js", "x"],
+    "tasklist": [
+        "-", "*", "+", "1.", "2)", " ", "  ", "\t", "\n", "[", "]", "[ ]", "[x]", "X", "a", "- [ ] ",
+    ],
+    "keyvalues": [
+        "Thought", "Answer", "Final Answer", "answer", ":", " ", "  ", "\t", "\n", "*", "**", "_",
+        "__", "-", "#", ">", "1.", "x",
+    ],
+    "bounded-text": [" ", "\n", "x", "\t"],
+}  # fmt: skip
+
+# Inputs that once took super-linear time, kept as regressions. One more was slow without
+# growing faster than linear: a task's continuation lines were each copied with all the text
+# before them.
+WORST_CASES: dict[str, tuple[str, Build]] = {
+    "a line of tildes ending in a backtick": ("code", lambda k: "~" * k + "`"),
+    "blanks, a key, blanks and no colon": ("keyvalues", lambda k: " " * k + "Answer" + " " * k),
+    "a run of newlines between words": ("yesno", lambda k: "a" + "\n " * k + "a"),
+    "a task with a long gap of blanks": ("tasklist", lambda k: "- [ ] a" + " " * k + "b"),
+    "a task with many continuation lines": ("tasklist", lambda k: "- [ ] a\n" + "  more\n" * k),
+}
+
+
+def _size(fuzz_scale: int) -> int:
+    return 2048 if fuzz_scale == 1 else 4096
+
+
+def _run(parse: Parse, text: str) -> None:
+    with contextlib.suppress(InvalidOutput, ConfigurationError):
+        parse(text)
+
+
+def _best_time(parse: Parse, text: str, runs: int = 3) -> float:
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(runs):
+            start = time.perf_counter()
+            _run(parse, text)
+            best = min(best, time.perf_counter() - start)
+            if best > SLOW_RUN:
+                break
+    finally:
+        gc.enable()
+    return best
+
+
+def _units_for(build: Build, size: int) -> int:
+    """How many repetitions make the input about ``size`` characters long."""
+    per_unit = max(1.0, (len(build(101)) - len(build(1))) / 100)
+    return max(1, round(size / per_unit))
+
+
+def _too_slow(base: float, elapsed: float, factor: int) -> bool:
+    return elapsed > FLOOR and elapsed > base * LIMIT * factor / STEPS[-1]
+
+
+def _growth_failure(parse: Parse, build: Build, size: int) -> str | None:
+    """Why the time grows too fast from ``size`` to 16 times it, or None when it does not."""
+    units = _units_for(build, size)
+    small = build(units)
+    base = _best_time(parse, small)
+    for factor in STEPS:
+        large = build(units * factor)
+        elapsed = _best_time(parse, large)
+        if _too_slow(base, elapsed, factor):
+            return (
+                f"{factor}x the input ({len(small)} -> {len(large)} characters) took "
+                f"{elapsed / base:.0f}x the time ({base * 1e3:.2f} -> {elapsed * 1e3:.1f} ms); "
+                f"linear growth is about {factor}x. Input starts: {large[:60]!r}"
+            )
+    return None
+
+
+def assert_linear(parse: Parse, build: Build, size: int, attempts: int = 3) -> None:
+    """Fails when every attempt finds super-linear growth: noise from a busy machine comes and
+    goes, a quadratic parser fails every time."""
+    for attempt in range(attempts):
+        failure = _growth_failure(parse, build, size)
+        if failure is None:
+            return
+        if attempt == attempts - 1:
+            pytest.fail(failure)
+
+
+@pytest.mark.parametrize(("parser", "build"), WORST_CASES.values(), ids=list(WORST_CASES))
+def test_known_worst_cases_grow_linearly(parser: str, build: Build, fuzz_scale: int) -> None:
+    assert_linear(PARSERS[parser], build, _size(fuzz_scale))
+
+
+def _units(pieces: list[str]) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(pieces), min_size=1, max_size=8).map("".join)
+
+
+@pytest.mark.parametrize("parser", sorted(PARSERS))
+def test_parsers_grow_linearly_on_adversarial_units(parser: str, fuzz_scale: int) -> None:
+    @settings(
+        max_examples=10 * fuzz_scale,
+        deadline=None,
+        database=None,
+        derandomize=fuzz_scale == 1,  # the suite always runs the same units
+        phases=[Phase.explicit, Phase.generate],  # shrinking a timing failure is slow and noisy
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(unit=_units(ALPHABETS[parser]))
+    def check(unit: str) -> None:
+        assert_linear(PARSERS[parser], lambda k: unit * k, _size(fuzz_scale))
+
+    check()
