@@ -1,11 +1,15 @@
 """Find the JSON in a free-text reply, for models that cannot enforce a schema natively.
 
-Tried in order: the whole text, fenced code blocks (```json or untagged), then bracket-balanced
-``{...}``/``[...]`` spans in the prose (looking inside a span that is not JSON itself). Reasoning
-blocks (``<think>...</think>``) are ignored. Objects win over arrays, since every schema alloy
+Tried in order: the whole text, fenced code blocks (```json or untagged, by CommonMark's fence
+rules), then bracket-balanced ``{...}``/``[...]`` spans in the prose (looking inside a span that
+does not even start like JSON). Reasoning blocks (``<think>...</think>``) are ignored. Objects win over arrays, since every schema alloy
 sends has an object at its root (so a citation like ``[1]`` is not a candidate). Python-style
 literals (single quotes, ``True``, trailing commas) are accepted as a last resort. Several
 *different* candidates are an error rather than a guess.
+
+Replies are untrusted input, so every step takes time linear in the reply (each character is
+parsed as JSON at most once), and JSON nested too deeply to load is an InvalidOutput like any
+other unreadable reply, never a RecursionError.
 """
 
 from __future__ import annotations
@@ -13,43 +17,44 @@ from __future__ import annotations
 import ast
 import json
 import re
+from bisect import bisect_left
 from typing import Any
 
 from ._output import InvalidOutput
+from .formats import code_blocks
 
-_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(
-    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)"
-    r"(?:\n[ \t]{0,3}(?P=fence)[`~]*[ \t]*(?:$|\n)|\Z)",
-    re.DOTALL | re.MULTILINE,
-)
+_REASONING_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE | re.ASCII)
+_REASONING_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE | re.ASCII)
 _JSON_TAGS = frozenset({"", "json", "jsonc", "json5", "javascript", "js"})
 _CLOSE = {"{": "}", "[": "]"}
+_SPACE = " \t\r\n\f\v"
+_STRING_PREFIX = re.compile(r"[rRuU][\"']")  # {u'a': 1}, a Python string with a prefix
+_WORD_VALUE = re.compile(r"(?:true|false|null|True|False|None|NaN|Infinity)\b")
 ASK = "answer with the JSON value only"
 
 
 def extract_json(text: str) -> str:
     """Return the one JSON value in ``text`` as a string, or raise InvalidOutput."""
-    text = _REASONING.sub("", text).strip().lstrip("\ufeff")
+    text = _without_reasoning(text).strip().lstrip("\ufeff")
     whole = _load(text)
     if isinstance(whole, (dict, list)):
         return text
     if isinstance(whole, str) and isinstance(_load(whole.strip()), dict):
         return whole.strip()  # the JSON was sent as a JSON string
 
-    fenced = [m.group("body") for m in _FENCE.finditer(text) if _tag(m) in _JSON_TAGS]
-    candidates = [c for c in (b.strip() for b in fenced) if _is_container(c)]
-    broken = [b.strip() for b in fenced]
+    fenced = [body.strip() for tag, body in code_blocks(text) if tag.lower() in _JSON_TAGS]
+    candidates = [(body, value) for body in fenced if (value := _container(body)) is not None]
+    broken = fenced
     if not candidates:
         spans, python, invalid = _scan(text)
         candidates = spans or python
         broken = broken or invalid
-    if any(c.startswith("{") for c in candidates):
-        candidates = [c for c in candidates if c.startswith("{")]
+    if any(c.startswith("{") for c, _ in candidates):
+        candidates = [(c, v) for c, v in candidates if c.startswith("{")]
 
-    distinct = list(dict.fromkeys(json.dumps(json.loads(c), sort_keys=True) for c in candidates))
+    distinct = list(dict.fromkeys(_fingerprint(c, v) for c, v in candidates))
     if len(distinct) == 1:
-        return candidates[0]
+        return candidates[0][0]
     if distinct:
         raise InvalidOutput(
             f"Found {len(distinct)} different JSON values in the model output",
@@ -60,56 +65,104 @@ def extract_json(text: str) -> str:
     raise InvalidOutput("No JSON found in the model output", _why_not(broken, bool(fenced)))
 
 
-def _tag(match: re.Match[str]) -> str:
-    return match.group("lang").lower()
+def _without_reasoning(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` blocks (each to the first closing tag of its
+    name; an unclosed tag stays). Closing tags are found once, up front: searching onward from
+    every unclosed tag would make a reply of many unclosed tags quadratic."""
+    closes: dict[str, tuple[list[int], list[int]]] = {}
+    for match in _REASONING_CLOSE.finditer(text):
+        starts, ends = closes.setdefault(match.group(1).lower(), ([], []))
+        starts.append(match.start())
+        ends.append(match.end())
+    if not closes:
+        return text
+    kept: list[str] = []
+    position = 0
+    for match in _REASONING_OPEN.finditer(text):
+        starts, ends = closes.get(match.group(1).lower(), ([], []))
+        k = bisect_left(starts, match.end())
+        if match.start() < position or k == len(starts):
+            continue
+        kept.append(text[position : match.start()])
+        position = ends[k]
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 def _load(text: str) -> Any:
+    """The JSON value of ``text``, or None (also when it is nested too deeply to load)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
-def _is_container(text: str) -> bool:
-    return bool(text) and text[0] in "{[" and isinstance(_load(text), (dict, list))
+def _container(text: str) -> Any:
+    """The object or array ``text`` holds as a whole, or None."""
+    value = _load(text) if text[:1] in ("{", "[") else None
+    return value if isinstance(value, (dict, list)) else None
 
 
-def _scan(text: str) -> tuple[list[str], list[str], list[str]]:
-    """Outermost bracket spans: (valid JSON, Python literals as JSON, JSON-looking but invalid).
+def _fingerprint(text: str, value: Any) -> str:
+    """A key equal for equal JSON values, so the same value found twice is one candidate."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except RecursionError:
+        return text
 
-    A span that is not JSON and does not even start like JSON (``{Here is the answer: {...}}``)
-    is looked inside; one that starts like JSON is reported as broken, not searched for parts.
+
+def _scan(text: str) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]], list[str]]:
+    """Outermost bracket spans: (valid JSON, Python literals as JSON, JSON-looking but invalid),
+    the first two with their values.
+
+    A span that does not start like a JSON or Python value (``{Here is the answer: {...}}``) is
+    looked inside without being parsed. One that does is parsed and never looked inside: a
+    broken one is reported, not searched for parts. So each character is parsed at most once,
+    and prose braces nested deep cost linear time, not a parse per level.
     """
-    found: list[str] = []
-    python: list[str] = []
+    found: list[tuple[str, Any]] = []
+    python: list[tuple[str, Any]] = []
     invalid: list[str] = []
     covered = -1
     for start, end in _pairs(text):
-        if start <= covered:
-            continue
-        span = text[start : end + 1]
-        if _is_container(span):
-            found.append(span)
-        elif (literal := _from_python(span)) is not None:
-            python.append(literal)
-        elif _looks_like_json(span):
-            invalid.append(span)
-        else:
+        if start <= covered or not _starts_like_a_value(text, start):
             continue
         covered = end
+        span = text[start : end + 1]
+        if (value := _container(span)) is not None:
+            found.append((span, value))
+        elif (literal := _from_python(span)) is not None:
+            python.append((json.dumps(literal, ensure_ascii=False), literal))
+        elif _looks_like_json(span):
+            invalid.append(span)
     return found, python, invalid
+
+
+def _starts_like_a_value(text: str, start: int) -> bool:
+    """Whether what follows the bracket at ``start`` could begin a JSON or Python literal."""
+    i = start + 1
+    while i < len(text) and text[i] in _SPACE:
+        i += 1
+    ahead = text[i : i + 1]
+    if not ahead:
+        return False
+    if ahead in "\"'{[]}" or _STRING_PREFIX.match(text, i):
+        return True
+    if text[start] == "{":  # an object's keys are strings
+        return False
+    return ahead in "-+.0123456789" or _WORD_VALUE.match(text, i) is not None
 
 
 def _pairs(text: str) -> list[tuple[int, int]]:
     """Matching ``{}``/``[]`` index pairs in one pass, skipping string contents, by start."""
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
+    strings = _Strings(text)
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if stack and (ch == '"' or (ch == "'" and _in_python_string_position(text, i))):
-            close = _string_end(text, i)
+        if stack and ch in "\"'":
+            close = strings.end(i)
             if close is not None:
                 i = close + 1
                 continue
@@ -126,8 +179,41 @@ def _pairs(text: str) -> list[tuple[int, int]]:
     return pairs
 
 
-def _string_end(text: str, start: int) -> int | None:
-    """Index of the quote closing the string opened at ``start`` (on the same line), or None."""
+class _Strings:
+    """Where the string literals in ``text`` end, found in linear time overall."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # For each quote character, the index an unclosed string reached: a later quote before
+        # it was escaped inside that string, so a string opened there cannot close either.
+        self.unclosed = {'"': -1, "'": -1}
+
+    def end(self, start: int) -> int | None:
+        """Index of the quote closing the string opened at ``start`` (on its line), or None.
+
+        A single quote opens a string only where a value or key may start (not in "don't").
+        """
+        quote = self.text[start]
+        if start < self.unclosed[quote]:
+            return None
+        if quote == "'" and not self._value_may_start(start):
+            return None
+        close, reached = _string_end(self.text, start)
+        if close is None:
+            self.unclosed[quote] = reached
+        return close
+
+    def _value_may_start(self, i: int) -> bool:
+        # Walks back over the blanks before this quote only: they end at the previous quote at
+        # the latest, so no blank is walked twice.
+        i -= 1
+        while i >= 0 and self.text[i].isspace():
+            i -= 1
+        return i >= 0 and self.text[i] in "{[,:"
+
+
+def _string_end(text: str, start: int) -> tuple[int | None, int]:
+    """(index of the closing quote or None, index the scan reached) for the string at ``start``."""
     quote = text[start]
     i = start + 1
     while i < len(text):
@@ -136,11 +222,11 @@ def _string_end(text: str, start: int) -> int | None:
             i += 2
             continue
         if ch == quote:
-            return i
+            return i, i
         if ch == "\n":
-            return None
+            return None, i
         i += 1
-    return None
+    return None, i
 
 
 def _looks_like_json(span: str) -> bool:
@@ -148,14 +234,8 @@ def _looks_like_json(span: str) -> bool:
     return bool(inner) and (inner[0] in "\"{[]}'" or (span[0] == "[" and inner[0] in "-0123456789"))
 
 
-def _in_python_string_position(text: str, i: int) -> bool:
-    """A single quote opens a string only where a value or key may start (not in "don't")."""
-    before = text[:i].rstrip()
-    return bool(before) and before[-1] in "{[,:"
-
-
-def _from_python(span: str) -> str | None:
-    """A Python literal (``{'a': True,}``) holding only JSON types, as JSON text."""
+def _from_python(span: str) -> Any:
+    """The value of a Python literal (``{'a': True,}``) holding only JSON types, or None."""
     if not span or span[0] not in "{[":
         return None
     try:
@@ -164,7 +244,7 @@ def _from_python(span: str) -> str | None:
         return None
     if not isinstance(value, (dict, list)) or not _json_only(value):
         return None
-    return json.dumps(value, ensure_ascii=False)
+    return value
 
 
 def _json_only(value: Any) -> bool:
@@ -177,15 +257,17 @@ def _json_only(value: Any) -> bool:
 
 def _why_not(broken: list[str], fenced: bool) -> str:
     """The most useful reason, for the model, that no JSON was found."""
+    where = "the code block" if fenced else "the JSON in the reply"
     for attempt in broken:
         if not _looks_like_json(attempt):
             continue
         try:
             json.loads(attempt)
         except json.JSONDecodeError as exc:
-            where = "the code block" if fenced else "the JSON in the reply"
             return (
                 f"- {where} is not valid JSON: {exc.msg} at line {exc.lineno}, column "
                 f"{exc.colno}; {ASK}"
             )
+        except RecursionError:
+            return f"- {where} is nested too deeply to read; {ASK}, with less nesting"
     return f"- the reply contains no JSON value; {ASK}"

@@ -128,15 +128,26 @@ class JsonOutput:
         try:
             value = self._validate_json(text, strict=True)
         except ValueError as exc:  # pydantic's ValidationError is one; imported only when needed
-            from pydantic import ValidationError
-
-            if not isinstance(exc, ValidationError):
-                raise
-            candidate = _unfence(text)
-            if candidate is not None and candidate != text:
-                return self.parse(candidate)
-            raise InvalidOutput(_summary(exc, self.expected), _feedback(exc, self.wrapped)) from exc
+            value = self._parse_unfenced(text, exc)
         return value["value"] if self.wrapped else value
+
+    def _parse_unfenced(self, text: str, exc: ValueError) -> Any:
+        """The value inside the one code fence wrapping the reply whole, or InvalidOutput.
+
+        One fence is unwrapped, not fences inside it: recursing into those would let a reply of
+        thousands of nested fences exhaust the stack, at quadratic cost on the way.
+        """
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise exc
+        candidate = _unfence(text)
+        if candidate is not None and candidate != text:
+            try:
+                return self._validate_json(candidate, strict=True)
+            except ValidationError as inner:
+                exc = inner
+        raise InvalidOutput(_summary(exc, self.expected), _feedback(exc, self.wrapped)) from exc
 
     def __repr__(self) -> str:
         return f"JsonOutput({self.expected})"

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from alloy._extract import extract_json
 from alloy._output import InvalidOutput
 from alloy.errors import ConfigurationError
 from alloy.formats import BoundedText, Code, KeyValues, TaskList, YesNo
@@ -45,6 +46,7 @@ PARSERS: dict[str, Parse] = {
     "tasklist": TaskList().parse,
     "keyvalues": KeyValues(["Thought", "Answer", "Final Answer"]).parse,
     "bounded-text": BoundedText(min=1, max=100).parse,
+    "extract-json": extract_json,
 }
 
 # The pieces each parser's units are made of: what its grammar gives meaning to.
@@ -63,17 +65,27 @@ ALPHABETS: dict[str, list[str]] = {
         "__", "-", "#", ">", "1.", "x",
     ],
     "bounded-text": [" ", "\n", "x", "\t"],
+    "extract-json": [
+        "{", "}", "[", "]", '"', "'", "\\", ":", ",", " ", "\n", "a", "1", "true", "None", "<think>",
+        "</think>", "```", "```json", "~~~", '{"a": ', "{'a': ", "x ", "[1, ",
+    ],
 }  # fmt: skip
 
-# Inputs that once took super-linear time, kept as regressions. One more was slow without
-# growing faster than linear: a task's continuation lines were each copied with all the text
-# before them.
+# Inputs that once took super-linear time, kept as regressions. Two more were slow without
+# growing faster than linear: prose braces nested deep were parsed once per level (80 µs each),
+# and a task's continuation lines were each copied with all the text before them.
 WORST_CASES: dict[str, tuple[str, Build]] = {
     "a line of tildes ending in a backtick": ("code", lambda k: "~" * k + "`"),
     "blanks, a key, blanks and no colon": ("keyvalues", lambda k: " " * k + "Answer" + " " * k),
     "a run of newlines between words": ("yesno", lambda k: "a" + "\n " * k + "a"),
     "a task with a long gap of blanks": ("tasklist", lambda k: "- [ ] a" + " " * k + "b"),
     "a task with many continuation lines": ("tasklist", lambda k: "- [ ] a\n" + "  more\n" * k),
+    "many unclosed reasoning tags": ("extract-json", lambda k: "<think>" * k),
+    "one fence line that never ends": ("extract-json", lambda k: "```" + "a" * k),
+    "an unclosed string of escaped quotes": ("extract-json", lambda k: '{"' + '\\"' * k),
+    "single quotes after a bracket": ("extract-json", lambda k: "[" + "a '" * k),
+    "prose braces nested deep": ("extract-json", lambda k: "{a" * k + "}" * k),
+    "a Python set nested deep": ("extract-json", lambda k: "{x," * k + "x" + "}" * k),
 }
 
 
