@@ -8,6 +8,7 @@ writes them. Unknown names are a ConfigurationError when strict, else skipped wi
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
 import sys
@@ -50,22 +51,56 @@ def _choices(args: list[Any], kwargs: dict[str, Any], on_fail: Action) -> Criter
     return ValidChoices(choices, on_fail=on_fail, **kwargs)
 
 
-def _range(args: list[Any], kwargs: dict[str, Any], on_fail: Action) -> Criterion:
-    return ValidRange(*args, on_fail=on_fail, **kwargs)
-
-
-def _only(field: str) -> Callable[[type[Criterion]], Factory]:
+def _only(field: str) -> Callable[[Factory], Factory]:
     """``min-val: 0`` style: one argument, given as ``field``."""
 
-    def make(cls: type[Criterion]) -> Factory:
+    def make(inner: Factory) -> Factory:
         def factory(args: list[Any], kwargs: dict[str, Any], on_fail: Action) -> Criterion:
             if len(args) != 1 or kwargs:
                 raise TypeError(f"takes exactly one argument, got {args or kwargs}")
-            return cls(**{field: args[0]}, on_fail=on_fail)
+            return inner([], {field: args[0]}, on_fail)
 
         return factory
 
     return make
+
+
+def _numbers(cls: type[Criterion], *fields: tuple[str, bool]) -> Factory:
+    """A factory for a criterion whose arguments are numbers: ``fields`` are their names in
+    order, each with whether it must be whole. Checked here, so a spec's ``1e999`` or ``'a'`` is
+    a ConfigurationError when the spec loads, not a TypeError in the middle of a call."""
+    names = [name for name, _ in fields]
+    whole = dict(fields)
+
+    def factory(args: list[Any], kwargs: dict[str, Any], on_fail: Action) -> Criterion:
+        if len(args) > len(names):
+            raise TypeError(f"takes at most {len(names)} arguments, got {len(args)}")
+        values = dict(zip(names, args, strict=False))  # fewer arguments than names is fine
+        for name in names:
+            if name in kwargs:
+                if name in values:
+                    raise TypeError(f"got {name} twice")
+                values[name] = kwargs.pop(name)
+        numbers = {name: _number(name, value, whole=whole[name]) for name, value in values.items()}
+        return cls(**numbers, **kwargs, on_fail=on_fail)
+
+    return factory
+
+
+def _number(name: str, value: Any, *, whole: bool) -> Any:
+    """``value`` as a finite number (an int when ``whole``); a ValueError says why it is not."""
+    if value is None:
+        return None
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if whole:
+        if not (is_number and math.isfinite(value) and value == int(value)):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        return int(value)
+    if not is_number:
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return value
 
 
 def _plain(cls: type[Criterion]) -> Factory:
@@ -75,18 +110,21 @@ def _plain(cls: type[Criterion]) -> Factory:
     return factory
 
 
+_LENGTH = _numbers(Length, ("min", True), ("max", True))
+_RANGE = _numbers(ValidRange, ("min", False), ("max", False))
+
 CRITERIA: dict[str, Factory] = {
     "two-words": _plain(TwoWords),
     "upper-case": _plain(UpperCase),
     "lower-case": _plain(LowerCase),
     "one-line": _plain(OneLine),
-    "length": _plain(Length),
-    "valid-length": _plain(Length),
-    "min-len": _only("min")(Length),
-    "max-len": _only("max")(Length),
-    "valid-range": _range,
-    "min-val": _only("min")(ValidRange),
-    "max-val": _only("max")(ValidRange),
+    "length": _LENGTH,
+    "valid-length": _LENGTH,
+    "min-len": _only("min")(_LENGTH),
+    "max-len": _only("max")(_LENGTH),
+    "valid-range": _RANGE,
+    "min-val": _only("min")(_RANGE),
+    "max-val": _only("max")(_RANGE),
     "valid-choices": _choices,
     "regex-match": _plain(RegexMatch),
     "valid-url": _plain(ValidUrl),
@@ -96,7 +134,7 @@ CRITERIA: dict[str, Factory] = {
     "valid-json": _plain(IsJson),
     "bug-free-python": _plain(BugFreePython),
     "bug-free-sql": _plain(BugFreeSql),
-    "reading-time": _plain(ReadingTime),
+    "reading-time": _numbers(ReadingTime, ("max_minutes", False), ("words_per_minute", True)),
 }
 
 
@@ -132,9 +170,11 @@ def make_criterion(
     if factory is None:
         return None
     try:
-        return factory(list(args), dict(kwargs), on_fail)
-    except TypeError as exc:
+        criterion = factory(list(args), dict(kwargs), on_fail)
+        criterion.rule()  # arguments that only fail when rendered (an overflowing product)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigurationError(f"Bad arguments for criterion {name}: {exc}") from None
+    return criterion
 
 
 def parse_criteria(
@@ -228,8 +268,8 @@ def _value(token: str) -> Any:
         inner = token[1:-1].strip()
         try:
             return ast.literal_eval(inner)
-        except (ValueError, SyntaxError):
-            return inner
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return inner  # not a literal (the parser signals one too deep with the last two)
     if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
         return token[1:-1]
     for convert in (int, float):

@@ -16,9 +16,11 @@ re-prompts. Unknown types are errors unless ``strict=False`` (then strings, with
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -28,12 +30,14 @@ from ..checks._plan import annotated, make_typeddict
 from ..checks._spec import unknown
 from ..errors import ConfigurationError
 from ..formats import BoundedText, Code, TaskList, YesNo
+from ._shared import MAX_DEPTH, TypeNames, excerpt, surrogate_at, too_deep
 
 __all__ = ["load_pdl"]
 
+_SPACE = re.compile(r"\s*")
 _TOKEN = re.compile(
-    r"\s*(?:(?P<num>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|(?P<ident>[A-Za-z_][\w-]*)"
-    r"|(?P<str>\"[^\"]*\"|'[^']*')|(?P<punct>[{}\[\]:,]))"
+    r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|(?P<ident>[A-Za-z_][\w-]*)"
+    r"|(?P<str>\"[^\"]*\"|'[^']*')|(?P<punct>[{}\[\]:,])"
 )
 _TYPES = {
     "str": "str",
@@ -55,102 +59,158 @@ _TEXTUAL = ("yesno", "code", "tasklist")
 @dataclass
 class _Schema:
     kind: str
+    at: int  # where in the schema string it starts, for error messages
     min: float | None = None
     max: float | None = None
     item: _Schema | None = None
     fields: dict[str, _Schema] = field(default_factory=dict)
 
 
+class _Token(NamedTuple):
+    kind: str  # num, ident, str or punct
+    text: str
+    at: int
+
+
 class _Parser:
     def __init__(self, text: str, strict: bool) -> None:
         self.text = text
         self.strict = strict
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        while pos < len(text):
-            if not text[pos:].strip():
-                break
-            match = _TOKEN.match(text, pos)
-            if not match or match.end() == pos:
-                raise self.error(f"unexpected character {text[pos:].lstrip()[:1]!r}")
+        bad = surrogate_at(text)
+        if bad is not None:
+            raise self.error(f"a lone surrogate {text[bad]!r} is not valid text", bad)
+        self.tokens = list(self._tokenize())
+        self.i = 0
+        self.depth = 0  # containers around the schema being read
+
+    def _tokenize(self) -> Iterator[_Token]:
+        pos = self._skip_space(0)
+        while pos < len(self.text):
+            match = _TOKEN.match(self.text, pos)
+            if match is None:
+                raise self.error(f"unexpected character {self.text[pos]!r}", pos)
             kind = match.lastgroup or ""
             value = match.group(kind)
-            self.tokens.append((kind, value[1:-1] if kind == "str" else value))
-            pos = match.end()
-        self.i = 0
+            yield _Token(kind, value[1:-1] if kind == "str" else value, pos)
+            pos = self._skip_space(match.end())
 
-    def error(self, problem: str) -> ConfigurationError:
-        return ConfigurationError(f"Invalid PDL schema {self.text!r}: {problem}")
+    def _skip_space(self, pos: int) -> int:
+        match = _SPACE.match(self.text, pos)
+        return match.end() if match else pos
 
-    def peek(self) -> tuple[str, str] | None:
+    def error(self, problem: str, at: int | None = None) -> ConfigurationError:
+        """A ConfigurationError naming the schema, the problem and where (``at``, an index)."""
+        where = "" if at is None else f" (at character {at + 1})"
+        if at is not None and at >= len(self.text):
+            where = " (at the end)"
+        return ConfigurationError(f"Invalid PDL schema {excerpt(self.text)}: {problem}{where}")
+
+    def peek(self) -> _Token | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
-    def take(self, punct: str | None = None) -> tuple[str, str]:
+    def at_punct(self, punct: str) -> bool:
+        token = self.peek()
+        return token is not None and token.kind == "punct" and token.text == punct
+
+    def take(self, punct: str | None = None) -> _Token:
         token = self.peek()
         if token is None:
-            raise self.error("unexpected end" + (f"; expected {punct!r}" if punct else ""))
-        if punct is not None and token != ("punct", punct):
-            raise self.error(f"expected {punct!r}, got {token[1]!r}")
+            expected = f"; expected {punct!r}" if punct else ""
+            raise self.error(f"unexpected end{expected}", len(self.text))
+        if punct is not None and (token.kind, token.text) != ("punct", punct):
+            raise self.error(f"expected {punct!r}, got {token.text!r}", token.at)
         self.i += 1
         return token
 
     def schema(self) -> _Schema:
-        kind, value = self.take()
-        if kind == "ident":
-            name = _TYPES.get(value.lower())
+        token = self.take()
+        if token.kind == "ident":
+            name = _TYPES.get(token.text.lower())
             if name is None:
                 unknown(
-                    f"Unsupported PDL type {value!r}", strict=self.strict, fallback="treated as str"
+                    f"Unsupported PDL type {token.text!r}",
+                    strict=self.strict,
+                    fallback="treated as str",
                 )
                 name = "str"
-            node = _Schema(name)
-        elif (kind, value) == ("punct", "{"):
-            node = _Schema("object", fields=self.fields())
-        elif (kind, value) == ("punct", "["):
-            item = None if self.peek() == ("punct", "]") else self.schema()
-            self.take("]")
-            node = _Schema("array", item=item)
+            node = _Schema(name, token.at)
+        elif (token.kind, token.text) in (("punct", "{"), ("punct", "[")):
+            node = self.container(token)
         else:
-            raise self.error(f"unexpected {value!r}")
-        if self.peek() == ("punct", "{"):
+            raise self.error(f"unexpected {token.text!r}", token.at)
+        if self.at_punct("{"):
             self.constraint(node)
+        return node
+
+    def container(self, opening: _Token) -> _Schema:
+        """An object (``{key: T, ...}``) or array (``[T]``) opened by ``opening``."""
+        if self.depth >= MAX_DEPTH:
+            raise self.error(too_deep(), opening.at)
+        self.depth += 1
+        if opening.text == "{":
+            node = _Schema("object", opening.at, fields=self.fields())
+        else:
+            item = None if self.at_punct("]") else self.schema()
+            self.take("]")
+            node = _Schema("array", opening.at, item=item)
+        self.depth -= 1
         return node
 
     def fields(self) -> dict[str, _Schema]:
         fields: dict[str, _Schema] = {}
-        while self.peek() != ("punct", "}"):
-            kind, key = self.take()
-            if kind not in ("ident", "str"):
-                raise self.error(f"expected a key, got {key!r}")
+        while not self.at_punct("}"):
+            token = self.take()
+            key = token.text
+            if token.kind not in ("ident", "str"):
+                raise self.error(f"expected a key, got {key!r}", token.at)
             if key in fields:
-                raise self.error(f"duplicate key {key!r}")
+                raise self.error(f"duplicate key {key!r}", token.at)
             self.take(":")
             fields[key] = self.schema()
-            if self.peek() == ("punct", ","):
+            if self.at_punct(","):
                 self.take(",")
-            elif self.peek() != ("punct", "}"):
-                raise self.error(f"expected ',' or '}}' after {key!r}")
+            elif not self.at_punct("}"):
+                raise self.error(f"expected ',' or '}}' after {key!r}", self._here())
         self.take("}")
         return fields
 
     def constraint(self, node: _Schema) -> None:
         self.take("{")
-        while self.peek() != ("punct", "}"):
-            _, key = self.take()
+        while not self.at_punct("}"):
+            key = self.take()
             self.take(":")
-            kind, raw = self.take()
-            if kind != "num":
-                raise self.error(f"constraint {key!r} needs a number, got {raw!r}")
-            bound = _BOUNDS.get(key)
+            bound = _BOUNDS.get(key.text)
+            value = self.number(key.text)
             if bound is None:
-                unknown(f"Unknown PDL constraint {key!r}", strict=self.strict)
+                unknown(f"Unknown PDL constraint {key.text!r}", strict=self.strict)
             elif getattr(node, bound) is not None:
-                raise self.error(f"constraint {key!r} appears more than once")
+                raise self.error(f"constraint {key.text!r} appears more than once", key.at)
             else:
-                setattr(node, bound, float(raw) if re.search(r"[.eE]", raw) else int(raw))
-            if self.peek() == ("punct", ","):
+                setattr(node, bound, value)
+            if self.at_punct(","):
                 self.take(",")
         self.take("}")
+
+    def number(self, key: str) -> float:
+        """A constraint's value: a finite number (an int when written without . or e)."""
+        token = self.take()
+        if token.kind != "num":
+            raise self.error(f"constraint {key!r} needs a number, got {token.text!r}", token.at)
+        if re.search(r"[.eE]", token.text):
+            value = float(token.text)
+        elif len(token.text) > 1000:  # Python refuses to read ints of more than 4300 digits
+            raise self.error(f"constraint {key!r} has too many digits", token.at)
+        else:
+            value = int(token.text)
+        if not math.isfinite(value):
+            raise self.error(
+                f"constraint {key!r} must be a finite number, got {token.text}", token.at
+            )
+        return value
+
+    def _here(self) -> int:
+        token = self.peek()
+        return token.at if token is not None else len(self.text)
 
 
 def load_pdl(schema: str, *, strict: bool = True) -> OutputType:
@@ -159,15 +219,16 @@ def load_pdl(schema: str, *, strict: bool = True) -> OutputType:
     if not parser.tokens:
         raise parser.error("it is empty")
     node = parser.schema()
-    if parser.peek() is not None:
-        raise parser.error(f"unexpected {parser.peek()[1]!r} after the schema")  # type: ignore[index]
+    extra = parser.peek()
+    if extra is not None:
+        raise parser.error(f"unexpected {extra.text!r} after the schema", extra.at)
     return _Builder(parser).output(node)
 
 
 class _Builder:
     def __init__(self, parser: _Parser) -> None:
         self.parser = parser
-        self.names: set[str] = set()
+        self.names = TypeNames()
 
     def output(self, node: _Schema) -> OutputType:
         if node.kind == "str":
@@ -185,7 +246,8 @@ class _Builder:
         if node.kind in _TEXTUAL:
             raise self.parser.error(
                 f"{node.kind} cannot be mixed with JSON (at {where or 'the root'}); it is only "
-                "valid as the whole schema"
+                "valid as the whole schema",
+                node.at,
             )
         if node.kind == "str":
             return annotated(
@@ -216,9 +278,9 @@ class _Builder:
             for key, child in node.fields.items()
         }
         if not fields:
-            raise self.parser.error("an object needs at least one key")
+            raise self.parser.error("an object needs at least one key", node.at)
         name = "".join(p[:1].upper() + p[1:] for p in re.split(r"\W+", where) if p) or "PdlObject"
-        return make_typeddict(self.unique(name), fields)
+        return make_typeddict(self.names.unique(name), fields)
 
     def length(self, node: _Schema) -> list[Length]:
         if not _bounded(node):
@@ -240,15 +302,7 @@ class _Builder:
 
     def no_bounds(self, node: _Schema) -> None:
         if _bounded(node):
-            raise self.parser.error(f"{node.kind} takes no min/max constraint")
-
-    def unique(self, name: str) -> str:
-        candidate, n = name, 1
-        while candidate in self.names:
-            n += 1
-            candidate = f"{name}{n}"
-        self.names.add(candidate)
-        return candidate
+            raise self.parser.error(f"{node.kind} takes no min/max constraint", node.at)
 
 
 def _bounded(node: _Schema) -> bool:

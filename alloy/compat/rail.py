@@ -15,6 +15,9 @@ Unsupported tags, attributes and criteria are, as RAIL specifies, treated lenien
 an unknown type becomes a string without checks and anything else unknown is ignored, each with
 a :class:`~alloy.checks.SpecWarning`. With ``strict="true"`` on ``<output>`` (or
 ``load_rail(..., strict=True)``) each is a ConfigurationError.
+
+A malformed or hostile spec is a ConfigurationError that says where: a DOCTYPE is refused (its
+entities could expand without bound, or read files), and elements may nest 32 levels deep.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ..checks._criterion import ACTIONS
 from ..checks._plan import annotated, make_typeddict, split_annotated
 from ..checks._spec import make_criterion, normalize, parse_format, unknown
 from ..errors import ConfigurationError
+from ._shared import MAX_DEPTH, TypeNames, surrogate_at, too_deep
 
 __all__ = ["RailText", "load_rail"]
 
@@ -96,25 +100,45 @@ def load_rail(spec: str | ET.Element, *, strict: bool | None = None) -> OutputTy
         return checked(RailText(output.get("description")), *criteria)
     if not children:
         raise ConfigurationError("<output> has neither child elements nor a type attribute")
-    root = loader.mapping(output, "RailOutput", "")
+    root = loader.mapping(output, "RailOutput", "", 0)
     root_criteria = loader.criteria(output, "the answer", dict)
     return CheckedOutput(annotated(root, tuple(root_criteria)))
 
 
 def _output_element(spec: str | ET.Element) -> ET.Element:
-    if isinstance(spec, str):
-        try:
-            root = ET.fromstring(spec.strip())
-        except ET.ParseError as exc:
-            raise ConfigurationError(f"RAIL spec is not well-formed XML: {exc}") from None
-    else:
-        root = spec
+    root = _parse_xml(spec) if isinstance(spec, str) else spec
     if root.tag == "output":
         return root
     found = root.find("output")
     if found is None:
         raise ConfigurationError(f"RAIL spec has no <output> element (root is <{root.tag}>)")
     return found
+
+
+def _parse_xml(spec: str) -> ET.Element:
+    """The root element of a RAIL document, parsed without a DOCTYPE (so without entities)."""
+    spec = spec.strip()
+    doctype = spec.find("<!DOCTYPE")
+    if doctype >= 0:
+        raise ConfigurationError(
+            f"RAIL spec line {_line(spec, doctype)}: DOCTYPE declarations are not allowed (their "
+            "entities could expand without bound or read files); remove it"
+        )
+    bad = surrogate_at(spec)
+    if bad is not None:
+        column = bad - spec.rfind("\n", 0, bad)
+        raise ConfigurationError(
+            f"RAIL spec line {_line(spec, bad)}, column {column}: {spec[bad]!r} is a lone "
+            "surrogate, not valid text"
+        )
+    try:
+        return ET.fromstring(spec)
+    except ET.ParseError as exc:
+        raise ConfigurationError(f"RAIL spec is not well-formed XML: {exc}") from None
+
+
+def _line(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
 
 
 def _flag(value: str | None, what: str) -> bool:
@@ -131,23 +155,25 @@ def _flag(value: str | None, what: str) -> bool:
 class _Loader:
     def __init__(self, strict: bool) -> None:
         self.strict = strict
-        self.names: set[str] = set()
+        self.names = TypeNames()
 
     # -- elements --
-    def field(self, el: ET.Element, where: str) -> tuple[Any, bool]:
-        """(annotated type, may be dropped) for one element."""
+    def field(self, el: ET.Element, where: str, depth: int) -> tuple[Any, bool]:
+        """(annotated type, may be dropped) for one element inside ``depth`` containers."""
         tag = el.tag.lower()
         known = _COMMON | _EXTRA.get(tag, set())
         self.check_attributes(el, f"<{el.tag}> at {where}", known)
+        if tag in ("object", "list") and depth >= MAX_DEPTH:
+            raise ConfigurationError(f"<{el.tag}> at {where}: {too_deep()}")
         base: Any
         if tag == "object":
             if len(el):
-                base = self.mapping(el, _class_name(el.get("name") or where), where)
+                base = self.mapping(el, _class_name(el.get("name") or where), where, depth + 1)
             else:
                 self.unsupported(f"<object> at {where} has no child elements (open-ended keys)")
                 base = str
         elif tag == "list":
-            base = self.sequence(el, where)
+            base = self.sequence(el, where, depth + 1)
         elif tag == "enum":
             values = [v.strip() for v in (el.get("values") or "").split(",") if v.strip()]
             if not values:
@@ -170,7 +196,7 @@ class _Loader:
         tp = Optional[base] if optional else base  # noqa: UP045 - a runtime type expression
         return annotated(tp, tuple(metadata)), droppable
 
-    def mapping(self, el: ET.Element, name: str, where: str) -> Any:
+    def mapping(self, el: ET.Element, name: str, where: str, depth: int) -> Any:
         fields: dict[str, Any] = {}
         prefix = f"{where}." if where else ""
         for child in el:
@@ -179,11 +205,11 @@ class _Loader:
                 raise ConfigurationError(f"<{child.tag}> inside {where or '<output>'} needs a name")
             if key in fields:
                 raise ConfigurationError(f"Duplicate field name {key!r} in {where or '<output>'}")
-            tp, droppable = self.field(child, prefix + key)
+            tp, droppable = self.field(child, prefix + key, depth)
             fields[key] = NotRequired[tp] if droppable else tp
-        return make_typeddict(self.unique(name), fields, el.get("description"))
+        return make_typeddict(self.names.unique(name), fields, el.get("description"))
 
-    def sequence(self, el: ET.Element, where: str) -> Any:
+    def sequence(self, el: ET.Element, where: str, depth: int) -> Any:
         children = list(el)
         if len(children) > 1:
             self.unsupported(
@@ -191,7 +217,7 @@ class _Loader:
             )
         if not children:
             return list[str]
-        item, _ = self.field(children[0], f"{where}[]")
+        item, _ = self.field(children[0], f"{where}[]", depth)
         return list[item]  # type: ignore[valid-type]
 
     # -- criteria --
@@ -203,14 +229,18 @@ class _Loader:
         }
         out: list[Criterion] = []
         named: set[str] = set()
-        for name, args, kwargs in parse_format(el.get("format") or ""):
+        spec = el.get("format") or ""
+        for name, args, kwargs in parse_format(spec):
             named.add(name)
             action = actions.get(name, "noop")
             if action not in ACTIONS:
                 raise ConfigurationError(
                     f"on-fail-{name}={action!r} at {where}: use one of {', '.join(ACTIONS)}"
                 )
-            criterion = make_criterion(name, args, kwargs, cast(Action, action))
+            try:
+                criterion = make_criterion(name, args, kwargs, cast(Action, action))
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"<{el.tag}> at {where}, format={spec!r}: {exc}") from None
             if criterion is None:
                 self.unsupported(f"Unsupported criterion {name!r} at {where}")
                 continue
@@ -233,14 +263,6 @@ class _Loader:
     def unsupported(self, message: str) -> None:
         fallback = "treated as string" if message.startswith("Unsupported type") else "ignored"
         unknown(message, strict=self.strict, fallback=fallback)
-
-    def unique(self, name: str) -> str:
-        candidate, n = name, 1
-        while candidate in self.names:
-            n += 1
-            candidate = f"{name}{n}"
-        self.names.add(candidate)
-        return candidate
 
 
 def _applies(criterion: Criterion, base: Any) -> bool:

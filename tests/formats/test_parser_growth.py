@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 from alloy._extract import extract_json
 from alloy._output import InvalidOutput
+from alloy.checks._spec import parse_format
+from alloy.compat import load_pdl, load_rail
 from alloy.errors import ConfigurationError
 from alloy.formats import BoundedText, Code, KeyValues, TaskList, YesNo
 
@@ -47,6 +49,9 @@ PARSERS: dict[str, Parse] = {
     "keyvalues": KeyValues(["Thought", "Answer", "Final Answer"]).parse,
     "bounded-text": BoundedText(min=1, max=100).parse,
     "extract-json": extract_json,
+    "parse-format": parse_format,
+    "pdl": load_pdl,
+    "rail": load_rail,
 }
 
 # The pieces each parser's units are made of: what its grammar gives meaning to.
@@ -69,6 +74,16 @@ ALPHABETS: dict[str, list[str]] = {
         "{", "}", "[", "]", '"', "'", "\\", ":", ",", " ", "\n", "a", "1", "true", "None", "<think>",
         "</think>", "```", "```json", "~~~", '{"a": ', "{'a': ", "x ", "[1, ",
     ],
+    "parse-format": [
+        ";", ":", " ", "{", "}", "[", "]", "'", '"', "=", "length", "1", "-", "two-words", "(",
+        "a=b", "\\",
+    ],
+    "pdl": ["{", "}", "[", "]", ":", ",", " ", "str", "int", "a", "min", "1", "-1.5e3", '"', "'", "\n"],
+    "rail": [
+        "<output>", "</output>", '<string name="a"/>', '<object name="o">', "</object>",
+        '<list name="l">', "</list>", " ", "\n", '<string format="two-words" name="b"/>', "<", ">",
+        "&amp;", "<!--", "-->",
+    ],
 }  # fmt: skip
 
 # Inputs that once took super-linear time, kept as regressions. Two more were slow without
@@ -86,6 +101,7 @@ WORST_CASES: dict[str, tuple[str, Build]] = {
     "single quotes after a bracket": ("extract-json", lambda k: "[" + "a '" * k),
     "prose braces nested deep": ("extract-json", lambda k: "{a" * k + "}" * k),
     "a Python set nested deep": ("extract-json", lambda k: "{x," * k + "x" + "}" * k),
+    "a schema of many tokens": ("pdl", lambda k: "str" + " ," * k),
 }
 
 
