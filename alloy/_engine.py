@@ -278,21 +278,35 @@ def run(
 
 
 def call_budget(config: Config) -> float | None:
-    """Seconds the whole call may take: ``deadline``, or else what its attempts may take
-    (``timeout`` for each of ``retries + 1`` attempts); None without either."""
+    """Seconds the whole call may take: ``deadline``, or else what its attempts and alloy's own
+    waits between them may take (``timeout`` for each of ``retries + 1`` attempts, plus the
+    longest backoff before each retry); None without either.
+
+    So a retry after a timed-out attempt still fits, while a provider's hint to come back much
+    later (a 300 s ``retry-after`` on a call with ``timeout=0.5``) does not: it fails at once.
+    """
     if config.deadline is not None:
         return config.deadline
     if config.timeout is not None:
-        return config.timeout * (config.retries + 1)
+        retries = config.retries
+        return config.timeout * (retries + 1) + backoff_ceilings(retries)
     return None
+
+
+def backoff_ceilings(retries: int, *, base: float = 0.5, cap: float = 8.0) -> float:
+    """The sum of the longest backoff waits before each of ``retries`` retries."""
+    doubling = 0
+    while doubling < retries and base * 2**doubling < cap:
+        doubling += 1
+    return base * (2**doubling - 1) + cap * (retries - doubling)
 
 
 def _budget_source(config: Config) -> str:
     if config.deadline is not None:
         return "option deadline"
     return (
-        f"timeout {config.timeout:g} s for each of {config.retries + 1} attempts; "
-        "set deadline= for another total"
+        f"timeout {config.timeout:g} s for each of {config.retries + 1} attempts and the waits "
+        "between them; set deadline= for another total"
     )
 
 
@@ -690,5 +704,5 @@ def backoff(
     """
     if retry_after is not None and retry_after >= 0:
         return float(min(retry_after, 60.0))
-    ceiling = float(min(cap, base * 2**attempt))
+    ceiling = float(min(cap, base * 2 ** min(attempt, 32)))
     return ceiling / 2 + random.random() * ceiling / 2

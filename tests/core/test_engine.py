@@ -271,12 +271,23 @@ def test_each_attempt_gets_the_smaller_of_timeout_and_time_left() -> None:
 
 def test_without_deadline_the_attempts_bound_the_call() -> None:
     clock = FakeClock()
-    engine = timed(clock, timeout=2, retries=1)  # deadline 2 * (1 + 1) = 4 s
+    engine = timed(clock, timeout=2, retries=1)  # deadline 2 * (1 + 1) + 0.5 backoff = 4.5 s
     next(engine)
     clock.now += 0.5
     assert engine.send(Failed(RateLimitError("slow down", retry_after=3))) == Sleep(3.0)
     clock.now += 3
-    assert engine.send(None).request.settings.timeout == pytest.approx(0.5)
+    assert engine.send(None).request.settings.timeout == pytest.approx(1.0)
+
+
+def test_without_deadline_a_timed_out_attempt_still_leaves_room_for_the_backoff() -> None:
+    clock = FakeClock()
+    engine = timed(clock, timeout=2, retries=2)  # 2 * 3 + (0.5 + 1) = 7.5 s
+    next(engine)
+    clock.now += 2  # the first attempt used its whole timeout
+    wait = engine.send(Failed(ProviderTimeoutError("timed out")))
+    assert isinstance(wait, Sleep) and wait.seconds <= 0.5
+    clock.now += wait.seconds
+    assert engine.send(None).request.settings.timeout == 2
 
 
 def test_the_deadline_reached_before_a_model_turn_ends_the_call() -> None:
