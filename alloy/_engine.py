@@ -298,7 +298,7 @@ def backoff_ceilings(retries: int, *, base: float = 0.5, cap: float = 8.0) -> fl
     doubling = 0
     while doubling < retries and base * 2**doubling < cap:
         doubling += 1
-    return base * (2**doubling - 1) + cap * (retries - doubling)
+    return float(base * (2**doubling - 1) + cap * (retries - doubling))
 
 
 def _budget_source(config: Config) -> str:

@@ -195,30 +195,65 @@ def build(request: Request, model_id: str) -> dict[str, Any]:
     }
 
 
-_CONFIGS: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+class _ConfigEntry:
+    """A cached config: what it was built from (held, so their ids stay theirs), the config
+    without a timeout, and the last timeout asked for with its config."""
+
+    __slots__ = ("base", "last", "parts")
+
+    def __init__(self, parts: tuple[Any, ...], base: Any) -> None:
+        self.parts = parts
+        self.base = base
+        self.last: tuple[float | None, Any] | None = None
+
+
+_CONFIGS: dict[tuple[Any, ...], _ConfigEntry] = {}
 
 
 def _config(request: Request, model_id: str) -> Any:
     """The request's ``GenerateContentConfig``, built once per (output, tools, system, settings).
 
-    Those come from objects the engine builds once per command, so their identities key a cache
-    (holding them, so the ids stay theirs); google-genai's pydantic config objects are costly
-    enough to matter on every call.
+    Those come from objects the engine builds once per command, so their identities key a cache;
+    google-genai's pydantic config objects are costly enough to matter on every call. The
+    timeout is left out of the key: a call's deadline gives its later attempts timeouts of their
+    own, which get a copy of the cached config (the last one is kept, for the common case of
+    every request of a command having the same timeout).
     """
-    parts = (request.output, request.tools, request.system, request.settings)
-    key = (model_id, *map(id, parts))
-    hit = _CONFIGS.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
-        return hit[1]
-    config = config_for(request, model_id)
-    if len(_CONFIGS) >= 512:
-        _CONFIGS.clear()
-    _CONFIGS[key] = (parts, config)
+    settings = request.settings
+    parts = (request.output, request.tools, request.system, settings.extra)
+    key = (model_id, *map(id, parts), settings.temperature, settings.max_tokens)
+    entry = _CONFIGS.get(key)
+    if entry is None or not all(a is b for a, b in zip(entry.parts, parts, strict=True)):
+        if len(_CONFIGS) >= 512:
+            _CONFIGS.clear()
+        entry = _CONFIGS[key] = _ConfigEntry(parts, config_for(request, model_id, timeout=False))
+    timeout = settings.timeout
+    if timeout is None:
+        return entry.base
+    last = entry.last
+    if last is not None and last[0] == timeout:
+        return last[1]
+    config = with_timeout(entry.base, timeout, settings.extra)
+    entry.last = (timeout, config)
     return config
 
 
-def config_for(request: Request, model_id: str) -> Any:
-    """A fresh ``GenerateContentConfig`` (or None when nothing is set) for ``request``."""
+def with_timeout(config: Any, seconds: float, extra: Mapping[str, Any]) -> Any:
+    """A copy of ``config`` whose requests time out after ``seconds`` (HttpOptions counts in
+    milliseconds, rounded up here)."""
+    from google.genai import types
+
+    http = types.HttpOptions(timeout=max(1, math.ceil(seconds * 1000)))
+    if extra:
+        http.extra_body = dict(extra)
+    if config is None:
+        return types.GenerateContentConfig(http_options=http)
+    return config.model_copy(update={"http_options": http})
+
+
+def config_for(request: Request, model_id: str, *, timeout: bool = True) -> Any:
+    """A fresh ``GenerateContentConfig`` (or None when nothing is set) for ``request``; without
+    the request's timeout when ``timeout`` is False."""
     from google.genai import types
 
     ordering = needs_property_ordering(model_id)
@@ -265,7 +300,7 @@ def config_for(request: Request, model_id: str) -> Any:
     if settings.max_tokens is not None:
         config["max_output_tokens"] = settings.max_tokens
     http: dict[str, Any] = {}
-    if settings.timeout is not None:
+    if timeout and settings.timeout is not None:
         http["timeout"] = max(1, math.ceil(settings.timeout * 1000))
     if settings.extra:
         http["extra_body"] = dict(settings.extra)

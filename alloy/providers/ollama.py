@@ -16,8 +16,10 @@ What goes on the wire, and why:
   back as ``role: tool`` messages with ``tool_name`` (the SDK's message model has no call id).
 - Images go as base64 in ``images`` (as bytes, so the SDK never mistakes the data for a file
   path); Ollama takes no image URLs and no PDFs, which are a ConfigurationError.
-- Settings: ``options.temperature`` and ``options.num_predict`` (max tokens). The SDK takes the
-  timeout only per client, so there is one client per distinct timeout (usually just one).
+- Settings: ``options.temperature`` and ``options.num_predict`` (max tokens). The SDK takes a
+  timeout only per client, while a call's attempts may each have their own (a deadline shrinks
+  the last ones), so the client's httpx transport gives every request the timeout of the call it
+  belongs to, read from a context variable set around the SDK call: one client, any timeout.
   ALLOY_EXTRA_JSON: ``options`` merges into the options, keys ``chat()`` takes (``think``,
   ``keep_alive``, ``format``, ``logprobs``, ``top_logprobs``) are passed through, other keys
   that are model options (``top_k``, ``num_ctx``, ``seed``...) go into ``options``, and anything
@@ -32,9 +34,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .._engine import REASK_PROMPT
@@ -65,7 +68,7 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
-from ._base import PerLoop, SDKModel
+from ._base import SDKModel
 
 if TYPE_CHECKING:
     import ollama
@@ -340,53 +343,21 @@ class OllamaModel(SDKModel):
     capabilities = CAPABILITIES
     key_env = ("OLLAMA_API_KEY",)
 
-    def __init__(
-        self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
-    ) -> None:
-        super().__init__(model_id, api_key=api_key, base_url=base_url)
-        self._clients: dict[float | None, Any] = {}
-        self._aclients: PerLoop[dict[float | None, Any]] = PerLoop(self._close_all)
-        self._clients_lock = threading.Lock()
-
-    def make_client(self, *, asynchronous: bool, timeout: float | None = None) -> Any:
+    def make_client(self, *, asynchronous: bool) -> Any:
+        import httpx
         import ollama
 
-        cls = ollama.AsyncClient if asynchronous else ollama.Client
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
-        return cls(host=self.base_url, timeout=timeout, headers=headers)
+        if asynchronous:
+            async_transport = _AsyncTimeoutPerRequest(httpx.AsyncHTTPTransport())
+            return ollama.AsyncClient(
+                host=self.base_url, headers=headers, transport=async_transport
+            )
+        transport = _TimeoutPerRequest(httpx.HTTPTransport())
+        return ollama.Client(host=self.base_url, headers=headers, transport=transport)
 
     def client_keys(self, client: Any) -> tuple[str, ...]:
         return ()  # the explicit key and OLLAMA_API_KEY are all it sends
-
-    def client_for(self, timeout: float | None) -> Any:
-        """The sync client for this timeout, built once."""
-        client = self._clients.get(timeout)
-        if client is None:
-            with self._clients_lock:
-                client = self._clients.get(timeout)
-                if client is None:
-                    client = self.new_client(
-                        lambda: self.make_client(asynchronous=False, timeout=timeout)
-                    )
-                    self._clients[timeout] = client
-        return client
-
-    def aclient_for(self, timeout: float | None) -> Any:
-        """The async client for this timeout on the running event loop, built once."""
-        clients = self._aclients.get(dict)
-        client = clients.get(timeout)
-        if client is None:
-            with self._clients_lock:
-                client = clients.get(timeout)
-                if client is None:
-                    client = clients[timeout] = self.new_client(
-                        lambda: self.make_client(asynchronous=True, timeout=timeout)
-                    )
-        return client
-
-    async def _close_all(self, clients: dict[float | None, Any]) -> None:
-        for client in list(clients.values()):
-            await self.close_async_client(client)
 
     def map_error(self, exc: Exception) -> ProviderError | None:
         import ollama
@@ -424,31 +395,131 @@ class OllamaModel(SDKModel):
 
     def request(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
-        client = self.client_for(request.settings.timeout)
-        return self.read(parse, self.call(client.chat, stream=False, **kwargs))
+        chat = self.client().chat
+        with _request_timeout(request.settings.timeout):
+            reply = self.call(chat, stream=False, **kwargs)
+        return self.read(parse, reply)
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
-        client = self.aclient_for(request.settings.timeout)
-        return self.read(parse, await self.acall(client.chat, stream=False, **kwargs))
+        chat = self.aclient().chat
+        with _request_timeout(request.settings.timeout):
+            reply = await self.acall(chat, stream=False, **kwargs)
+        return self.read(parse, reply)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         kwargs = self._kwargs(request)
         state = StreamState()
-        client = self.client_for(request.settings.timeout)
-        for chunk in self.iterate(self.call(client.chat, stream=True, **kwargs)):
+        chunks = self.call(self.client().chat, stream=True, **kwargs)
+        for chunk in self.iterate(_Timed(chunks, request.settings.timeout)):
             yield from self.read(state.feed, chunk)
         yield Done(self.read(StreamState.response, state))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         kwargs = self._kwargs(request)
         state = StreamState()
-        client = self.aclient_for(request.settings.timeout)
-        chunks = await self.acall(client.chat, stream=True, **kwargs)
-        async for chunk in self.aiterate(chunks):
+        timeout = request.settings.timeout
+        with _request_timeout(timeout):
+            chunks = await self.acall(self.aclient().chat, stream=True, **kwargs)
+        async for chunk in self.aiterate(_ATimed(chunks, timeout)):
             for event in self.read(state.feed, chunk):
                 yield event
         yield Done(self.read(StreamState.response, state))
+
+
+# -- one client, a timeout per request ----------------------------------------------------------
+
+#: The timeout of the request being sent in this context; unset outside ``_request_timeout``.
+_TIMEOUT: ContextVar[tuple[float | None] | None] = ContextVar("alloy_ollama_timeout", default=None)
+
+
+@contextmanager
+def _request_timeout(seconds: float | None) -> Iterator[None]:
+    """Requests sent inside get ``seconds`` as their timeout (None: none at all)."""
+    token = _TIMEOUT.set((seconds,))
+    try:
+        yield
+    finally:
+        _TIMEOUT.reset(token)
+
+
+def _apply_timeout(request: Any) -> None:
+    chosen = _TIMEOUT.get()
+    if chosen is not None:
+        import httpx
+
+        request.extensions["timeout"] = httpx.Timeout(chosen[0]).as_dict()
+
+
+class _TimeoutPerRequest:
+    """An httpx transport that gives each request its call's timeout, then sends it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: Any) -> Any:
+        _apply_timeout(request)
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __enter__(self) -> _TimeoutPerRequest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _AsyncTimeoutPerRequest:
+    """Async twin of :class:`_TimeoutPerRequest`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: Any) -> Any:
+        _apply_timeout(request)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AsyncTimeoutPerRequest:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _Timed:
+    """The SDK's chunk iterator, each step run with the request's timeout (the SDK sends the
+    request on the first step)."""
+
+    def __init__(self, chunks: Iterator[Any], timeout: float | None) -> None:
+        self._chunks = iter(chunks)
+        self._timeout = timeout
+
+    def __iter__(self) -> _Timed:
+        return self
+
+    def __next__(self) -> Any:
+        with _request_timeout(self._timeout):
+            return next(self._chunks)
+
+
+class _ATimed:
+    """Async twin of :class:`_Timed`."""
+
+    def __init__(self, chunks: AsyncIterator[Any], timeout: float | None) -> None:
+        self._chunks = chunks.__aiter__()
+        self._timeout = timeout
+
+    def __aiter__(self) -> _ATimed:
+        return self
+
+    async def __anext__(self) -> Any:
+        with _request_timeout(self._timeout):
+            return await self._chunks.__anext__()
 
 
 def create(

@@ -511,19 +511,19 @@ def test_settings_reach_the_wire(
     assert any("'nonsense' is left out" in r.getMessage() for r in caplog.records)
 
 
-def test_timeout_is_set_on_the_client(emu: Emulator, call: Any) -> None:
-    """The SDK sends no timeout on the wire: it is the httpx client's, one client per timeout."""
-    emu.push("ollama", Slow(0.05, Json({"value": 1.0})))
+def test_each_request_gets_its_own_timeout_through_one_client(emu: Emulator, call: Any) -> None:
+    """The SDK takes a timeout only per client; alloy's transport gives each request its own."""
+    emu.push("ollama", Slow(0.05, Json({"value": 1.0})), Slow(1.0, Json({"value": 2.0})))
 
     @command(output=float, retries=0, timeout=5, **opts(emu))
-    def one() -> str:
+    def patient() -> str:
         return "one"
 
-    assert call(one) == 1.0
+    assert call(patient) == 1.0
+    with pytest.raises(ProviderTimeoutError):
+        call(patient.with_options(timeout=0.2))
     model = create(MODEL, base_url=emu.ollama_host)
-    assert model.client_for(2.5)._client.timeout == httpx.Timeout(2.5)
-    assert model.client_for(2.5) is model.client_for(2.5)
-    assert model.client_for(None) is not model.client_for(2.5)
+    assert model.client() is model.client()
 
 
 def test_async_clients_are_reused_per_loop(emu: Emulator) -> None:
@@ -531,10 +531,10 @@ def test_async_clients_are_reused_per_loop(emu: Emulator) -> None:
     request = Request(model="m", messages=(UserTurn((Text("hi"),)),))
 
     async def twice() -> None:
-        first = model.aclient_for(None)
+        first = model.aclient()
         await model.arequest(request)
         await model.arequest(request)
-        assert model.aclient_for(None) is first
+        assert model.aclient() is first
 
     asyncio.run(twice())
 
