@@ -348,11 +348,13 @@ def _load_dotenv_once() -> None:
 
 
 def _dotenv_path() -> str | None:
+    """The working directory's ``.env`` file, if there is one. A directory of that name (a
+    virtualenv made with ``python -m venv .env``) is not a dotenv file."""
     try:
         path = os.path.join(os.getcwd(), ".env")
     except OSError:  # the working directory was removed: there is no file to read
         return None
-    return path if os.path.lexists(path) else None
+    return path if os.path.isfile(path) else None
 
 
 def _read_dotenv(path: str) -> str:
