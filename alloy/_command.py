@@ -35,6 +35,8 @@ from .providers import get_model, model_cache_generation
 from .rails import Rail
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from ._model import Model
 
 P = ParamSpec("P")
@@ -62,7 +64,7 @@ class Options(TypedDict, total=False):
     max_reasks: int
     output_mode: str
     tool_errors: str
-    api_key: str | None
+    api_key: str | SecretStr | None
     base_url: str | None
     skip_rails: Sequence[str]
     token_budget: int | None

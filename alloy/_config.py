@@ -14,9 +14,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 OutputModeOption = Literal["auto", "native", "tool", "prompt"]
 
@@ -42,18 +45,19 @@ class Config:
     max_reasks: int = 1
     output_mode: OutputModeOption = "auto"
     tool_errors: Literal["report", "raise"] = "report"
-    api_key: str | None = field(default=None, repr=False)
+    #: Kept as a pydantic ``SecretStr`` (a plain str given is wrapped), so reprs, ``vars()``,
+    #: debuggers and error reporters that dump locals show ``**********``, never the key.
+    api_key: SecretStr | None = None
     base_url: str | None = None
     skip_rails: tuple[Literal["input", "output", "tool"], ...] = ()
     token_budget: int | None = None
     log_content: bool = False
 
-    def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{f.name}={'***' if f.name == 'api_key' and self.api_key else getattr(self, f.name)!r}"
-            for f in fields(self)
-        )
-        return f"Config({shown})"
+    def __post_init__(self) -> None:
+        if isinstance(self.api_key, str):  # Config(api_key="...") built by hand
+            from pydantic import SecretStr
+
+            object.__setattr__(self, "api_key", SecretStr(self.api_key))
 
 
 OPTION_NAMES = frozenset(f.name for f in fields(Config))
@@ -96,9 +100,9 @@ def _validator() -> Any:
     if _VALIDATOR is None:
         import typing
 
-        from pydantic import ConfigDict, create_model
+        from pydantic import ConfigDict, SecretStr, create_model
 
-        hints = typing.get_type_hints(Config)
+        hints = typing.get_type_hints(Config, localns={"SecretStr": SecretStr})
         fields_ = {f.name: (hints[f.name], None) for f in fields(Config)}
         _VALIDATOR = create_model(  # type: ignore[call-overload]
             "AlloyOptions",
@@ -170,6 +174,9 @@ def _unusable_part(value: Any) -> str | None:
         if isinstance(item, float) and not math.isfinite(item):
             return f"{item} is not a finite number"
         if isinstance(item, str) and not _is_utf8(item):
+            return "the text is not valid UTF-8"
+        secret = getattr(item, "get_secret_value", None)
+        if callable(secret) and not _is_utf8(secret()):
             return "the text is not valid UTF-8"
         if isinstance(item, (Mapping, list, tuple)) and id(item) not in seen:
             seen.add(id(item))  # ids of containers inside ``value``, which keeps them alive

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from .._model import Model
 
 ModelFactory = Callable[..., "Model"]
@@ -158,9 +160,18 @@ NO_MODEL = (
 
 
 def get_model(
-    model: str | Model | None, *, api_key: str | None = None, base_url: str | None = None
+    model: str | Model | None,
+    *,
+    api_key: str | SecretStr | None = None,
+    base_url: str | None = None,
 ) -> Model:
-    """The Model for a model string (built once and cached) or a Model instance as given."""
+    """The Model for a model string (built once and cached) or a Model instance as given.
+
+    A factory receives the key as a plain ``str`` (its documented signature); alloy's own
+    adapters keep it as a ``SecretStr``.
+    """
+    if api_key is not None and not isinstance(api_key, str):
+        api_key = api_key.get_secret_value()
     if model is None or model == "":
         raise ConfigurationError(NO_MODEL)
     if not isinstance(model, str):

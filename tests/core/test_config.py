@@ -9,8 +9,10 @@ import pytest
 
 import alloy
 from alloy import ConfigurationError, command, configure, use_config
+from alloy._config import check_options
 from alloy._types import Request
 from alloy.errors import ServerError
+from alloy.providers import get_model
 from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call
 
 from ..conftest import Call
@@ -213,6 +215,27 @@ def test_config_repr_hides_the_api_key() -> None:
     config = alloy.Config(api_key="sk-secret-value-123456")
     assert "sk-secret" not in repr(config)
     assert "***" in repr(config)
+    assert config.api_key is not None
+    assert config.api_key.get_secret_value() == "sk-secret-value-123456"
+
+
+def test_no_object_alloy_keeps_shows_the_key_in_its_attributes(call: Call) -> None:
+    """Debuggers and error reporters dump vars() and reprs of what is in scope."""
+    key = "opaque-proxy-token-7f3a9c2e"
+    checked = check_options({"api_key": key}, source="test")
+    assert key not in repr(checked)
+
+    @alloy.command(model="offline", api_key=key)
+    def hello() -> str:
+        return "hi"
+
+    call(hello)
+    for name in ("openai:gpt-5-mini", "anthropic:claude-sonnet-4-6", "gemini:gemini-2.5-flash"):
+        model = get_model(name, api_key=key)
+        assert key not in repr(vars(model))
+    config = hello._prepared[1].config if hello._prepared else None
+    assert config is not None and key not in repr(vars(config))
+    assert key not in repr(vars(hello)) and key not in repr(vars(hello.with_options()))
 
 
 def test_extra_json_env_is_parsed(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
