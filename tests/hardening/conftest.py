@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
+from alloy import command
 from alloy.testing.emulator import SDK_ENV_PREFIXES, Emulator
 
 #: alloy provider -> (model string, the emulator queue serving it, the SDK's key variable)
@@ -18,6 +21,30 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "ollama": ("ollama:llama3.2", "ollama", "OLLAMA_API_KEY"),
 }
 FORMS = ("call", "acall", "stream", "astream")
+STREAMED = ("stream", "astream")
+
+
+@dataclass
+class Weather:
+    city: str
+    temp_c: float
+
+
+def weather_command(form: str, **options: Any) -> Any:
+    """A command asking for the weather: text for the streamed forms, a Weather otherwise."""
+    if form in STREAMED:
+
+        @command(**options)
+        def text(city: str) -> str:
+            return f"Weather in {city}?"
+
+        return text
+
+    @command(output=Weather, **options)
+    def typed(city: str) -> str:
+        return f"Weather in {city}?"
+
+    return typed
 
 
 @pytest.fixture(scope="package")

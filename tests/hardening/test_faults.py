@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from alloy import AlloyError, CommandError, command
+from alloy import AlloyError, CommandError
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
@@ -43,7 +42,7 @@ from alloy.testing.emulator import (
     Unauthorized,
 )
 
-from .conftest import FORMS, PROVIDERS
+from .conftest import FORMS, PROVIDERS, weather_command
 
 DEEP = b'{"a":' * 5000 + b"1" + b"}" * 5000
 
@@ -87,12 +86,6 @@ FINE_AS_TEXT = {"malformed-json"}
 FINE_AS_TEXT_ON = {"ollama": {"refusal"}}
 
 
-@dataclass
-class Weather:
-    city: str
-    temp_c: float
-
-
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff waits of both drivers, recorded instead of slept."""
@@ -121,26 +114,9 @@ def keyed(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
 
 def make_command(provider: str, form: str, retries: int) -> Any:
     model = PROVIDERS[provider][0]
-    options: dict[str, Any] = {
-        "model": model,
-        "retries": retries,
-        "max_reasks": 0,
-        "timeout": 0.2,
-        "deadline": 30,
-    }
-    if form in ("stream", "astream"):
-
-        @command(**options)
-        def text(city: str) -> str:
-            return f"Weather in {city}?"
-
-        return text
-
-    @command(output=Weather, **options)
-    def typed(city: str) -> str:
-        return f"Weather in {city}?"
-
-    return typed
+    return weather_command(
+        form, model=model, retries=retries, max_reasks=0, timeout=0.2, deadline=30
+    )
 
 
 def good_answer(form: str) -> Item:

@@ -15,25 +15,18 @@ import json
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from alloy import AlloyError, command, tool
+from alloy import AlloyError, tool
 from alloy.testing.emulator import Emulator, Item, Json, Mutated, Text, ToolCalls
 
-from .conftest import FORMS, PROVIDERS
+from .conftest import FORMS, PROVIDERS, weather_command
 
 CASES_PER_CELL = 30
 _DEEP_MARK = "\x00deep\x00"
 _SSE_DATA = re.compile(rb"^data: ?(.*)$", re.MULTILINE)
-
-
-@dataclass
-class Weather:
-    city: str
-    temp_c: float
 
 
 @tool
@@ -182,26 +175,9 @@ def base_reply(rng: random.Random, form: str) -> Item:
 
 
 def make_command(model: str, form: str) -> Any:
-    options: dict[str, Any] = {
-        "model": model,
-        "retries": 0,
-        "max_reasks": 0,
-        "max_tool_turns": 2,
-        "tools": [lookup],
-    }
-    if form in ("stream", "astream"):
-
-        @command(**options)
-        def text(city: str) -> str:
-            return f"Weather in {city}?"
-
-        return text
-
-    @command(output=Weather, **options)
-    def typed(city: str) -> str:
-        return f"Weather in {city}?"
-
-    return typed
+    return weather_command(
+        form, model=model, retries=0, max_reasks=0, max_tool_turns=2, tools=[lookup]
+    )
 
 
 def judge(outcome: Any, seed: int, problems: list[str]) -> None:
