@@ -32,6 +32,7 @@ What goes on the wire, and why:
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import warnings
@@ -396,15 +397,21 @@ class OllamaModel(SDKModel):
     def request(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
         chat = self.client().chat
-        with _request_timeout(request.settings.timeout):
+        token = _TIMEOUT.set((request.settings.timeout,))
+        try:
             reply = self.call(chat, stream=False, **kwargs)
+        finally:
+            _TIMEOUT.reset(token)
         return self.read(parse, reply)
 
     async def arequest(self, request: Request) -> Response:
         kwargs = self._kwargs(request)
         chat = self.aclient().chat
-        with _request_timeout(request.settings.timeout):
+        token = _TIMEOUT.set((request.settings.timeout,))
+        try:
             reply = await self.acall(chat, stream=False, **kwargs)
+        finally:
+            _TIMEOUT.reset(token)
         return self.read(parse, reply)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
@@ -446,9 +453,16 @@ def _request_timeout(seconds: float | None) -> Iterator[None]:
 def _apply_timeout(request: Any) -> None:
     chosen = _TIMEOUT.get()
     if chosen is not None:
-        import httpx
+        request.extensions["timeout"] = _timeout_extension(chosen[0])
 
-        request.extensions["timeout"] = httpx.Timeout(chosen[0]).as_dict()
+
+@functools.lru_cache(maxsize=64)
+def _timeout_extension(seconds: float | None) -> dict[str, float | None]:
+    """httpx's per-request timeout extension for ``seconds`` (shared: httpx only reads it)."""
+    import httpx
+
+    extension: dict[str, float | None] = httpx.Timeout(seconds).as_dict()
+    return extension
 
 
 class _TimeoutPerRequest:
