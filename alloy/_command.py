@@ -293,6 +293,8 @@ def render_prompt(prompt: Any) -> tuple[Part, ...]:
 
 def _sendable(text: str, where: str) -> str:
     """``text`` itself, or a ConfigurationError when it holds a lone surrogate (not UTF-8)."""
+    if text.isascii():  # the usual prompt, answered without a scan
+        return text
     index = lone_surrogate_at(text)
     if index is None:
         return text

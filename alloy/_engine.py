@@ -190,6 +190,11 @@ class Plan:
         """The output mode and the parts of every request that depend only on this plan."""
         return _request_parts(self)
 
+    @cached_property
+    def budget(self) -> float | None:
+        """Seconds a call may take (see :func:`call_budget`), worked out once per plan."""
+        return call_budget(self.config)
+
 
 def resolve_mode(plan: Plan) -> OutputMode | None:
     """The output mode for this call; explicit choices the model can't honour are errors."""
@@ -459,7 +464,7 @@ class _Run:
 
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Result[Any]]:
-        budget = call_budget(self.config)
+        budget = self.plan.budget
         started = self.clock() if self.observed or budget is not None else 0.0
         if budget is not None:
             self.deadline_at = started + budget
@@ -603,8 +608,8 @@ class _Run:
         retried = 0
         while True:
             request = turn
-            left = self.time_left()
-            if left is not None:
+            if self.deadline_at is not None:
+                left = self.deadline_at - self.clock()
                 if left <= 0:
                     raise self.deadline_reached()
                 request = self.timed(turn, left)
@@ -618,8 +623,8 @@ class _Run:
                 error = result.error
                 if error.transient and retried < self.config.retries:
                     delay = backoff(retried, error.retry_after)
-                    left = self.time_left()
-                    if left is not None and delay >= left:
+                    remaining = self.time_left()
+                    if remaining is not None and delay >= remaining:
                         raise self.attach(error)  # its retry_after says when to come back
                     yield from self.emit(partial(ProviderRetry, name, cid, error, delay))
                     yield Sleep(delay)

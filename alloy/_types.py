@@ -18,12 +18,12 @@ MediaKind = Literal["image", "pdf"]
 R = TypeVar("R")
 
 
-def _require(ok: bool, what: str, value: Any) -> None:
-    """Refuse a field of the wrong type: replies are untrusted, and a value of the wrong kind
-    caught here (inside an adapter's reading of the reply) is an unreadable reply, instead of
-    an AttributeError far away in the engine or in the caller's loop over a stream."""
-    if not ok:
-        raise TypeError(f"{what} must be {_KINDS.get(what, 'of another type')}, got {value!r:.80}")
+def _wrong(what: str, value: Any) -> TypeError:
+    """The error for a field of the wrong type. Replies are untrusted: a value of the wrong kind
+    refused when a part is built (inside an adapter's reading of the reply) is an unreadable
+    reply, instead of an AttributeError far away in the engine or in the caller's loop over a
+    stream. The checks are written inline (no call when they pass): they run on every reply."""
+    return TypeError(f"{what} must be {_KINDS.get(what, 'of another type')}, got {value!r:.80}")
 
 
 _KINDS = {
@@ -51,7 +51,8 @@ class Text:
     text: str
 
     def __post_init__(self) -> None:
-        _require(isinstance(self.text, str), "text", self.text)
+        if not isinstance(self.text, str):
+            raise _wrong("text", self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +75,14 @@ class ToolCall:
     raw_args: str | None = None
 
     def __post_init__(self) -> None:
-        _require(isinstance(self.id, str), "tool call id", self.id)
-        _require(isinstance(self.name, str), "tool name", self.name)
-        _require(isinstance(self.args, Mapping), "tool arguments", self.args)
-        _require(self.raw_args is None or isinstance(self.raw_args, str), "raw tool arguments", 0)
+        if not isinstance(self.id, str):
+            raise _wrong("tool call id", self.id)
+        if not isinstance(self.name, str):
+            raise _wrong("tool name", self.name)
+        if not isinstance(self.args, Mapping):
+            raise _wrong("tool arguments", self.args)
+        if self.raw_args is not None and not isinstance(self.raw_args, str):
+            raise _wrong("raw tool arguments", self.raw_args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +187,15 @@ class Usage:
     requests: int = 0
 
     def __post_init__(self) -> None:
-        for count in (
-            self.input_tokens,
-            self.output_tokens,
-            self.cached_tokens,
-            self.reasoning_tokens,
-            self.requests,
+        if not (
+            isinstance(self.input_tokens, int)
+            and isinstance(self.output_tokens, int)
+            and isinstance(self.cached_tokens, int)
+            and isinstance(self.reasoning_tokens, int)
+            and isinstance(self.requests, int)
         ):
-            _require(isinstance(count, int), "token count", count)
+            counts = (self.input_tokens, self.output_tokens, self.cached_tokens)
+            raise _wrong("token count", [*counts, self.reasoning_tokens, self.requests])
 
     @property
     def total_tokens(self) -> int:
@@ -218,11 +224,15 @@ class Response:
     provider_details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _require(self.finish_reason in _FINISH_REASONS, "finish reason", self.finish_reason)
-        _require(self.model is None or isinstance(self.model, str), "model name", self.model)
-        request_id = self.request_id
-        _require(request_id is None or isinstance(request_id, str), "request id", request_id)
-        _require(self.refusal is None or isinstance(self.refusal, str), "refusal", self.refusal)
+        if self.finish_reason not in _FINISH_REASONS:
+            raise _wrong("finish reason", self.finish_reason)
+        for what, value in (
+            ("model name", self.model),
+            ("request id", self.request_id),
+            ("refusal", self.refusal),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise _wrong(what, value)
 
     @property
     def lone_text(self) -> str | None:
@@ -253,7 +263,8 @@ class TextDelta:
     text: str
 
     def __post_init__(self) -> None:
-        _require(isinstance(self.text, str), "text", self.text)
+        if not isinstance(self.text, str):
+            raise _wrong("text", self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,10 +277,14 @@ class ToolCallDelta:
     args_delta: str = ""
 
     def __post_init__(self) -> None:
-        _require(isinstance(self.index, int), "delta index", self.index)
-        _require(self.id is None or isinstance(self.id, str), "delta id", self.id)
-        _require(self.name is None or isinstance(self.name, str), "delta name", self.name)
-        _require(isinstance(self.args_delta, str), "arguments delta", self.args_delta)
+        if not isinstance(self.index, int):
+            raise _wrong("delta index", self.index)
+        if self.id is not None and not isinstance(self.id, str):
+            raise _wrong("delta id", self.id)
+        if self.name is not None and not isinstance(self.name, str):
+            raise _wrong("delta name", self.name)
+        if not isinstance(self.args_delta, str):
+            raise _wrong("arguments delta", self.args_delta)
 
 
 @dataclass(frozen=True, slots=True)

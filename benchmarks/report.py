@@ -135,6 +135,14 @@ LEFT_AS_IS = (
     "~0.1 µs), nine of them per call.",
     "Provider registry: `get_model()` hashes an explicit `api_key=` with SHA-256; it now runs "
     "only when a command rebuilds its plan, not per call.",
+    "Hardening (no SDK exception chained, replies' field types checked, Ollama's per-request "
+    "timeout transport) costs Ollama's async path ~21k more client instructions a call "
+    "(3.169M to 3.190M, +0.7%; the raw SDK call is 2.994M), counted with valgrind's callgrind "
+    "as the difference between 300 and 100 calls, which machine load does not move; the core "
+    "itself got cheaper (canned model, async: 108k to 104k). Side by side on a loaded machine "
+    "Ollama's warm ratio moved from 1.04-1.06 to 1.05-1.08 and Gemini async sits near the "
+    "line: over the target in this run. The adapter path (~90k instructions over the raw SDK "
+    "for Ollama) is where the margin must come back from.",
 )
 
 

@@ -217,7 +217,7 @@ class OpenAIModel(SDKModel):
 
     # -- the calls, the same for both wire APIs --
     def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        body = self.call(self.build, request, stream=stream)
+        body = self.build(request, stream=stream)
         kwargs, extra = split_known(body, _known_arguments(self.endpoint_class()))
         if extra:
             kwargs["extra_body"] = extra

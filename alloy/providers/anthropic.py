@@ -608,7 +608,7 @@ class AnthropicModel(SDKModel):
         return (getattr(client, "api_key", None), getattr(client, "auth_token", None))
 
     def _kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        body = self.call(build, request, self.model_id, self.capabilities)
+        body = build(request, self.model_id, self.capabilities)
         if stream:
             body["stream"] = True
         kwargs = sdk_kwargs(body)

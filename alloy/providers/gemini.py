@@ -670,7 +670,7 @@ class GeminiModel(SDKModel):
 
     # -- calls --
     def _kwargs(self, request: Request) -> tuple[dict[str, Any], str | None]:
-        kwargs = self.call(build, request, self.model_id)
+        kwargs = build(request, self.model_id)
         return kwargs, answer_function(request, self.model_id)
 
     def request(self, request: Request) -> Response:

@@ -390,7 +390,7 @@ class OllamaModel(SDKModel):
 
     # -- calls --
     def _kwargs(self, request: Request) -> dict[str, Any]:
-        kwargs: dict[str, Any] = self.call(build, request)
+        kwargs = build(request)
         kwargs["model"] = self.model_id
         return kwargs
 
