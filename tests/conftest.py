@@ -11,21 +11,19 @@ import pytest
 
 import alloy
 import alloy.providers as registry
-from alloy.providers import clear_model_cache
-
-PROVIDER_ENV_PREFIXES = ("ALLOY_", "OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "OLLAMA_")
+from alloy.providers import clear_model_cache, env_prefixes
 
 
 @pytest.fixture(autouse=True)
 def _clean_configuration(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No ALLOY_*/provider variable, configure() state, cached client or registered provider leaks."""
+    prefixes = ("ALLOY_", *env_prefixes())  # every registered provider's variable families
     for name in list(os.environ):
-        if name.startswith(PROVIDER_ENV_PREFIXES):
+        if name.startswith(prefixes):
             monkeypatch.delenv(name)
     monkeypatch.setenv("ALLOY_NO_DOTENV", "1")
     # Providers a test registers are gone after it.
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(registry, "_PREFIXES", list(registry._PREFIXES))
     alloy.reset_configuration()
     clear_model_cache()
     yield

@@ -1,59 +1,34 @@
 """Provider registry: from a model string to a ready Model, importing SDKs only when used.
 
-``"openai:gpt-5-mini"`` names the provider explicitly; bare names are recognised by their known
-prefixes (``gpt-``, ``o1``/``o3``/``o4``, ``claude-``, ``gemini-``). A third party registers its own
-provider with :func:`register_provider`. Models are built once per (model, key, base URL) and
-reused, so SDK clients and their connection pools live as long as the process.
+``"openai:gpt-5-mini"`` names the provider explicitly; bare names are recognised by the
+prefixes in the provider descriptors (``gpt-``, ``o1``/``o3``/``o4``, ``claude-``,
+``gemini-``), the longest matching prefix winning. Each provider is described once, by a
+:class:`Provider`: the CLI, pricing, the emulator and the test fixtures read the same
+descriptor. A third party adds its own with :func:`register_provider`.
+
+Models are built once per (model, key, base URL) and reused, so SDK clients and their connection
+pools live as long as the process. A key or endpoint not given as an option is read from the
+provider's variables, in the order its SDK reads them, so a provider that borrows another's
+adapter (an OpenAI-compatible server with its own ``ACME_API_KEY``) gets its own.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
+from ._builtin import BUILTIN_PROVIDERS
+from ._descriptor import Dialect, ModelFactory, Provider
+from ._price import Price
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
     from .._model import Model
 
-ModelFactory = Callable[..., "Model"]
-
-
-@dataclass(frozen=True)
-class Provider:
-    """How to build models of one provider. ``factory`` may be ``"module:function"`` (lazy).
-
-    ``needs_model_id`` says that the provider's name alone (``"openai"``, ``"ollama:"``) is not a
-    model, so configuration can refuse it where it is read instead of when the model is built.
-    """
-
-    name: str
-    factory: ModelFactory | str
-    extra: str | None = None
-    sdk_module: str | None = None
-    needs_model_id: bool = False
-
-    def load_factory(self) -> ModelFactory:
-        if callable(self.factory):
-            return self.factory
-        if self.sdk_module and importlib.util.find_spec(self.sdk_module.split(".")[0]) is None:
-            raise ConfigurationError(
-                f"Provider {self.name!r} needs the {self.sdk_module!r} package: "
-                f"pip install 'alloy[{self.extra}]'"
-            )
-        module_name, _, attr = self.factory.partition(":")
-        factory: ModelFactory = getattr(importlib.import_module(module_name), attr)
-        return factory
-
-
-_REGISTRY: dict[str, Provider] = {}
-_PREFIXES: list[tuple[str, str]] = []
+_REGISTRY: dict[str, Provider] = {provider.name: provider for provider in BUILTIN_PROVIDERS}
 _MODELS: dict[tuple[str, str, str | None, str | None], Model] = {}
 _generation = 0
 _LOCK = threading.Lock()
@@ -73,64 +48,58 @@ def model_cache_generation() -> int:
 
 
 def register_provider(
-    name: str,
-    factory: ModelFactory | str,
+    name: str | Provider,
+    factory: ModelFactory | str | None = None,
     *,
     extra: str | None = None,
     sdk_module: str | None = None,
     prefixes: tuple[str, ...] = (),
     needs_model_id: bool = False,
-) -> None:
-    """Add (or replace) a provider. ``factory(model_id, api_key=..., base_url=...)`` returns a Model."""
-    _REGISTRY[name] = Provider(name, factory, extra, sdk_module, needs_model_id)
-    _PREFIXES.extend((prefix, name) for prefix in prefixes)
+    key_env: tuple[str, ...] = (),
+    base_url_env: tuple[str, ...] = (),
+    dialect: Dialect | str | None = None,
+    example_models: tuple[str, ...] = (),
+    prices: Mapping[str, Price] | None = None,
+    wire: str | None = None,
+) -> Provider:
+    """Add (or replace) a provider, given as a :class:`Provider` or as its fields.
+
+    ``factory(model_id, api_key=..., base_url=...)`` returns a Model. Returns the descriptor.
+    """
+    if isinstance(name, Provider):
+        if factory is not None:
+            raise TypeError("register_provider(Provider(...)) takes no other arguments")
+        provider = name
+    elif factory is None:
+        raise TypeError(f"register_provider({name!r}) needs a factory")
+    else:
+        provider = Provider(
+            name,
+            factory,
+            extra=extra,
+            sdk_module=sdk_module,
+            needs_model_id=needs_model_id,
+            prefixes=prefixes,
+            key_env=key_env,
+            base_url_env=base_url_env,
+            dialect=dialect,
+            example_models=example_models,
+            prices=prices or {},
+            wire=wire,
+        )
+    _REGISTRY[provider.name] = provider
     clear_model_cache()
+    return provider
 
 
 def providers() -> dict[str, Provider]:
-    """The registered providers, by name."""
+    """The registered providers, by name, in registration order."""
     return dict(_REGISTRY)
 
 
-register_provider(
-    "openai",
-    "alloy.providers.openai_responses:create",
-    extra="openai",
-    sdk_module="openai",
-    prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
-    needs_model_id=True,
-)
-register_provider(
-    "openai-chat",
-    "alloy.providers.openai_chat:create",
-    extra="openai",
-    sdk_module="openai",
-    needs_model_id=True,
-)
-register_provider(
-    "anthropic",
-    "alloy.providers.anthropic:create",
-    extra="anthropic",
-    sdk_module="anthropic",
-    prefixes=("claude-",),
-    needs_model_id=True,
-)
-register_provider(
-    "gemini",
-    "alloy.providers.gemini:create",
-    extra="gemini",
-    sdk_module="google.genai",
-    prefixes=("gemini-",),
-)
-register_provider(
-    "ollama",
-    "alloy.providers.ollama:create",
-    extra="ollama",
-    sdk_module="ollama",
-    needs_model_id=True,
-)
-register_provider("offline", "alloy.providers.offline:create")
-register_provider("fake", "alloy.providers.offline:create")
+def env_prefixes() -> tuple[str, ...]:
+    """The variable families every registered provider's SDK reads (``OPENAI_``, ``ACME_``…)."""
+    return tuple(dict.fromkeys(p for provider in _REGISTRY.values() for p in provider.env_prefixes))
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -140,9 +109,13 @@ def split_model(model: str) -> tuple[str, str]:
         return provider, model_id
     if model in _REGISTRY:
         return model, ""
-    for prefix, name in _PREFIXES:
-        if model.startswith(prefix):
-            return name, model
+    owner, longest = None, -1
+    for candidate in _REGISTRY.values():
+        for prefix in candidate.prefixes:
+            if model.startswith(prefix) and len(prefix) > longest:
+                owner, longest = candidate.name, len(prefix)
+    if owner is not None:
+        return owner, model
     if sep:
         raise ConfigurationError(
             f"Unknown provider {provider!r} in model {model!r}; known providers: {', '.join(sorted(_REGISTRY))}"
@@ -167,8 +140,9 @@ def get_model(
 ) -> Model:
     """The Model for a model string (built once and cached) or a Model instance as given.
 
-    A factory receives the key as a plain ``str`` (its documented signature); alloy's own
-    adapters keep it as a ``SecretStr``.
+    A key or base URL not given is read from the provider's variables. A factory receives the
+    key as a plain ``str`` (its documented signature); alloy's own adapters keep it as a
+    ``SecretStr``.
     """
     if api_key is not None and not isinstance(api_key, str):
         api_key = api_key.get_secret_value()
@@ -177,6 +151,9 @@ def get_model(
     if not isinstance(model, str):
         return model
     provider_name, model_id = split_model(model)
+    provider = _REGISTRY[provider_name]
+    api_key = api_key or provider.api_key_from_env()
+    base_url = base_url or provider.base_url_from_env()
     # The key is cached by digest so no secret sits in a dict someone might print.
     key = (provider_name, model_id, _digest(api_key), base_url)
     cached = _MODELS.get(key)
@@ -185,10 +162,21 @@ def get_model(
     with _LOCK:
         cached = _MODELS.get(key)
         if cached is None:
-            factory = _REGISTRY[provider_name].load_factory()
-            cached = factory(model_id, api_key=api_key, base_url=base_url)
+            cached = provider.load_factory()(model_id, api_key=api_key, base_url=base_url)
+            _name_for(cached, provider_name)
             _MODELS[key] = cached
     return cached
+
+
+def _name_for(model: Model, provider_name: str) -> None:
+    """Name a model after the provider it was asked of, when that provider borrowed an adapter.
+
+    ``acme:llama`` served by the Chat Completions adapter would otherwise be called
+    ``openai-chat:llama`` in results, errors and price lookups.
+    """
+    adapter, sep, model_id = model.name.partition(":")
+    if sep and adapter != provider_name and adapter in _REGISTRY:
+        model.name = f"{provider_name}:{model_id}"
 
 
 def _digest(secret: str | None) -> str | None:
@@ -200,8 +188,12 @@ def _digest(secret: str | None) -> str | None:
 
 
 __all__ = [
+    "Dialect",
+    "ModelFactory",
+    "Price",
     "Provider",
     "clear_model_cache",
+    "env_prefixes",
     "get_model",
     "providers",
     "register_provider",

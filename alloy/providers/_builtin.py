@@ -1,0 +1,107 @@
+"""The providers alloy ships, described once (see :class:`~alloy.providers.Provider`).
+
+Prices are list prices in USD per million tokens at the time of writing; they change, so
+:func:`alloy.pricing.set_price` overrides them. Key and endpoint variables are listed in the
+order each SDK reads them (google-genai prefers ``GOOGLE_API_KEY`` over ``GEMINI_API_KEY``).
+"""
+
+from __future__ import annotations
+
+from ._descriptor import Provider
+from ._price import Price
+
+__all__ = ["BUILTIN_PROVIDERS"]
+
+_OPENAI_PRICES = {
+    "gpt-5": Price(1.25, 10.0, 0.125),
+    "gpt-5-mini": Price(0.25, 2.0, 0.025),
+    "gpt-5-nano": Price(0.05, 0.40, 0.005),
+    "gpt-4.1": Price(2.0, 8.0, 0.5),
+    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    "gpt-4o": Price(2.50, 10.0, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
+    "o3": Price(2.0, 8.0, 0.5),
+    "o4-mini": Price(1.10, 4.40, 0.275),
+}
+_FREE = {"": Price(0.0, 0.0, 0.0)}
+
+BUILTIN_PROVIDERS: tuple[Provider, ...] = (
+    Provider(
+        "openai",
+        "alloy.providers.openai_responses:create",
+        extra="openai",
+        sdk_module="openai",
+        needs_model_id=True,
+        prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
+        key_env=("OPENAI_API_KEY",),
+        base_url_env=("OPENAI_BASE_URL",),
+        dialect="alloy.providers._dialects:openai",
+        example_models=("gpt-5-mini", "gpt-4o", "gpt-4-turbo"),
+        prices=_OPENAI_PRICES,
+        wire="openai",
+    ),
+    Provider(
+        "openai-chat",
+        "alloy.providers.openai_chat:create",
+        extra="openai",
+        sdk_module="openai",
+        needs_model_id=True,
+        key_env=("OPENAI_API_KEY",),
+        base_url_env=("OPENAI_BASE_URL",),
+        dialect="alloy.providers._dialects:openai",
+        example_models=("gpt-4.1-mini", "o1-mini"),
+        prices=_OPENAI_PRICES,
+        wire="openai",
+    ),
+    Provider(
+        "anthropic",
+        "alloy.providers.anthropic:create",
+        extra="anthropic",
+        sdk_module="anthropic",
+        needs_model_id=True,
+        prefixes=("claude-",),
+        key_env=("ANTHROPIC_API_KEY",),
+        base_url_env=("ANTHROPIC_BASE_URL",),
+        dialect="alloy.providers._dialects:anthropic",
+        example_models=("claude-sonnet-4-6", "claude-opus-4-1", "claude-sonnet-4-0"),
+        prices={
+            "claude-opus-4": Price(15.0, 75.0, 1.5),
+            "claude-opus-4-5": Price(5.0, 25.0, 0.5),
+            "claude-sonnet-4": Price(3.0, 15.0, 0.3),
+            "claude-haiku-4-5": Price(1.0, 5.0, 0.1),
+        },
+        wire="anthropic",
+    ),
+    Provider(
+        "gemini",
+        "alloy.providers.gemini:create",
+        extra="gemini",
+        sdk_module="google.genai",
+        prefixes=("gemini-",),
+        key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
+        dialect="alloy.providers._dialects:gemini",
+        example_models=("gemini-2.5-flash",),
+        prices={
+            "gemini-2.5-pro": Price(1.25, 10.0, 0.31),
+            "gemini-2.5-flash": Price(0.30, 2.50, 0.075),
+            "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.025),
+        },
+        wire="gemini",
+    ),
+    Provider(
+        "ollama",
+        "alloy.providers.ollama:create",
+        extra="ollama",
+        sdk_module="ollama",
+        needs_model_id=True,
+        key_env=("OLLAMA_API_KEY",),
+        base_url_env=("OLLAMA_HOST",),
+        dialect="alloy.providers._dialects:ollama",
+        example_models=("llama3.2",),
+        prices=_FREE,
+        wire="ollama",
+    ),
+    Provider("offline", "alloy.providers.offline:create", example_models=("",), prices=_FREE),
+    Provider("fake", "alloy.providers.offline:create", prices=_FREE),
+)

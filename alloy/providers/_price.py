@@ -1,0 +1,46 @@
+"""A token price, and what a call's usage costs at it.
+
+A leaf: it imports nothing from alloy, so the provider descriptors, :mod:`alloy.pricing` and any
+lower layer can hold a :class:`Price` without an import cycle. Usage is read by duck typing
+(:class:`TokenCounts`) for the same reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["Price", "TokenCounts"]
+
+
+class TokenCounts(Protocol):
+    """The token counts a price applies to (``alloy.Usage`` has them)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+
+    @property
+    def output_tokens(self) -> int: ...
+
+    @property
+    def cached_tokens(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens; cached input tokens cost ``cached_input`` (the input rate if None)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+    def cost(self, usage: TokenCounts) -> float:
+        """USD for ``usage``: cached input at the cached rate, the rest of the input at ``input``."""
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        cached_rate = self.cached_input if self.cached_input is not None else self.input
+        total = (
+            (usage.input_tokens - cached) * self.input
+            + cached * cached_rate
+            + usage.output_tokens * self.output
+        )
+        return total / 1_000_000
