@@ -33,7 +33,7 @@ from ._command import AsyncCommand, Command
 from .errors import CommandError, ConfigurationError
 
 __all__ = [
-    "PROVIDER_ENV",
+    "PROVIDER_ENV",  # noqa: F822 -- served by __getattr__, from the provider descriptors
     "UsageError",
     "capability_matrix",
     "convert_value",
@@ -48,45 +48,14 @@ EXIT_USAGE = 2
 #: Exit status for a call that was made and failed.
 EXIT_FAILED = 1
 
-#: The environment variables each provider's SDK reads: keys first, then endpoints.
-PROVIDER_ENV: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "openai-chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
-    "ollama": ("OLLAMA_HOST", "OLLAMA_API_KEY"),
-    "offline": (),
-    "fake": (),
-}
 
-#: Where each schema dialect lives: ``"module:function"``, taking the canonical schema.
-DIALECTS: dict[str, str] = {
-    "openai": "alloy.providers._openai_common:openai_strict_schema",
-    "anthropic": "alloy.providers._anthropic_dialect:anthropic_schema",
-    "gemini": "alloy.providers._gemini_dialect:gemini_schema",
-    "ollama": "alloy.providers.ollama:ollama_schema",
-}
+def __getattr__(name: str) -> Any:
+    """``PROVIDER_ENV`` (provider -> its variables), now read from the provider descriptors."""
+    if name == "PROVIDER_ENV":
+        from .providers import providers
 
-#: The dialect each built-in provider applies to the output schema (None: sent as it is).
-PROVIDER_DIALECT: dict[str, str | None] = {
-    "openai": "openai",
-    "openai-chat": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
-    "offline": None,
-    "fake": None,
-}
-
-#: Models shown in the capability matrix: one row per model whose capabilities differ.
-MATRIX_MODELS: dict[str, tuple[str, ...]] = {
-    "openai": ("gpt-5-mini", "gpt-4o", "gpt-4-turbo"),
-    "openai-chat": ("gpt-4.1-mini", "o1-mini"),
-    "anthropic": ("claude-sonnet-4-5", "claude-opus-4-1", "claude-sonnet-4-0"),
-    "gemini": ("gemini-2.5-flash",),
-    "ollama": ("llama3.2",),
-    "offline": ("",),
-}
+        return {provider.name: provider.env for provider in providers().values()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UsageError(Exception):
@@ -360,7 +329,7 @@ def provider_schema(cmd: Command[..., Any], provider: str | None) -> dict[str, A
     """The output schema as ``provider`` (``name`` or ``name:model``) receives it.
 
     Without a provider, the canonical schema (what alloy validates against). With one, the
-    schema after that provider's dialect function, as sent in native structured-output mode.
+    schema after the dialect its descriptor names, as sent in native structured-output mode.
     """
     schema = cmd.schema
     if schema is None:
@@ -372,43 +341,18 @@ def provider_schema(cmd: Command[..., Any], provider: str | None) -> dict[str, A
     from .providers import providers
 
     name, _, model_id = provider.partition(":")
-    if name not in providers():
+    descriptor = providers().get(name)
+    if descriptor is None:
         raise UsageError(
             f"unknown provider {name!r}; known providers: {', '.join(sorted(providers()))}"
         )
-    if name not in PROVIDER_DIALECT:
-        raise UsageError(f"no schema dialect is known for provider {name!r}")
-    dialect = PROVIDER_DIALECT[name]
-    if dialect is None:
-        return schema
-    function = _dialect_function(name, dialect)
-    kwargs: dict[str, Any] = {}
-    if dialect == "gemini" and model_id:
-        needs_ordering = _optional_attr("alloy.providers.gemini", "needs_property_ordering")
-        if needs_ordering is not None and needs_ordering(model_id):
-            kwargs["property_ordering"] = True
-    result: dict[str, Any] = function(schema, **kwargs)
-    return result
-
-
-def _dialect_function(provider: str, dialect: str) -> Callable[..., dict[str, Any]]:
-    module_name, _, attr = DIALECTS[dialect].partition(":")
-    if importlib.util.find_spec(module_name) is None:
-        raise UsageError(
-            f"the {provider} adapter is not available yet ({module_name} does not exist)"
-        )
-    function = _optional_attr(module_name, attr)
-    if function is None:
-        raise UsageError(f"{module_name} has no {attr}() for the {dialect} schema dialect")
-    return typing.cast("Callable[..., dict[str, Any]]", function)
-
-
-def _optional_attr(module_name: str, attr: str) -> Any:
     try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return None
-    return getattr(module, attr, None)
+        dialect = descriptor.load_dialect()
+        return schema if dialect is None else dialect(schema, model_id)
+    except ImportError as exc:
+        raise UsageError(
+            f"the {name} schema dialect is not available ({descriptor.dialect}: {exc})"
+        ) from None
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -440,7 +384,7 @@ def provider_status() -> list[dict[str, Any]]:
                 "sdk": provider.sdk_module,
                 "sdk_installed": provider.sdk_module is None or _module_exists(provider.sdk_module),
                 "extra": provider.extra,
-                "env": {var: bool(os.environ.get(var)) for var in PROVIDER_ENV.get(name, ())},
+                "env": {var: bool(os.environ.get(var)) for var in provider.env},
             }
         )
     return rows
@@ -497,49 +441,44 @@ def _providers(args: argparse.Namespace) -> int:
     return 0
 
 
-_CAPABILITY_LABELS = {
+#: The matrix's columns after provider, model and output mode: what the engine and adapters read.
+_CAPABILITY_COLUMNS = {
     "native_schema": "Native schema",
     "tools": "Tools",
     "strict_tools": "Strict tools",
-    "streaming": "Streaming",
-    "streaming_tools": "Streaming with tools",
-    "media": "Media input",
-    "dialect": "Schema dialect",
 }
 
 
-def capability_matrix(models: Mapping[str, Sequence[str]] = MATRIX_MODELS) -> str:
-    """The capability matrix as a Markdown table, read from each adapter's ``capabilities``.
+def capability_matrix(models: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The capability matrix as a Markdown table.
 
-    Models are built through the provider registry (no client is made and no key is needed);
-    a provider whose adapter or SDK is missing is left out.
+    One row per example model of each provider descriptor (or per model in ``models``), with
+    what the model's adapter declares in ``capabilities`` and the dialect its descriptor
+    names. Models are built through the provider registry (no client is made and no key is
+    needed); a provider whose adapter or SDK is missing is left out.
     """
-    from ._types import Capabilities
     from .providers import providers
 
-    names = [f.name for f in dataclasses.fields(Capabilities)]
-    header = ["Provider", "Model", "Output mode"] + [
-        _CAPABILITY_LABELS.get(n, n.replace("_", " ").capitalize()) for n in names
-    ]
-    lines = [_row(header), _row(["---"] * len(header))]
     registry = providers()
+    if models is None:
+        models = {name: p.example_models for name, p in registry.items() if p.example_models}
+    header = ["Provider", "Model", "Output mode", *_CAPABILITY_COLUMNS.values(), "Schema dialect"]
+    lines = [_row(header), _row(["---"] * len(header))]
     for provider, model_ids in models.items():
         if provider not in registry:
             continue
+        descriptor = registry[provider]
         try:
-            factory = registry[provider].load_factory()
+            factory = descriptor.load_factory()
         except (ImportError, ConfigurationError):
             continue
+        dialect = f"`{descriptor.dialect_name}`" if descriptor.dialect_name else "none"
         for model_id in model_ids:
-            capabilities: Capabilities = factory(model_id).capabilities
+            capabilities = factory(model_id).capabilities
             model = f"`{provider}:{model_id}`" if model_id else f"`{provider}`"
             cells = [f"`{provider}`", model, capabilities.default_output_mode()]
-            for name in names:
-                value = getattr(capabilities, name)
-                cells.append(
-                    ("yes" if value else "no") if isinstance(value, bool) else f"`{value}`"
-                )
-            lines.append(_row(cells))
+            cells += ["yes" if getattr(capabilities, n) else "no" for n in _CAPABILITY_COLUMNS]
+            lines.append(_row([*cells, dialect]))
     return "\n".join(lines)
 
 

@@ -1,9 +1,17 @@
-"""What every SDK-backed adapter shares: cached clients, error mapping, key redaction.
+"""The adapter contract, and what every SDK-backed adapter shares: clients, errors, redaction.
 
-An adapter subclasses :class:`SDKModel`, says how to build its SDK client and how to map its
-SDK's exceptions, and writes pure ``build``/``parse`` functions for its wire format. SDK retries
-are turned off (``max_retries=0``) because the engine retries transient failures itself, the
-same way for every provider; leaving both on would multiply attempts.
+An adapter subclasses :class:`SDKModel` and supplies plain parts; the four calls the drivers make
+(``request``, ``arequest``, ``stream``, ``astream``) are written here, once:
+
+- ``build(request, stream=...) -> dict``: the request as plain JSON (no SDK objects);
+- ``send``/``asend`` (one SDK call each, for a whole reply) -> :class:`Reply`, and
+  ``send_stream``/``asend_stream`` -> :class:`Streamed`; SDK objects are made only here;
+- ``parse(reply, request) -> Response`` and ``stream_parser(request)``, whose ``feed(event)``
+  returns deltas and whose ``response()`` gives the whole reply at the end;
+- ``make_client`` and ``map_error``, the table from SDK exceptions to alloy's.
+
+SDK retries are turned off (``max_retries=0``) because the engine retries transient failures
+itself, the same way for every provider; leaving both on would multiply attempts.
 
 Every SDK call and every reading of a reply goes through :meth:`SDKModel.call`,
 :meth:`~SDKModel.acall`, :meth:`~SDKModel.iterate`/:meth:`~SDKModel.aiterate` or
@@ -32,12 +40,14 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
+    Sequence,
 )
-from typing import Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import SecretStr
 
-from .._types import Capabilities, Request
+from .._types import Capabilities, Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta
 from ..errors import (
     AlloyError,
     AuthenticationError,
@@ -113,6 +123,37 @@ class Redactor:
         return _KEYLIKE.sub(MASK, text)
 
 
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A whole reply as one SDK call returned it: what the parser reads, and the request id."""
+
+    body: Any
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """A stream one SDK call opened: its events (an iterable, or an async iterable for the
+    async call), how to close it (for an async stream, a callable returning an awaitable), and
+    the request id when the HTTP response carries one."""
+
+    events: Any
+    close: Callable[[], Any]
+    request_id: str | None = None
+
+
+class StreamParser(Protocol):
+    """Folds a stream's events into deltas as they come and one Response at the end."""
+
+    def feed(self, event: Any) -> Sequence[TextDelta | ToolCallDelta]:
+        """The deltas one event carries; raises the alloy error an in-stream failure means."""
+        ...
+
+    def response(self) -> Response:
+        """The whole reply; raises ProviderConnectionError when the stream did not finish."""
+        ...
+
+
 class SDKModel:
     """Base for adapters that talk to a provider through its official SDK."""
 
@@ -148,6 +189,69 @@ class SDKModel:
     def api_key(self) -> str | None:
         """The explicit key (the ``api_key`` option), or None to let the SDK read its variable."""
         return self._api_key.get_secret_value() if self._api_key is not None else None
+
+    # -- what an adapter supplies --
+    def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        """The request as plain JSON: what the SDK call will send."""
+        raise NotImplementedError
+
+    def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        """One SDK call for a whole reply."""
+        raise NotImplementedError
+
+    async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        """Async twin of :meth:`send`, on the async client."""
+        raise NotImplementedError
+
+    def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        """One SDK call that opens a stream."""
+        raise NotImplementedError
+
+    async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        """Async twin of :meth:`send_stream`, on the async client."""
+        raise NotImplementedError
+
+    def parse(self, reply: Reply, request: Request) -> Response:
+        """A whole reply as a Response."""
+        raise NotImplementedError
+
+    def stream_parser(self, request: Request) -> StreamParser:
+        """A fresh parser for one stream of ``request``."""
+        raise NotImplementedError
+
+    # -- the calls, written once --
+    def request(self, request: Request) -> Response:
+        body = self.build(request, stream=False)
+        reply = self.call(self.send, self.client(), body, request)
+        return self.read(self.parse, reply, request, request_id=reply.request_id)
+
+    async def arequest(self, request: Request) -> Response:
+        body = self.build(request, stream=False)
+        reply = await self.acall(self.asend, self.aclient(), body, request)
+        return self.read(self.parse, reply, request, request_id=reply.request_id)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        body = self.build(request, stream=True)
+        parser = self.stream_parser(request)
+        streamed = self.call(self.send_stream, self.client(), body, request)
+        try:
+            for event in self.iterate(streamed.events):
+                yield from self.read(parser.feed, event)
+        finally:
+            self.call(streamed.close)
+        yield Done(self.read(finished, parser, streamed.request_id))
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        body = self.build(request, stream=True)
+        parser = self.stream_parser(request)
+        streamed = await self.acall(self.asend_stream, self.aclient(), body, request)
+        try:
+            async for event in self.aiterate(streamed.events):
+                for delta in self.read(parser.feed, event):
+                    yield delta
+        finally:
+            await self.acall(streamed.close)
+        yield Done(self.read(finished, parser, streamed.request_id))
 
     # -- clients, built once and reused --
     def make_client(self, *, asynchronous: bool) -> Any:
@@ -328,6 +432,14 @@ class SDKModel:
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
+
+
+def finished(parser: StreamParser, request_id: str | None) -> Response:
+    """A stream parser's whole reply, with the request id the HTTP response carried."""
+    response = parser.response()
+    if request_id is None or response.request_id is not None:
+        return response
+    return replace(response, request_id=request_id)
 
 
 def describe_reply(raw: Any) -> str:
@@ -512,7 +624,10 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 __all__ = [
     "PerLoop",
     "Redactor",
+    "Reply",
     "SDKModel",
+    "StreamParser",
+    "Streamed",
     "describe_reply",
     "error_for_status",
     "merge_extra",

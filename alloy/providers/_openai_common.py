@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._schema import memoize_by_identity
-from .._types import Capabilities, Done, ModelSettings, Request, Response, StreamEvent, Usage
+from .._types import Capabilities, ModelSettings, Request, Usage
 from ..errors import (
     BadRequestError,
     ConfigurationError,
@@ -29,7 +29,7 @@ from ..errors import (
     RateLimitError,
     SchemaRejectedError,
 )
-from ._base import SDKModel, error_for_status, retry_after_from
+from ._base import Reply, SDKModel, Streamed, error_for_status, retry_after_from
 
 if TYPE_CHECKING:
     import openai
@@ -189,11 +189,6 @@ class OpenAIModel(SDKModel):
     def map_error(self, exc: Exception) -> ProviderError | None:
         return map_openai_error(self, exc)
 
-    @staticmethod
-    def call_options(settings: ModelSettings) -> dict[str, Any]:
-        """Per-call SDK options: the timeout, only when one is set (else the client default)."""
-        return {} if settings.timeout is None else {"timeout": settings.timeout}
-
     # -- what each wire API supplies --
     def endpoint(self, client: Any) -> Any:
         """The SDK resource whose ``create`` this API calls (``client.responses``, ...)."""
@@ -203,78 +198,44 @@ class OpenAIModel(SDKModel):
         """The SDK resource class, whose ``create`` signature says which keys are named arguments."""
         raise NotImplementedError
 
-    def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
-        """The wire body for ``request``."""
-        raise NotImplementedError
-
-    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
-        """A whole reply body (the wire JSON) as a Response."""
-        raise NotImplementedError
-
-    def stream_parser(self) -> Any:
-        """A parser with ``feed(dict) -> deltas``, ``check(model)`` and ``response(request_id)``."""
-        raise NotImplementedError
-
-    # -- the calls, the same for both wire APIs --
-    def _arguments(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        body = self.build(request, stream=stream)
+    # -- the SDK calls, the same for both wire APIs --
+    def _arguments(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
+        """``create()``'s keyword arguments: the body's keys it names, ``extra_body`` for the
+        rest, and the per-call timeout when one is set (else the client's)."""
         kwargs, extra = split_known(body, _known_arguments(self.endpoint_class()))
         if extra:
             kwargs["extra_body"] = extra
-        kwargs.update(self.call_options(request.settings))
+        timeout = request.settings.timeout
+        if timeout is not None:
+            kwargs["timeout"] = timeout
         return kwargs
 
-    def request(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        reply = self.call(self.endpoint(self.client()).with_raw_response.create, **kwargs)
-        return self._whole(reply)
+    def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        raw = self.endpoint(client).with_raw_response.create(**self._arguments(body, request))
+        return self._reply(raw)
 
-    async def arequest(self, request: Request) -> Response:
-        kwargs = self._arguments(request, stream=False)
-        create = self.endpoint(self.aclient()).with_raw_response.create
-        return self._whole(await self.acall(create, **kwargs))
+    async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        create = self.endpoint(client).with_raw_response.create
+        return self._reply(await create(**self._arguments(body, request)))
 
-    def _whole(self, reply: Any) -> Response:
-        request_id = reply.headers.get("x-request-id")
-        body = self.json_body(reply.http_response, request_id)
-        return self.read(self.parse_result, body, request_id, request_id=request_id)
+    def _reply(self, raw: Any) -> Reply:
+        """The raw wire JSON: building and dumping the SDK's response models would be work
+        thrown away, since the parser reads the JSON itself."""
+        request_id = raw.headers.get("x-request-id")
+        return Reply(self.json_body(raw.http_response, request_id), request_id)
 
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = self.stream_parser()
-        events = self.call(self.endpoint(self.client()).create, **kwargs)
-        try:
-            for event in self.iterate(events):
-                yield from self.read(feed_event, event, parser)
-                parser.check(self)
-        finally:
-            events.close()
-        yield Done(self.read(parser.response, stream_request_id(events)))
+    def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        events = self.endpoint(client).create(**self._arguments(body, request))
+        return Streamed(events, events.close, stream_request_id(events))
 
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs = self._arguments(request, stream=True)
-        parser = self.stream_parser()
-        events = await self.acall(self.endpoint(self.aclient()).create, **kwargs)
-        try:
-            async for event in self.aiterate(events):
-                for delta in self.read(feed_event, event, parser):
-                    yield delta
-                parser.check(self)
-        finally:
-            await events.close()
-        yield Done(self.read(parser.response, stream_request_id(events)))
-
-
-def feed_event(event: Any, parser: Any) -> Any:
-    """One SDK stream event (an SDK model or a dict) into the wire API's stream parser."""
-    return parser.feed(as_dict(event))
+    async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        events = await self.endpoint(client).create(**self._arguments(body, request))
+        return Streamed(events, events.close, stream_request_id(events))
 
 
 def stream_request_id(events: Any) -> str | None:
-    """The ``x-request-id`` of a streamed response, when the SDK kept the HTTP response."""
-    response = getattr(events, "response", None)
-    headers = getattr(response, "headers", None)
-    return headers.get("x-request-id") if headers is not None else None
+    """The ``x-request-id`` of a streamed response (the SDK keeps the HTTP response)."""
+    return events.response.headers.get("x-request-id")
 
 
 _KNOWN: dict[type, frozenset[str]] = {}
@@ -353,7 +314,7 @@ def map_openai_error(model: SDKModel, exc: Exception) -> ProviderError | None:
         return _status_error(model, exc)
     if isinstance(exc, openai.APIError):
         # Errors inside a 200 stream (Chat ``data: {"error": ...}``) have no HTTP status.
-        return stream_error(model, exc.code or exc.type, exc.message)
+        return stream_error(model.provider, exc.code or exc.type, exc.message)
     if isinstance(exc, openai.OpenAIError):
         # Anything else the SDK refuses client-side: a bad request that never left.
         return BadRequestError(
@@ -388,22 +349,23 @@ def _status_error(model: SDKModel, exc: openai.APIStatusError) -> ProviderError:
     return error
 
 
-def stream_error(model: SDKModel, code: str | None, message: str | None) -> ProviderError:
-    """The alloy error for a failure reported inside a stream (HTTP status was 200)."""
-    code = code or ""
-    text = model.redact(message or "the stream reported an error")
+def stream_error(provider: str, code: Any, message: Any) -> ProviderError:
+    """The alloy error for a failure reported inside a stream (HTTP status was 200); keys in
+    the message are redacted where every adapter error is (``SDKModel.translate``)."""
+    code = code if isinstance(code, str) else ""
+    text = message if isinstance(message, str) and message else "the stream reported an error"
     if code == "insufficient_quota":
-        error = error_for_status(model.provider, 429, f"{text} (code: {code})")
+        error = error_for_status(provider, 429, f"{text} (code: {code})")
         error.transient = False
         return error
     if any(word in code for word in _RATE_CODES):
-        return error_for_status(model.provider, 429, f"{text} (code: {code})")
+        return error_for_status(provider, 429, f"{text} (code: {code})")
     if code in ("invalid_json_schema",):
-        return error_for_status(model.provider, 400, f"{text} (code: {code}, schema)")
+        return error_for_status(provider, 400, f"{text} (code: {code}, schema)")
     if code.startswith("invalid") or code in ("context_length_exceeded", "invalid_prompt"):
-        return error_for_status(model.provider, 400, f"{text} (code: {code})")
+        return error_for_status(provider, 400, f"{text} (code: {code})")
     suffix = f" (code: {code})" if code else ""
-    return error_for_status(model.provider, 500, f"{text}{suffix}")
+    return error_for_status(provider, 500, f"{text}{suffix}")
 
 
 # -- the OpenAI strict dialect ------------------------------------------------------------------

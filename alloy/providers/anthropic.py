@@ -53,8 +53,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from typing_extensions import assert_never
 
 from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator
@@ -92,7 +94,8 @@ from ..errors import (
     UnreadableResponseError,
 )
 from ._anthropic_dialect import anthropic_schema
-from ._base import SDKModel, merge_extra, retry_after_from
+from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
+from ._parts import misplaced
 
 logger = logging.getLogger("alloy.providers.anthropic")
 
@@ -300,14 +303,17 @@ def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     pending: list[str] = []  # tool_use ids of the last assistant turn without a result yet
     for message in messages:
-        if isinstance(message, ModelTurn):
-            role = "assistant"
-            blocks = [b for b in (_assistant_block(p) for p in message.parts) if b is not None]
-            pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
-        else:
-            role = "user"
-            blocks = _user_blocks(message, pending)
-            pending = []
+        match message:
+            case ModelTurn():
+                role = "assistant"
+                blocks = [b for b in map(_assistant_block, message.parts) if b is not None]
+                pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
+            case UserTurn():
+                role = "user"
+                blocks = _user_blocks(message, pending)
+                pending = []
+            case _:
+                assert_never(message)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -323,15 +329,19 @@ def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def _assistant_block(part: Part) -> dict[str, Any] | None:
-    if isinstance(part, Text):
-        return {"type": "text", "text": part.text} if part.text else None
-    if isinstance(part, ToolCall):
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.args)}
-    if isinstance(part, Opaque):
-        if part.provider == PROVIDER and isinstance(part.payload, Mapping):
-            return dict(part.payload)
-        return None
-    return None
+    match part:
+        case Text():
+            return {"type": "text", "text": part.text} if part.text else None
+        case ToolCall():
+            return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.args)}
+        case Opaque():
+            if part.provider == PROVIDER and isinstance(part.payload, Mapping):
+                return dict(part.payload)  # thinking and server-tool blocks, sent back as they came
+            return None
+        case Media() | ToolResult() | RetryPrompt():
+            raise misplaced(part, "model")
+        case _:
+            assert_never(part)
 
 
 def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
@@ -339,25 +349,31 @@ def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
     others: list[dict[str, Any]] = []
     answered: set[str] = set()
     for part in turn.parts:
-        if isinstance(part, ToolResult):
-            results.append(_tool_result(part.call_id, part.content, part.is_error))
-            answered.add(part.call_id)
-        elif isinstance(part, RetryPrompt):
-            text = REASK_PROMPT.format(errors=part.errors)
-            unanswered = [i for i in pending if i not in answered]
-            if unanswered:
-                # The invalid answer was a tool call: the re-ask is its (error) result.
-                results.extend(_tool_result(i, text, True) for i in unanswered)
-                answered.update(unanswered)
-            else:
-                others.append({"type": "text", "text": text})
-        elif isinstance(part, Text):
-            if part.text:
-                others.append({"type": "text", "text": part.text})
-        elif isinstance(part, Media):
-            others.append(_media_block(part))
-        elif isinstance(part, Opaque) and part.provider == PROVIDER:
-            others.append(dict(part.payload))
+        match part:
+            case ToolResult():
+                results.append(_tool_result(part.call_id, part.content, part.is_error))
+                answered.add(part.call_id)
+            case RetryPrompt():
+                text = REASK_PROMPT.format(errors=part.errors)
+                unanswered = [i for i in pending if i not in answered]
+                if unanswered:
+                    # The invalid answer was a tool call: the re-ask is its (error) result.
+                    results.extend(_tool_result(i, text, True) for i in unanswered)
+                    answered.update(unanswered)
+                else:
+                    others.append({"type": "text", "text": text})
+            case Text():
+                if part.text:
+                    others.append({"type": "text", "text": part.text})
+            case Media():
+                others.append(_media_block(part))
+            case Opaque():
+                if part.provider == PROVIDER:
+                    others.append(dict(part.payload))
+            case ToolCall():
+                raise misplaced(part, "user")
+            case _:
+                assert_never(part)
     for call_id in pending:
         if call_id not in answered:
             results.append(_tool_result(call_id, "No result was produced for this call.", True))
@@ -447,7 +463,7 @@ def _refusal(stop_reason: str | None, text: str, details: Any) -> str | None:
     return text or explanation or "The model refused (stop_reason=refusal)."
 
 
-def parse(raw: Any) -> Response:
+def parse(raw: Any, *, request_id: str | None = None) -> Response:
     """A normalized Response from a Messages API ``Message`` (SDK object or JSON dict)."""
     data = _as_dict(raw)
     parts: list[Part] = []
@@ -472,7 +488,7 @@ def parse(raw: Any) -> Response:
         usage=usage_from(data.get("usage")),
         finish_reason=finish_reason(stop, bool(response.tool_calls)),
         model=data.get("model"),
-        request_id=getattr(raw, "_request_id", None),
+        request_id=request_id,
         refusal=_refusal(stop, response.text, data.get("stop_details")),
         provider_details={"id": data.get("id"), "stop_reason": stop},
     )
@@ -559,6 +575,11 @@ class StreamParser:
         return []
 
     def response(self) -> Response:
+        if not self.finished:
+            raise ProviderConnectionError(
+                "anthropic stream ended before message_stop (connection dropped mid-stream)",
+                provider=PROVIDER,
+            )
         self.acc.usage = usage_from(self._usage)
         draft = self.acc.response()
         return Response(
@@ -607,77 +628,68 @@ class AnthropicModel(SDKModel):
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         return (getattr(client, "api_key", None), getattr(client, "auth_token", None))
 
-    def _kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
+    # -- the request and its SDK calls --
+    def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         body = build(request, self.model_id, self.capabilities)
         if stream:
             body["stream"] = True
+        return body
+
+    def _arguments(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
         kwargs = sdk_kwargs(body)
-        timeout = self.timeout(request)
+        timeout = request.settings.timeout
         if timeout is not None:
             kwargs["timeout"] = timeout
         return kwargs
 
-    # -- calls --
+    def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        raw = client.messages.with_raw_response.create(**self._arguments(body, request))
+        return self._reply(raw)
+
+    async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        create = client.messages.with_raw_response.create
+        return self._reply(await create(**self._arguments(body, request)))
+
+    def _reply(self, raw: Any) -> Reply:
+        """The raw wire JSON, which the parser reads directly (see the OpenAI adapters)."""
+        request_id = raw.headers.get("request-id")
+        return Reply(self.json_body(raw.http_response, request_id), request_id)
+
+    def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        events = client.messages.create(**self._arguments(body, request))
+        return Streamed(events, events.close, _request_id(events))
+
+    async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        events = await client.messages.create(**self._arguments(body, request))
+        return Streamed(events, events.close, _request_id(events))
+
+    def parse(self, reply: Reply, request: Request) -> Response:
+        return parse(reply.body, request_id=reply.request_id)
+
+    def stream_parser(self, request: Request) -> StreamParser:
+        return StreamParser()
+
+    # -- a whole reply the SDK will only stream --
     def request(self, request: Request) -> Response:
-        kwargs = self._kwargs(request, stream=False)
         try:
-            reply = self.call(self.client().messages.with_raw_response.create, **kwargs)
+            return super().request(request)
         except StreamingRequired:
-            reply = None
-        if reply is None:
-            logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
-            return _last(self.stream(request))
-        return self._whole(reply)
+            pass  # streamed below, outside this handler, so nothing is chained
+        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
+        return _last(self.stream(request))
 
     async def arequest(self, request: Request) -> Response:
-        kwargs = self._kwargs(request, stream=False)
         try:
-            reply = await self.acall(self.aclient().messages.with_raw_response.create, **kwargs)
+            return await super().arequest(request)
         except StreamingRequired:
-            reply = None
-        if reply is None:
-            logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
-            final: Response | None = None
-            async for event in self.astream(request):
-                if isinstance(event, Done):
-                    final = event.response
-            assert final is not None
-            return final
-        return self._whole(reply)
-
-    def _whole(self, reply: Any) -> Response:
-        request_id = reply.headers.get("request-id")
-        body = self.json_body(reply.http_response, request_id)
-        return self.read(parse, body, request_id=request_id)
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs = self._kwargs(request, stream=True)
-        parser = StreamParser()
-        events = self.call(self.client().messages.create, **kwargs)
-        with events:
-            parser.acc.request_id = _request_id(events)
-            for event in self.iterate(events):
-                yield from self.read(parser.feed, event)
-        yield Done(self.read(self._finish, parser))
-
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs = self._kwargs(request, stream=True)
-        parser = StreamParser()
-        events = await self.acall(self.aclient().messages.create, **kwargs)
-        async with events:
-            parser.acc.request_id = _request_id(events)
-            async for event in self.aiterate(events):
-                for delta in self.read(parser.feed, event):
-                    yield delta
-        yield Done(self.read(self._finish, parser))
-
-    def _finish(self, parser: StreamParser) -> Response:
-        if not parser.finished:
-            raise ProviderConnectionError(
-                "anthropic stream ended before message_stop (connection dropped mid-stream)",
-                provider=PROVIDER,
-            )
-        return parser.response()
+            pass
+        logger.debug("anthropic: max_tokens too large for a non-streamed call; streaming")
+        final: Response | None = None
+        async for event in self.astream(request):
+            if isinstance(event, Done):
+                final = event.response
+        assert final is not None
+        return final
 
     # -- errors --
     def map_error(self, exc: Exception) -> AlloyError | None:

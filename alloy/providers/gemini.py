@@ -48,14 +48,15 @@ import json
 import logging
 import math
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import assert_never
 
 from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
-    Done,
     FinishReason,
     Media,
     ModelTurn,
@@ -64,13 +65,13 @@ from .._types import (
     Request,
     Response,
     RetryPrompt,
-    StreamEvent,
     Text,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolResult,
     Usage,
+    UserTurn,
 )
 from ..errors import (
     AuthenticationError,
@@ -80,8 +81,9 @@ from ..errors import (
     ProviderTimeoutError,
     UnreadableResponseError,
 )
-from ._base import SDKModel, retry_after_from
+from ._base import Reply, SDKModel, Streamed, retry_after_from
 from ._gemini_dialect import gemini_schema
+from ._parts import misplaced
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -178,91 +180,25 @@ def answer_function(request: Request, model_id: str) -> str | None:
 
 
 def build(request: Request, model_id: str) -> dict[str, Any]:
-    """The ``generate_content`` keyword arguments (``model``, ``contents``, ``config``).
-
-    google-genai validates ``contents`` against a wide union. A list of ``Content`` objects
-    costs it ~180 µs per item and a list of dicts ~36 µs (measured), while one ``Content``
-    object costs ~3 µs: so a lone turn (every first request) goes as one ``Content``, and a
-    conversation (tool rounds, re-asks) as dicts. The wire body is the same either way.
-    """
-    from google.genai import types
-
-    items = contents(request)
-    return {
-        "model": model_id,
-        "contents": types.Content.model_validate(items[0]) if len(items) == 1 else items,
-        "config": _config(request, model_id),
-    }
+    """The ``generate_content`` keyword arguments as plain JSON: ``model``, ``contents`` (Content
+    dicts) and ``config`` (a GenerateContentConfig dict, absent when nothing is set: the SDK
+    would send an empty generationConfig). SDK objects are made from it at send time."""
+    body: dict[str, Any] = {"model": model_id, "contents": contents(request)}
+    config = config_dict(request, model_id)
+    if config:
+        body["config"] = config
+    return body
 
 
-class _ConfigEntry:
-    """A cached config: what it was built from (held, so their ids stay theirs), the config
-    without a timeout, and the last timeout asked for with its config."""
-
-    __slots__ = ("base", "last", "parts")
-
-    def __init__(self, parts: tuple[Any, ...], base: Any) -> None:
-        self.parts = parts
-        self.base = base
-        self.last: tuple[float | None, Any] | None = None
-
-
-_CONFIGS: dict[tuple[Any, ...], _ConfigEntry] = {}
-
-
-def _config(request: Request, model_id: str) -> Any:
-    """The request's ``GenerateContentConfig``, built once per (output, tools, system, settings).
-
-    Those come from objects the engine builds once per command, so their identities key a cache;
-    google-genai's pydantic config objects are costly enough to matter on every call. The
-    timeout is left out of the key: a call's deadline gives its later attempts timeouts of their
-    own, which get a copy of the cached config (the last one is kept, for the common case of
-    every request of a command having the same timeout).
-    """
-    settings = request.settings
-    parts = (request.output, request.tools, request.system, settings.extra)
-    key = (model_id, *map(id, parts), settings.temperature, settings.max_tokens)
-    entry = _CONFIGS.get(key)
-    if entry is None or not all(a is b for a, b in zip(entry.parts, parts, strict=True)):
-        if len(_CONFIGS) >= 512:
-            _CONFIGS.clear()
-        entry = _CONFIGS[key] = _ConfigEntry(parts, config_for(request, model_id, timeout=False))
-    timeout = settings.timeout
-    if timeout is None:
-        return entry.base
-    last = entry.last
-    if last is not None and last[0] == timeout:
-        return last[1]
-    config = with_timeout(entry.base, timeout, settings.extra)
-    entry.last = (timeout, config)
-    return config
-
-
-def with_timeout(config: Any, seconds: float, extra: Mapping[str, Any]) -> Any:
-    """A copy of ``config`` whose requests time out after ``seconds`` (HttpOptions counts in
-    milliseconds, rounded up here)."""
-    from google.genai import types
-
-    http = types.HttpOptions(timeout=max(1, math.ceil(seconds * 1000)))
-    if extra:
-        http.extra_body = dict(extra)
-    if config is None:
-        return types.GenerateContentConfig(http_options=http)
-    return config.model_copy(update={"http_options": http})
-
-
-def config_for(request: Request, model_id: str, *, timeout: bool = True) -> Any:
-    """A fresh ``GenerateContentConfig`` (or None when nothing is set) for ``request``; without
-    the request's timeout when ``timeout`` is False."""
-    from google.genai import types
-
+def config_dict(request: Request, model_id: str) -> dict[str, Any]:
+    """The request's ``GenerateContentConfig`` fields, as JSON (empty when nothing is set)."""
     ordering = needs_property_ordering(model_id)
     declarations = [
-        types.FunctionDeclaration(
-            name=tool.name,
-            description=tool.description,
-            parameters_json_schema=gemini_schema(tool.parameters, property_ordering=ordering),
-        )
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters_json_schema": gemini_schema(tool.parameters, property_ordering=ordering),
+        }
         for tool in request.tools
     ]
     config: dict[str, Any] = {}
@@ -270,18 +206,18 @@ def config_for(request: Request, model_id: str, *, timeout: bool = True) -> Any:
     output_tool = output_function(request, model_id)
     if spec is not None and output_tool is not None:
         declarations.append(
-            types.FunctionDeclaration(
-                name=output_tool,
-                description=OUTPUT_TOOL_DESCRIPTION,
-                parameters_json_schema=gemini_schema(spec.schema, property_ordering=ordering),
-            )
+            {
+                "name": output_tool,
+                "description": OUTPUT_TOOL_DESCRIPTION,
+                "parameters_json_schema": gemini_schema(spec.schema, property_ordering=ordering),
+            }
         )
-        config["tool_config"] = types.ToolConfig(
-            function_calling_config=types.FunctionCallingConfig(
-                mode=types.FunctionCallingConfigMode.ANY,
-                allowed_function_names=[output_tool, *(t.name for t in request.tools)],
-            )
-        )
+        config["tool_config"] = {
+            "function_calling_config": {
+                "mode": "ANY",
+                "allowed_function_names": [output_tool, *(t.name for t in request.tools)],
+            }
+        }
     elif spec is not None and spec.mode == "native":
         config["response_mime_type"] = "application/json"
         config["response_json_schema"] = gemini_schema(spec.schema, property_ordering=ordering)
@@ -289,9 +225,8 @@ def config_for(request: Request, model_id: str, *, timeout: bool = True) -> Any:
         how = "output function" if output_tool else spec.mode
         logger.debug("gemini %s: output mode %s (sent as %s)", model_id, spec.mode, how)
     if declarations:
-        config["tools"] = [types.Tool(function_declarations=declarations)]
-        config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
-
+        config["tools"] = [{"function_declarations": declarations}]
+        config["automatic_function_calling"] = {"disable": True}
     settings = request.settings
     if request.system:
         config["system_instruction"] = request.system
@@ -300,29 +235,69 @@ def config_for(request: Request, model_id: str, *, timeout: bool = True) -> Any:
     if settings.max_tokens is not None:
         config["max_output_tokens"] = settings.max_tokens
     http: dict[str, Any] = {}
-    if timeout and settings.timeout is not None:
+    if settings.timeout is not None:
         http["timeout"] = max(1, math.ceil(settings.timeout * 1000))
     if settings.extra:
         http["extra_body"] = dict(settings.extra)
     if http:
-        config["http_options"] = types.HttpOptions(**http)
-    # No config at all when nothing is set: the SDK would send an empty generationConfig.
-    return types.GenerateContentConfig(**config) if config else None
+        config["http_options"] = http
+    return config
+
+
+class ConfigObjects:
+    """``GenerateContentConfig`` objects made from config dicts, kept per model by content.
+
+    google-genai validates a config dict into its pydantic model on every call (~0.1 ms with a
+    schema and tools, a tenth of a whole call); a command sends the same config on every call,
+    so the object is made once. The key is the dict's JSON without the timeout, which a call's
+    deadline changes per attempt: a config with a timeout is a copy of the cached one (the last
+    copy is kept too, for the usual case of one timeout per command).
+    """
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self._by_key: dict[bytes, tuple[Any, tuple[Any, Any] | None]] = {}
+
+    def get(self, config: Mapping[str, Any]) -> Any:
+        from google.genai import types
+        from pydantic_core import to_json
+
+        http = config.get("http_options")
+        rest = {k: v for k, v in config.items() if k != "http_options"} if http else config
+        key = to_json(rest)
+        entry = self._by_key.get(key)
+        if entry is None:
+            if len(self._by_key) >= self.LIMIT:
+                self._by_key.clear()
+            entry = self._by_key[key] = (types.GenerateContentConfig.model_validate(rest), None)
+        base, last = entry
+        if not http:
+            return base
+        if last is not None and last[0] == http:
+            return last[1]
+        copy = base.model_copy(update={"http_options": types.HttpOptions(**http)})
+        self._by_key[key] = (base, (http, copy))
+        return copy
 
 
 def contents(request: Request) -> list[dict[str, Any]]:
-    """The conversation as Gemini ``Content`` dicts (user / model roles)."""
+    """The conversation as Gemini ``Content`` dicts (user / model roles), in JSON: inline data
+    and thought signatures stay base64 text until send time (see :func:`sdk_contents`)."""
     out: list[dict[str, Any]] = []
     pending: list[ToolCall] = []  # the last model turn's calls, until their results are sent
     for message in request.messages:
-        if isinstance(message, ModelTurn):
-            parts = _model_parts(message.parts)
-            pending = [p for p in message.parts if isinstance(p, ToolCall)]
-            if parts:  # an empty model turn (no output) is not sendable; the next prompt says why
-                out.append({"role": "model", "parts": parts})
-        else:
-            out.append({"role": "user", "parts": _user_parts(message.parts, pending)})
-            pending = []
+        match message:
+            case ModelTurn():
+                parts = _model_parts(message.parts)
+                pending = [p for p in message.parts if isinstance(p, ToolCall)]
+                if parts:  # an empty model turn is not sendable; the next prompt says why
+                    out.append({"role": "model", "parts": parts})
+            case UserTurn():
+                out.append({"role": "user", "parts": _user_parts(message.parts, pending)})
+                pending = []
+            case _:
+                assert_never(message)
     return out
 
 
@@ -336,21 +311,35 @@ def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[dict[s
     others: list[dict[str, Any]] = []
     answered: set[str] = set()
     for part in parts:
-        if isinstance(part, ToolResult):
-            responses.append(_function_response(part.call_id, part.name, tool_response(part)))
-            answered.add(part.call_id)
-        elif isinstance(part, RetryPrompt):
-            text = REASK_PROMPT.format(errors=part.errors)
-            unanswered = [c for c in pending if c.id not in answered]
-            if unanswered:
-                responses.extend(
-                    _function_response(c.id, c.name, {"error": text}) for c in unanswered
-                )
-                answered.update(c.id for c in unanswered)
-            else:
-                others.append({"text": text})
-        elif not isinstance(part, Opaque):  # another provider's opaque data means nothing here
-            others.append(_user_part(part))
+        match part:
+            case ToolResult():
+                responses.append(_function_response(part.call_id, part.name, tool_response(part)))
+                answered.add(part.call_id)
+            case RetryPrompt():
+                text = REASK_PROMPT.format(errors=part.errors)
+                unanswered = [c for c in pending if c.id not in answered]
+                if unanswered:
+                    responses.extend(
+                        _function_response(c.id, c.name, {"error": text}) for c in unanswered
+                    )
+                    answered.update(c.id for c in unanswered)
+                else:
+                    others.append({"text": text})
+            case Text():
+                others.append({"text": part.text})
+            case Media():
+                if part.data is not None:
+                    others.append({"inline_data": {"mime_type": part.mime_type, "data": part.data}})
+                else:
+                    others.append(
+                        {"file_data": {"file_uri": part.url, "mime_type": part.mime_type}}
+                    )
+            case Opaque():
+                pass  # signatures ride on model parts; other providers' data means nothing here
+            case ToolCall():
+                raise misplaced(part, "user")
+            case _:
+                assert_never(part)
     for call in pending:
         if call.id not in answered:
             error = {"error": "No result was produced for this call."}
@@ -360,17 +349,6 @@ def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[dict[s
 
 def _function_response(call_id: str, name: str, response: dict[str, Any]) -> dict[str, Any]:
     return {"function_response": {"id": call_id, "name": name, "response": response}}
-
-
-def _user_part(part: Part) -> dict[str, Any]:
-    if isinstance(part, Text):
-        return {"text": part.text}
-    if isinstance(part, Media):
-        if part.data is not None:
-            data = base64.b64decode(part.data)
-            return {"inline_data": {"mime_type": part.mime_type, "data": data}}
-        return {"file_data": {"file_uri": part.url, "mime_type": part.mime_type}}
-    raise ConfigurationError(f"Gemini cannot send a {type(part).__name__} part in a user turn")
 
 
 def tool_response(result: ToolResult) -> dict[str, Any]:
@@ -385,20 +363,27 @@ def tool_response(result: ToolResult) -> dict[str, Any]:
 
 
 def _model_parts(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
-    signatures: dict[str | None, bytes] = {}
+    signatures: dict[str | None, str] = {}
     for part in parts:
         if isinstance(part, Opaque) and part.provider == PROVIDER:
             payload = part.payload if isinstance(part.payload, Mapping) else {}
             encoded = payload.get("thought_signature")
             if isinstance(encoded, str):
-                signatures.setdefault(payload.get("call_id"), _b64decode(encoded))
+                signatures.setdefault(payload.get("call_id"), encoded)
     out: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, Text):
-            out.append(_signed({"text": part.text}, signatures.pop(None, None)))
-        elif isinstance(part, ToolCall):
-            call = {"id": part.id, "name": part.name, "args": dict(part.args)}
-            out.append(_signed({"function_call": call}, signatures.pop(part.id, None)))
+        match part:
+            case Text():
+                out.append(_signed({"text": part.text}, signatures.pop(None, None)))
+            case ToolCall():
+                call = {"id": part.id, "name": part.name, "args": dict(part.args)}
+                out.append(_signed({"function_call": call}, signatures.pop(part.id, None)))
+            case Opaque():
+                pass  # read above: its signature rides on the part it belongs to
+            case Media() | ToolResult() | RetryPrompt():
+                raise misplaced(part, "model")
+            case _:
+                assert_never(part)
     if None in signatures:
         # The signature came on a part with no text to keep (Gemini sends one on an empty final
         # part when streaming); it still goes back, on an empty text part as it arrived.
@@ -406,9 +391,30 @@ def _model_parts(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _signed(part: dict[str, Any], signature: bytes | None) -> dict[str, Any]:
+def _signed(part: dict[str, Any], signature: str | None) -> dict[str, Any]:
     if signature is not None:
         part["thought_signature"] = signature
+    return part
+
+
+def sdk_contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON contents with base64 text turned into the bytes google-genai's models take
+    (validating a dict, they would encode a str as UTF-8, not decode it)."""
+    out = []
+    for turn in turns:
+        parts = turn["parts"]
+        if any("inline_data" in p or "thought_signature" in p for p in parts):
+            turn = {**turn, "parts": [_part_bytes(p) for p in parts]}
+        out.append(turn)
+    return out
+
+
+def _part_bytes(part: dict[str, Any]) -> dict[str, Any]:
+    if "inline_data" in part:
+        blob = part["inline_data"]
+        part = {**part, "inline_data": {**blob, "data": base64.b64decode(blob["data"])}}
+    if "thought_signature" in part:
+        part = {**part, "thought_signature": _b64decode(part["thought_signature"])}
     return part
 
 
@@ -607,6 +613,7 @@ class GeminiModel(SDKModel):
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
         self.capabilities = capabilities_for(model_id)
+        self._configs = ConfigObjects()
 
     def make_client(self, *, asynchronous: bool) -> Any:
         """A ``genai.Client`` (async calls go through its ``.aio``), kept for reuse."""
@@ -668,37 +675,49 @@ class GeminiModel(SDKModel):
             )
         return self.status_error(code or 500, message, retry_after=retry_delay(exc))
 
-    # -- calls --
-    def _kwargs(self, request: Request) -> tuple[dict[str, Any], str | None]:
-        kwargs = build(request, self.model_id)
-        return kwargs, answer_function(request, self.model_id)
+    # -- the request and its SDK calls --
+    def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        return build(request, self.model_id)
 
-    def request(self, request: Request) -> Response:
-        kwargs, output_tool = self._kwargs(request)
-        raw = self.call(self.client().models.generate_content, **kwargs)
-        return self.read(parse, raw, output_tool=output_tool)
+    def _arguments(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``generate_content()``'s arguments, SDK objects made from the plain body.
 
-    async def arequest(self, request: Request) -> Response:
-        kwargs, output_tool = self._kwargs(request)
-        raw = await self.acall(self.aclient().aio.models.generate_content, **kwargs)
-        return self.read(parse, raw, output_tool=output_tool)
+        google-genai validates ``contents`` against a wide union: a list of ``Content`` objects
+        costs it ~180 µs per item and a list of dicts ~36 µs (measured), while one ``Content``
+        object costs ~3 µs; so a lone turn (every first request) goes as one ``Content``, and a
+        conversation (tool rounds, re-asks) as dicts. The wire body is the same either way.
+        """
+        from google.genai import types
 
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs, output_tool = self._kwargs(request)
-        state = StreamState(output_tool)
-        chunks = self.call(self.client().models.generate_content_stream, **kwargs)
-        for chunk in self.iterate(chunks):
-            yield from self.read(state.feed, chunk)
-        yield Done(self.read(StreamState.response, state))
+        turns = sdk_contents(body["contents"])
+        arguments: dict[str, Any] = {
+            "model": body["model"],
+            "contents": types.Content.model_validate(turns[0]) if len(turns) == 1 else turns,
+        }
+        config = body.get("config")
+        if config:
+            arguments["config"] = self._configs.get(config)
+        return arguments
 
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs, output_tool = self._kwargs(request)
-        state = StreamState(output_tool)
-        chunks = await self.acall(self.aclient().aio.models.generate_content_stream, **kwargs)
-        async for chunk in self.aiterate(chunks):
-            for event in self.read(state.feed, chunk):
-                yield event
-        yield Done(self.read(StreamState.response, state))
+    def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        return Reply(client.models.generate_content(**self._arguments(body)))
+
+    async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        return Reply(await client.aio.models.generate_content(**self._arguments(body)))
+
+    def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        chunks = client.models.generate_content_stream(**self._arguments(body))
+        return Streamed(chunks, chunks.close)
+
+    async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        chunks = await client.aio.models.generate_content_stream(**self._arguments(body))
+        return Streamed(chunks, chunks.aclose)
+
+    def parse(self, reply: Reply, request: Request) -> Response:
+        return parse(reply.body, output_tool=answer_function(request, self.model_id))
+
+    def stream_parser(self, request: Request) -> StreamState:
+        return StreamState(answer_function(request, self.model_id))
 
 
 def create(

@@ -2,28 +2,27 @@
 
 What goes on the wire, and why:
 
+- The body is built as plain JSON and sent through the SDK client's own request helpers
+  (``Client._request_raw`` for a whole reply, ``Client._request`` for a stream), which give its
+  host handling, headers, auth and errors. Its public ``chat()`` cannot be used for what alloy
+  sends: its ``Tool`` model knows only a few property keywords and silently drops nested
+  ``properties``/``required``, ``anyOf``, ``$ref``, ``additionalProperties``, ``format``,
+  bounds... (``providers.md`` 1.5), it takes a timeout only per client (a call's deadline gives
+  each attempt its own), and it has no raw-reply API (its ``ChatResponse`` model costs more than
+  reading the JSON). The helpers are private: the emulator tests drive them on every change.
 - Structured output is ``format=<JSON Schema>`` (the ``ollama`` dialect: the canonical schema
   as is, since llama.cpp's grammar conversion takes what alloy emits), also when tools are
   offered. Forced-tool output mode offers the output as a tool, but Ollama has no way to force
   a tool call, so the model may also answer in text (read as the answer all the same).
-- Tools keep their full parameter schemas. The SDK's ``Tool`` model knows only a few property
-  keywords and silently drops nested ``properties``/``required``, ``anyOf``, ``$ref``,
-  ``additionalProperties``, ``format``, bounds... (``providers.md`` 1.5), so tools are passed as
-  ``ollama.Tool.model_construct(type="function", function=<raw dict>)``, which the SDK sends
-  verbatim. Serializing that raw dict makes pydantic warn (``Expected `Function```); a narrow
-  warnings filter for exactly that message keeps it from reaching users.
-- Tool calls come back without ids (the SDK drops them): they get ``call_<index>``. Results go
-  back as ``role: tool`` messages with ``tool_name`` (the SDK's message model has no call id).
-- Images go as base64 in ``images`` (as bytes, so the SDK never mistakes the data for a file
-  path); Ollama takes no image URLs and no PDFs, which are a ConfigurationError.
-- Settings: ``options.temperature`` and ``options.num_predict`` (max tokens). The SDK takes a
-  timeout only per client, while a call's attempts may each have their own (a deadline shrinks
-  the last ones), so the client's httpx transport gives every request the timeout of the call it
-  belongs to, read from a context variable set around the SDK call: one client, any timeout.
-  ALLOY_EXTRA_JSON: ``options`` merges into the options, keys ``chat()`` takes (``think``,
-  ``keep_alive``, ``format``, ``logprobs``, ``top_logprobs``) are passed through, other keys
-  that are model options (``top_k``, ``num_ctx``, ``seed``...) go into ``options``, and anything
-  else cannot reach the wire through the SDK and is left out with a warning on the log.
+- Tools keep their full parameter schemas. Tool calls come back without ids: they get
+  ``call_<index>``. Results go back as ``role: tool`` messages with ``tool_name`` (the API has no
+  call id).
+- Images go as base64 in ``images``; Ollama takes no image URLs and no PDFs, which are a
+  ConfigurationError.
+- Settings: ``options.temperature`` and ``options.num_predict`` (max tokens); ``timeout`` is
+  the request's own (httpx's per-request timeout). ALLOY_EXTRA_JSON: ``options`` merges into the
+  options, keys that are model options (``top_k``, ``num_ctx``, ``seed``...) go into
+  ``options``, and any other key (``think``, ``keep_alive``...) is merged into the body.
 - Host: ``base_url`` or ``OLLAMA_HOST`` (read by the SDK). No key is needed; an ``api_key``
   option (or ``OLLAMA_API_KEY``, read by the SDK) is sent as a bearer token, as Ollama's cloud
   wants. The SDK does not retry: the engine does.
@@ -31,36 +30,34 @@ What goes on the wire, and why:
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 import logging
-import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import assert_never
 
 from .._engine import REASK_PROMPT
 from .._schema import memoize_by_identity
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
-    Done,
     FinishReason,
     Media,
     ModelTurn,
+    Opaque,
     Part,
     Request,
     Response,
     RetryPrompt,
-    StreamEvent,
     Text,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolResult,
     Usage,
+    UserTurn,
 )
 from ..errors import (
     ConfigurationError,
@@ -69,24 +66,18 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
-from ._base import SDKModel
+from ._base import Reply, SDKModel, Streamed
+from ._parts import misplaced
 
 if TYPE_CHECKING:
-    import ollama
+    pass
 
 __all__ = ["OllamaModel", "build", "create", "ollama_schema", "parse", "parse_body"]
 
 logger = logging.getLogger("alloy.providers.ollama")
 
 PROVIDER = "ollama"
-#: ``chat()`` keyword arguments ALLOY_EXTRA_JSON may set directly.
-CHAT_EXTRA = frozenset({"think", "keep_alive", "format", "logprobs", "top_logprobs"})
-#: Extra keys already warned about (once per process at WARNING, then at DEBUG).
-_WARNED: set[str] = set()
-#: The pydantic warning that serializing a raw tool dict causes (and nothing else).
-_TOOL_WARNING = (
-    r"Pydantic serializer warnings:\s+PydanticSerializationUnexpectedValue\(Expected `Function`"
-)
+CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
 CAPABILITIES = Capabilities(
     native_schema=True,
@@ -109,8 +100,8 @@ def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 # -- request ------------------------------------------------------------------------------------
 
 
-def build(request: Request) -> dict[str, Any]:
-    """The ``chat()`` keyword arguments, without ``stream`` (the caller decides)."""
+def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+    """The ``/api/chat`` body for ``request``, as plain JSON."""
     tools = [_tool(t.name, t.description, t.parameters) for t in request.tools]
     spec = request.output
     fmt: Any = None
@@ -120,74 +111,57 @@ def build(request: Request) -> dict[str, Any]:
         elif spec.mode == "tool":
             # Ollama cannot force a tool call: the tool is offered, a text answer is read too.
             tools.append(_tool(spec.name, "Give your final answer with this tool.", spec.schema))
-        logger.debug("ollama %s: output mode %s", request.model, spec.mode)
+        logger.debug("ollama %s: output mode %s", model_id, spec.mode)
     options: dict[str, Any] = {}
     settings = request.settings
     if settings.temperature is not None:
         options["temperature"] = settings.temperature
     if settings.max_tokens is not None:
         options["num_predict"] = settings.max_tokens
-    kwargs: dict[str, Any] = {"messages": messages(request)}
-    if tools:
-        kwargs["tools"] = tools
-    if fmt is not None:
-        kwargs["format"] = fmt
-    if settings.extra:
-        _apply_extra(kwargs, options, settings.extra)
-    if options:
-        kwargs["options"] = options
-    return kwargs
-
-
-def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> ollama.Tool:
-    import ollama
-
-    _quiet_tool_warning()
-    function: Any = {
-        "name": name,
-        "description": description,
-        "parameters": ollama_schema(parameters),
+    # Keys in the order, and with the empty ``tools`` list, the SDK's own chat() sends.
+    body: dict[str, Any] = {
+        "model": model_id,
+        "messages": messages(request),
+        "tools": tools,
+        "stream": stream,
     }
-    return ollama.Tool.model_construct(type="function", function=function)
+    if fmt is not None:
+        body["format"] = fmt
+    if settings.extra:
+        _apply_extra(body, options, settings.extra)
+    if options:
+        body["options"] = options
+    return body
 
 
-def _quiet_tool_warning() -> None:
-    """Silence the one pydantic warning that a verbatim tool dict causes (see module docstring).
-
-    Checked on every request, and put first again when something went before it: warnings
-    blocks (pytest's, a user's) restore the filter list when they exit, and an earlier
-    ``simplefilter("error")`` would turn the warning into an exception inside the SDK.
-    """
-    first = warnings.filters[0] if warnings.filters else None
-    if (
-        first is not None
-        and first[0] == "ignore"
-        and getattr(first[1], "pattern", None) == _TOOL_WARNING
-    ):
-        return
-    warnings.filterwarnings("ignore", message=_TOOL_WARNING, category=UserWarning)
-
-
-def _apply_extra(kwargs: dict[str, Any], options: dict[str, Any], extra: Mapping[str, Any]) -> None:
+@functools.cache
+def _model_options() -> frozenset[str]:
+    """The names of Ollama's model options (``options`` in the body), from the SDK's model."""
     import ollama
 
-    option_names = set(ollama.Options.model_fields)
+    return frozenset(ollama.Options.model_fields)
+
+
+def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": ollama_schema(parameters),
+        },
+    }
+
+
+def _apply_extra(body: dict[str, Any], options: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """ALLOY_EXTRA_JSON: model options into ``options``, anything else into the body."""
     for key, value in extra.items():
         if key == "options" and isinstance(value, Mapping):
             options.update(value)
-        elif key in CHAT_EXTRA:
-            kwargs[key] = value
-        elif key in option_names:
+        elif key in _model_options():
             options[key] = value
         else:
-            level = logging.DEBUG if key in _WARNED else logging.WARNING
-            _WARNED.add(key)
-            logger.log(
-                level,
-                "ALLOY_EXTRA_JSON key %r is left out: the ollama SDK's chat() cannot send it "
-                "(use 'options' for model options)",
-                key,
-            )
+            body[key] = value
 
 
 def messages(request: Request) -> list[dict[str, Any]]:
@@ -196,48 +170,76 @@ def messages(request: Request) -> list[dict[str, Any]]:
     if request.system:
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if isinstance(message, ModelTurn):
-            assistant = _assistant(message.parts)
-            if assistant is not None:
-                out.append(assistant)
-            continue
-        pending: dict[str, Any] | None = None
-        for part in message.parts:
-            if isinstance(part, ToolResult):
-                pending = None
-                out.append({"role": "tool", "content": part.content, "tool_name": part.name})
-                continue
-            if pending is None:
-                pending = {"role": "user", "content": ""}
-                out.append(pending)
-            _add_user_part(pending, part)
+        match message:
+            case ModelTurn():
+                assistant = _assistant(message.parts)
+                if assistant is not None:
+                    out.append(assistant)
+            case UserTurn():
+                _user_messages(out, message.parts)
+            case _:
+                assert_never(message)
     return out
 
 
+def _user_messages(out: list[dict[str, Any]], parts: tuple[Part, ...]) -> None:
+    """Tool results as ``role: tool`` messages; other parts join one user message between them."""
+    pending: dict[str, Any] | None = None
+    for part in parts:
+        if isinstance(part, ToolResult):
+            pending = None
+            out.append({"role": "tool", "content": part.content, "tool_name": part.name})
+            continue
+        if pending is None:
+            pending = {"role": "user", "content": ""}
+            out.append(pending)
+        _add_user_part(pending, part)
+
+
 def _add_user_part(message: dict[str, Any], part: Part) -> None:
-    if isinstance(part, (Text, RetryPrompt)):
-        text = part.text if isinstance(part, Text) else REASK_PROMPT.format(errors=part.errors)
-        message["content"] = f"{message['content']}\n\n{text}" if message["content"] else text
-    elif isinstance(part, Media):
-        if part.kind != "image" or part.data is None:
-            what = "image URLs" if part.kind == "image" else f"{part.kind} documents"
-            raise ConfigurationError(
-                f"Ollama takes inline images only, not {what}: pass the image's bytes instead"
-            )
-        message.setdefault("images", []).append(base64.b64decode(part.data))
-    # Opaque parts from other providers have nothing to say to Ollama.
+    match part:
+        case Text() | RetryPrompt():
+            text = part.text if isinstance(part, Text) else REASK_PROMPT.format(errors=part.errors)
+            message["content"] = f"{message['content']}\n\n{text}" if message["content"] else text
+        case Media():
+            if part.kind != "image" or part.data is None:
+                what = "image URLs" if part.kind == "image" else f"{part.kind} documents"
+                raise ConfigurationError(
+                    f"Ollama takes inline images only, not {what}: pass the image's bytes instead"
+                )
+            message.setdefault("images", []).append(part.data)
+        case Opaque():
+            pass  # other providers' data has nothing to say to Ollama
+        case ToolCall():
+            raise misplaced(part, "user")
+        case ToolResult():  # sent as its own message by the caller
+            raise AssertionError("tool results are sent as role: tool messages")
+        case _:
+            assert_never(part)
 
 
 def _assistant(parts: tuple[Part, ...]) -> dict[str, Any] | None:
-    text = "".join(p.text for p in parts if isinstance(p, Text))
-    calls = [
-        {"function": {"name": p.name, "arguments": dict(p.args)}}
-        for p in parts
-        if isinstance(p, ToolCall)
-    ]
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in parts:
+        match part:
+            case Text():
+                texts.append(part.text)
+            case ToolCall():
+                calls.append({"function": {"name": part.name, "arguments": dict(part.args)}})
+            case Opaque():
+                pass
+            case Media() | ToolResult() | RetryPrompt():
+                raise misplaced(part, "model")
+            case _:
+                assert_never(part)
+    text = "".join(texts)
     if not text and not calls:
         return None  # an empty answer; the prompt that follows says what is missing
-    message: dict[str, Any] = {"role": "assistant", "content": text}
+    # Empty fields are left out, as the SDK's own message model leaves them out.
+    message: dict[str, Any] = {"role": "assistant"}
+    if text:
+        message["content"] = text
     if calls:
         message["tool_calls"] = calls
     return message
@@ -246,28 +248,14 @@ def _assistant(parts: tuple[Part, ...]) -> dict[str, Any] | None:
 # -- response -----------------------------------------------------------------------------------
 
 
-def parse(response: ollama.ChatResponse) -> Response:
-    """A whole ``ChatResponse`` as a normalized Response (the same one its stream gives)."""
-    message = response.message
-    parts: list[Part] = [Text(message.content)] if message.content else []
-    for index, call in enumerate(message.tool_calls or ()):
-        parts.append(ToolCall(f"call_{index}", call.function.name, dict(call.function.arguments)))
-    finish = finish_reason(response.done_reason)
-    if finish == "stop" and len(parts) > bool(message.content):
-        finish = "tool_calls"
-    if response.done:
-        usage = Usage(response.prompt_eval_count or 0, response.eval_count or 0, 0, 0, 1)
-    else:
-        usage = Usage(requests=1)
-    details = {"done_reason": response.done_reason} if response.done_reason else {}
-    return Response(tuple(parts), usage, finish, response.model or None, None, None, details)
+def parse(body: Mapping[str, Any]) -> Response:
+    """A whole ``/api/chat`` reply (its JSON) as a normalized Response, the one its stream gives."""
+    state = StreamState()
+    state.feed(body)
+    return state.response(require_done=False)
 
 
-def parse_body(body: Mapping[str, Any]) -> Response:
-    """A raw ``/api/chat`` JSON body (e.g. a recording) as a normalized Response."""
-    import ollama
-
-    return parse(ollama.ChatResponse.model_validate(dict(body)))
+parse_body = parse  # the name recordings were read with
 
 
 class StreamState:
@@ -279,25 +267,27 @@ class StreamState:
         self.done = False
         self.done_reason: str | None = None
 
-    def feed(self, chunk: ollama.ChatResponse) -> list[TextDelta | ToolCallDelta]:
+    def feed(self, chunk: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
         events: list[TextDelta | ToolCallDelta] = []
         acc = self.acc
-        acc.model = chunk.model or acc.model
-        message = chunk.message
-        if message.content:
-            events.append(acc.add(TextDelta(message.content)))
-        for call in message.tool_calls or ():
+        acc.model = chunk.get("model") or acc.model
+        message = chunk.get("message") or {}
+        content = message.get("content")
+        if content:
+            events.append(acc.add(TextDelta(content)))
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
             call_id = f"call_{self.calls}"
             events.append(
-                acc.add_call(self.calls, call_id, call.function.name, dict(call.function.arguments))
+                acc.add_call(self.calls, call_id, function["name"], function.get("arguments") or {})
             )
             self.calls += 1
-        if chunk.done:
+        if chunk.get("done"):
             self.done = True
-            self.done_reason = chunk.done_reason
+            self.done_reason = chunk.get("done_reason")
             acc.usage = Usage(
-                input_tokens=chunk.prompt_eval_count or 0,
-                output_tokens=chunk.eval_count or 0,
+                input_tokens=chunk.get("prompt_eval_count") or 0,
+                output_tokens=chunk.get("eval_count") or 0,
                 requests=1,
             )
         return events
@@ -345,17 +335,11 @@ class OllamaModel(SDKModel):
     key_env = ("OLLAMA_API_KEY",)
 
     def make_client(self, *, asynchronous: bool) -> Any:
-        import httpx
         import ollama
 
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
-        if asynchronous:
-            async_transport = _AsyncTimeoutPerRequest(httpx.AsyncHTTPTransport())
-            return ollama.AsyncClient(
-                host=self.base_url, headers=headers, transport=async_transport
-            )
-        transport = _TimeoutPerRequest(httpx.HTTPTransport())
-        return ollama.Client(host=self.base_url, headers=headers, transport=transport)
+        cls = ollama.AsyncClient if asynchronous else ollama.Client
+        return cls(host=self.base_url, headers=headers)
 
     def client_keys(self, client: Any) -> tuple[str, ...]:
         return ()  # the explicit key and OLLAMA_API_KEY are all it sends
@@ -388,152 +372,41 @@ class OllamaModel(SDKModel):
             )
         return None
 
-    # -- calls --
-    def _kwargs(self, request: Request) -> dict[str, Any]:
-        kwargs = build(request)
-        kwargs["model"] = self.model_id
-        return kwargs
+    # -- the request and its SDK calls --
+    def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
+        return build(request, self.model_id, stream=stream)
 
-    def request(self, request: Request) -> Response:
-        kwargs = self._kwargs(request)
-        chat = self.client().chat
-        token = _TIMEOUT.set((request.settings.timeout,))
-        try:
-            reply = self.call(chat, stream=False, **kwargs)
-        finally:
-            _TIMEOUT.reset(token)
-        return self.read(parse, reply)
-
-    async def arequest(self, request: Request) -> Response:
-        kwargs = self._kwargs(request)
-        chat = self.aclient().chat
-        token = _TIMEOUT.set((request.settings.timeout,))
-        try:
-            reply = await self.acall(chat, stream=False, **kwargs)
-        finally:
-            _TIMEOUT.reset(token)
-        return self.read(parse, reply)
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        kwargs = self._kwargs(request)
-        state = StreamState()
-        chunks = self.call(self.client().chat, stream=True, **kwargs)
-        for chunk in self.iterate(_Timed(chunks, request.settings.timeout)):
-            yield from self.read(state.feed, chunk)
-        yield Done(self.read(StreamState.response, state))
-
-    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        kwargs = self._kwargs(request)
-        state = StreamState()
+    @staticmethod
+    def _options(request: Request) -> dict[str, Any]:
+        """httpx's per-request options: the timeout, when one is set (else the client's: none)."""
         timeout = request.settings.timeout
-        with _request_timeout(timeout):
-            chunks = await self.acall(self.aclient().chat, stream=True, **kwargs)
-        async for chunk in self.aiterate(_ATimed(chunks, timeout)):
-            for event in self.read(state.feed, chunk):
-                yield event
-        yield Done(self.read(StreamState.response, state))
+        return {} if timeout is None else {"timeout": timeout}
 
+    def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        response = client._request_raw(CHAT_METHOD, CHAT_PATH, json=body, **self._options(request))
+        return Reply(self.json_body(response))
 
-# -- one client, a timeout per request ----------------------------------------------------------
+    async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
+        raw = client._request_raw(CHAT_METHOD, CHAT_PATH, json=body, **self._options(request))
+        return Reply(self.json_body(await raw))
 
-#: The timeout of the request being sent in this context; unset outside ``_request_timeout``.
-_TIMEOUT: ContextVar[tuple[float | None] | None] = ContextVar("alloy_ollama_timeout", default=None)
+    def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        lines = client._request(
+            dict, CHAT_METHOD, CHAT_PATH, json=body, stream=True, **self._options(request)
+        )
+        return Streamed(lines, lines.close)
 
+    async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
+        lines = await client._request(
+            dict, CHAT_METHOD, CHAT_PATH, json=body, stream=True, **self._options(request)
+        )
+        return Streamed(lines, lines.aclose)
 
-@contextmanager
-def _request_timeout(seconds: float | None) -> Iterator[None]:
-    """Requests sent inside get ``seconds`` as their timeout (None: none at all)."""
-    token = _TIMEOUT.set((seconds,))
-    try:
-        yield
-    finally:
-        _TIMEOUT.reset(token)
+    def parse(self, reply: Reply, request: Request) -> Response:
+        return parse(reply.body)
 
-
-def _apply_timeout(request: Any) -> None:
-    chosen = _TIMEOUT.get()
-    if chosen is not None:
-        request.extensions["timeout"] = _timeout_extension(chosen[0])
-
-
-@functools.lru_cache(maxsize=64)
-def _timeout_extension(seconds: float | None) -> dict[str, float | None]:
-    """httpx's per-request timeout extension for ``seconds`` (shared: httpx only reads it)."""
-    import httpx
-
-    extension: dict[str, float | None] = httpx.Timeout(seconds).as_dict()
-    return extension
-
-
-class _TimeoutPerRequest:
-    """An httpx transport that gives each request its call's timeout, then sends it."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def handle_request(self, request: Any) -> Any:
-        _apply_timeout(request)
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def __enter__(self) -> _TimeoutPerRequest:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _AsyncTimeoutPerRequest:
-    """Async twin of :class:`_TimeoutPerRequest`."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: Any) -> Any:
-        _apply_timeout(request)
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _AsyncTimeoutPerRequest:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-class _Timed:
-    """The SDK's chunk iterator, each step run with the request's timeout (the SDK sends the
-    request on the first step)."""
-
-    def __init__(self, chunks: Iterator[Any], timeout: float | None) -> None:
-        self._chunks = iter(chunks)
-        self._timeout = timeout
-
-    def __iter__(self) -> _Timed:
-        return self
-
-    def __next__(self) -> Any:
-        with _request_timeout(self._timeout):
-            return next(self._chunks)
-
-
-class _ATimed:
-    """Async twin of :class:`_Timed`."""
-
-    def __init__(self, chunks: AsyncIterator[Any], timeout: float | None) -> None:
-        self._chunks = chunks.__aiter__()
-        self._timeout = timeout
-
-    def __aiter__(self) -> _ATimed:
-        return self
-
-    async def __anext__(self) -> Any:
-        with _request_timeout(self._timeout):
-            return await self._chunks.__anext__()
+    def stream_parser(self, request: Request) -> StreamState:
+        return StreamState()
 
 
 def create(

@@ -37,12 +37,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import assert_never
+
 from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator, tool_call
 from .._types import (
     FinishReason,
     Media,
     ModelTurn,
+    Opaque,
     OutputSpec,
     Part,
     Request,
@@ -59,16 +62,18 @@ from .._types import (
     dump_args,
 )
 from ..errors import ConfigurationError, ProviderConnectionError
-from ._base import merge_extra
+from ._base import Reply, merge_extra
 from ._openai_common import (
     OpenAIModel,
     TemperatureNotice,
+    as_dict,
     data_url,
     is_reasoning_model,
     openai_strict_schema,
     temperature_for,
     usage_from,
 )
+from ._parts import misplaced
 
 logger = logging.getLogger("alloy.providers.openai_chat")
 
@@ -149,10 +154,13 @@ def build_messages(request: Request) -> list[dict[str, Any]]:
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if isinstance(message, UserTurn):
-            messages.extend(user_messages(message.parts))
-        else:
-            messages.append(assistant_message(message))
+        match message:
+            case UserTurn():
+                messages.extend(user_messages(message.parts))
+            case ModelTurn():
+                messages.append(assistant_message(message))
+            case _:
+                assert_never(message)
     return messages
 
 
@@ -161,14 +169,23 @@ def user_messages(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     content: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, ToolResult):
-            messages.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
-        elif isinstance(part, Text):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, RetryPrompt):
-            content.append({"type": "text", "text": REASK_PROMPT.format(errors=part.errors)})
-        elif isinstance(part, Media):
-            content.append(media_part(part))
+        match part:
+            case ToolResult():
+                messages.append(
+                    {"role": "tool", "tool_call_id": part.call_id, "content": part.content}
+                )
+            case Text():
+                content.append({"type": "text", "text": part.text})
+            case RetryPrompt():
+                content.append({"type": "text", "text": REASK_PROMPT.format(errors=part.errors)})
+            case Media():
+                content.append(media_part(part))
+            case Opaque():
+                pass  # another API's data: nothing this one can take
+            case ToolCall():
+                raise misplaced(part, "user")
+            case _:
+                assert_never(part)
     if content:
         if all(c["type"] == "text" for c in content):
             messages.append({"role": "user", "content": "\n\n".join(c["text"] for c in content)})
@@ -196,20 +213,28 @@ def media_part(media: Media) -> dict[str, Any]:
 
 
 def assistant_message(turn: ModelTurn) -> dict[str, Any]:
-    text = "".join(p.text for p in turn.parts if isinstance(p, Text))
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    calls = [
-        {
-            "id": part.id,
-            "type": "function",
-            "function": {
-                "name": part.name,
-                "arguments": part.raw_args if part.raw_args is not None else dump_args(part.args),
-            },
-        }
-        for part in turn.parts
-        if isinstance(part, ToolCall)
-    ]
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in turn.parts:
+        match part:
+            case Text():
+                texts.append(part.text)
+            case ToolCall():
+                arguments = part.raw_args if part.raw_args is not None else dump_args(part.args)
+                calls.append(
+                    {
+                        "id": part.id,
+                        "type": "function",
+                        "function": {"name": part.name, "arguments": arguments},
+                    }
+                )
+            case Opaque():
+                pass  # another API's data: nothing this one can take
+            case Media() | ToolResult() | RetryPrompt():
+                raise misplaced(part, "model")
+            case _:
+                assert_never(part)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
     if calls:
         message["tool_calls"] = calls
     return message
@@ -279,10 +304,10 @@ class StreamParser:
         self.refusal: list[str] = []
         self._positions: dict[int, int] = {}
 
-    def check(self, model: OpenAIModel) -> None:
-        """Chat streams raise their errors through the SDK; nothing to check between chunks."""
-
-    def feed(self, chunk: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
+    def feed(self, event: Any) -> list[TextDelta | ToolCallDelta]:
+        """One ``chat.completion.chunk`` (an SDK object or its dict); Chat streams report their
+        errors through the SDK, which raises them."""
+        chunk = as_dict(event)
         out: list[TextDelta | ToolCallDelta] = []
         if chunk.get("model"):
             self.acc.model = chunk["model"]
@@ -314,7 +339,7 @@ class StreamParser:
                 self.finish = choice["finish_reason"]
         return out
 
-    def response(self, request_id: str | None = None) -> Response:
+    def response(self) -> Response:
         if self.finish is None:
             raise ProviderConnectionError(
                 "openai-chat stream ended without a finish_reason (connection cut?)",
@@ -322,7 +347,6 @@ class StreamParser:
             )
         refusal = "".join(self.refusal) or None
         self.acc.refusal = refusal
-        self.acc.request_id = request_id
         partial = self.acc.response()
         self.acc.finish_reason = finish_reason(
             self.finish, refusal is not None, bool(partial.tool_calls)
@@ -359,10 +383,10 @@ class OpenAIChatModel(OpenAIModel):
 
         return Completions
 
-    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
-        return parse(raw, request_id=request_id)
+    def parse(self, reply: Reply, request: Request) -> Response:
+        return parse(reply.body, request_id=reply.request_id)
 
-    def stream_parser(self) -> StreamParser:
+    def stream_parser(self, request: Request) -> StreamParser:
         return StreamParser()
 
 

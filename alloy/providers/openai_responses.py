@@ -39,6 +39,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import assert_never
+
 from .._engine import REASK_PROMPT
 from .._stream import tool_call
 from .._types import (
@@ -60,10 +62,11 @@ from .._types import (
     dump_args,
 )
 from ..errors import ConfigurationError, ProviderConnectionError
-from ._base import merge_extra
+from ._base import Reply, merge_extra
 from ._openai_common import (
     OpenAIModel,
     TemperatureNotice,
+    as_dict,
     data_url,
     is_reasoning_model,
     openai_strict_schema,
@@ -71,6 +74,7 @@ from ._openai_common import (
     temperature_for,
     usage_from,
 )
+from ._parts import misplaced
 
 logger = logging.getLogger("alloy.providers.openai")
 
@@ -151,10 +155,13 @@ def build_input(request: Request) -> str | list[dict[str, Any]]:
         return messages[0].parts[0].text
     items: list[dict[str, Any]] = []
     for message in messages:
-        if isinstance(message, UserTurn):
-            items.extend(user_items(message.parts))
-        else:
-            items.extend(model_items(message))
+        match message:
+            case UserTurn():
+                items.extend(user_items(message.parts))
+            case ModelTurn():
+                items.extend(model_items(message))
+            case _:
+                assert_never(message)
     return items
 
 
@@ -163,16 +170,28 @@ def user_items(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     content: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, ToolResult):
-            items.append(
-                {"type": "function_call_output", "call_id": part.call_id, "output": part.content}
-            )
-        elif isinstance(part, Text):
-            content.append({"type": "input_text", "text": part.text})
-        elif isinstance(part, RetryPrompt):
-            content.append({"type": "input_text", "text": REASK_PROMPT.format(errors=part.errors)})
-        elif isinstance(part, Media):
-            content.append(media_part(part))
+        match part:
+            case ToolResult():
+                items.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": part.call_id,
+                        "output": part.content,
+                    }
+                )
+            case Text():
+                content.append({"type": "input_text", "text": part.text})
+            case RetryPrompt():
+                text = REASK_PROMPT.format(errors=part.errors)
+                content.append({"type": "input_text", "text": text})
+            case Media():
+                content.append(media_part(part))
+            case Opaque():
+                pass  # data of another API, or a model turn's: nothing a user message takes
+            case ToolCall():
+                raise misplaced(part, "user")
+            case _:
+                assert_never(part)
     if content:
         if len(content) == 1 and content[0]["type"] == "input_text":
             items.append({"role": "user", "content": content[0]["text"]})
@@ -199,22 +218,30 @@ def model_items(turn: ModelTurn) -> list[dict[str, Any]]:
     kept = [p.payload for p in turn.parts if isinstance(p, Opaque) and p.provider == PROVIDER]
     if kept:
         return [dict(item) for item in kept]
-    items: list[dict[str, Any]] = []
-    text = "".join(p.text for p in turn.parts if isinstance(p, Text))
-    if text:
-        items.append({"role": "assistant", "content": text})
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
     for part in turn.parts:
-        if isinstance(part, ToolCall):
-            arguments = part.raw_args if part.raw_args is not None else dump_args(part.args)
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": part.id,
-                    "name": part.name,
-                    "arguments": arguments,
-                }
-            )
-    return items
+        match part:
+            case Text():
+                texts.append(part.text)
+            case ToolCall():
+                arguments = part.raw_args if part.raw_args is not None else dump_args(part.args)
+                calls.append(
+                    {
+                        "type": "function_call",
+                        "call_id": part.id,
+                        "name": part.name,
+                        "arguments": arguments,
+                    }
+                )
+            case Opaque():
+                pass  # another API's data: nothing this one can take
+            case Media() | ToolResult() | RetryPrompt():
+                raise misplaced(part, "model")
+            case _:
+                assert_never(part)
+    text = "".join(texts)
+    return [{"role": "assistant", "content": text}, *calls] if text else calls
 
 
 # -- response ---------------------------------------------------------------------------------
@@ -288,9 +315,11 @@ class StreamParser:
     def __init__(self) -> None:
         self.items: dict[int, dict[str, Any]] = {}
         self.final: Mapping[str, Any] | None = None
-        self.failure: tuple[str | None, str | None] | None = None
 
-    def feed(self, event: Mapping[str, Any]) -> list[TextDelta | ToolCallDelta]:
+    def feed(self, raw: Any) -> list[TextDelta | ToolCallDelta]:
+        """One event (an SDK object or its dict); a failure the stream reports is raised here,
+        since the SDK yields it as an event instead of raising."""
+        event = as_dict(raw)
         kind = event.get("type")
         index = int(event.get("output_index") or 0)
         if kind == "response.output_text.delta":
@@ -307,18 +336,12 @@ class StreamParser:
             self.final = event.get("response") or {}
         elif kind == "response.failed":
             error = (event.get("response") or {}).get("error") or {}
-            self.failure = (error.get("code"), error.get("message"))
+            raise stream_error(PROVIDER, error.get("code"), error.get("message"))
         elif kind == "error":
-            self.failure = (event.get("code"), event.get("message"))
+            raise stream_error(PROVIDER, event.get("code"), event.get("message"))
         return []
 
-    def check(self, model: OpenAIModel) -> None:
-        """Raise the mapped error once the stream reported a failure (no exception from the SDK)."""
-        if self.failure is not None:
-            code, message = self.failure
-            raise stream_error(model, code, message)
-
-    def response(self, request_id: str | None = None) -> Response:
+    def response(self) -> Response:
         if self.final is None:
             raise ProviderConnectionError(
                 "openai stream ended before response.completed (connection cut?)",
@@ -327,7 +350,7 @@ class StreamParser:
         raw = dict(self.final)
         if not raw.get("output") and self.items:
             raw["output"] = [self.items[i] for i in sorted(self.items)]
-        return parse(raw, request_id=request_id)
+        return parse(raw)
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -358,13 +381,10 @@ class OpenAIResponsesModel(OpenAIModel):
 
         return Responses
 
-    def parse_result(self, raw: dict[str, Any], request_id: str | None) -> Response:
-        if raw.get("status") == "failed":
-            error = raw.get("error") or {}
-            raise stream_error(self, error.get("code"), error.get("message"))
-        return parse(raw, request_id=request_id)
+    def parse(self, reply: Reply, request: Request) -> Response:
+        return parse(reply.body, request_id=reply.request_id)
 
-    def stream_parser(self) -> StreamParser:
+    def stream_parser(self, request: Request) -> StreamParser:
         return StreamParser()
 
 

@@ -2,9 +2,10 @@
 
 * ``alloy_emulator``: the emulator, started once per session and reset (queues and request log
   emptied) before each test.  Script it with ``push()``, read ``requests`` back.
-* ``alloy_emulator_env``: the same emulator, with every ``OPENAI_*``, ``ANTHROPIC_*``,
-  ``GOOGLE_*``, ``GEMINI_*`` and ``OLLAMA_*`` variable cleared and the base-URL and dummy-key
-  variables of all four SDKs pointing at it, so clients built with no arguments talk to it.
+* ``alloy_emulator_env``: the same emulator, with every variable of every registered provider's
+  families cleared (``OPENAI_*``, ``ANTHROPIC_*``, ``GOOGLE_*``, ``GEMINI_*``, ``OLLAMA_*``, and
+  those of providers you registered) and each provider's base-URL and dummy-key variables
+  pointing at it, so clients built with no arguments talk to it.
 * ``alloy_emulator_session``: the session-wide server itself, without the per-test reset.
 
 The server is shared because starting one per test would cost a port and a thread each time;
@@ -18,7 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from alloy.testing.emulator import SDK_ENV_PREFIXES, Emulator
+from alloy.providers import env_prefixes
+from alloy.testing.emulator import Emulator
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +45,9 @@ def alloy_emulator_env(alloy_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
     Variables such as ``GOOGLE_GENAI_USE_VERTEXAI`` or ``OPENAI_CUSTOM_HEADERS`` would change
     what the SDKs send, so every variable with a provider prefix is removed first.
     """
+    prefixes = env_prefixes()
     for name in list(os.environ):
-        if name.startswith(SDK_ENV_PREFIXES):
+        if name.startswith(prefixes):
             monkeypatch.delenv(name, raising=False)
     for name, value in alloy_emulator.env().items():
         monkeypatch.setenv(name, value)

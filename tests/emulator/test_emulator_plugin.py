@@ -25,7 +25,7 @@ def polluted_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Variables that would change what the SDKs send, set before the env fixture runs."""
     monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "x-leak: 1")
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
-    monkeypatch.setenv("GOOGLE_API_KEY", "real-looking-key")
+    monkeypatch.setenv("GEMINI_API_KEY", "real-looking-key")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "t")
     monkeypatch.setenv("OLLAMA_API_KEY", "o")
 
@@ -36,7 +36,7 @@ def test_env_fixture_points_every_sdk_here(
     for name in (
         "OPENAI_CUSTOM_HEADERS",
         "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",
         "OLLAMA_API_KEY",
     ):

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from alloy import command
+from alloy.providers import providers
 from alloy.testing.emulator import SDK_ENV_PREFIXES, Emulator
 
-#: alloy provider -> (model string, the emulator queue serving it, the SDK's key variable)
+#: alloy provider -> (model string, the emulator queue serving it, the SDK's key variable), for
+#: every provider the emulator speaks to, from its descriptor (its first example model).
 PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "openai": ("openai:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
-    "openai-chat": ("openai-chat:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
-    "anthropic": ("anthropic:claude-sonnet-4-6", "anthropic", "ANTHROPIC_API_KEY"),
-    "gemini": ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY"),
-    "ollama": ("ollama:llama3.2", "ollama", "OLLAMA_API_KEY"),
+    p.name: (f"{p.name}:{p.example_models[0]}", p.wire, p.key_env[0])
+    for p in providers().values()
+    if p.wire is not None
 }
 FORMS = ("call", "acall", "stream", "astream")
 STREAMED = ("stream", "astream")

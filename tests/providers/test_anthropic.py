@@ -199,7 +199,8 @@ def test_tool_round_trip_matches_captured() -> None:
 )
 def test_stream_matches_captured(case: str, tools: tuple[ToolDefinition, ...]) -> None:
     model = AnthropicModel(MODEL, api_key="k")
-    kwargs = model._kwargs(request(user("Say hello"), tools=tools), stream=True)
+    req = request(user("Say hello"), tools=tools)
+    kwargs = model._arguments(model.build(req, stream=True), req)
     assert kwargs["stream"] is True
     assert_matches_captured({k: v for k, v in kwargs.items() if k != "extra_body"}, case)
 
@@ -224,7 +225,8 @@ def test_settings_reach_the_body_and_the_sdk_kwargs() -> None:
     # extra_json merges one level deep: the schema format stays next to the effort.
     assert body["output_config"]["effort"] == "low"
     assert body["output_config"]["format"]["type"] == "json_schema"
-    kwargs = AnthropicModel(MODEL, api_key="k")._kwargs(req, stream=False)
+    model = AnthropicModel(MODEL, api_key="k")
+    kwargs = model._arguments(model.build(req, stream=False), req)
     assert kwargs["timeout"] == 7.5
     assert kwargs["extra_body"] == {"temperature": 0.2, "top_k": 5}
     assert kwargs["metadata"] == {"user_id": "u1"}

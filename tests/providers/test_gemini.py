@@ -663,8 +663,7 @@ def test_timeout_is_sent_in_milliseconds() -> None:
         messages=(UserTurn((Text("hi"),)),),
         settings=ModelSettings(timeout=2.5),
     )
-    http = build(request, MODEL)["config"].http_options
-    assert http.timeout == 2500
+    assert build(request, MODEL)["config"]["http_options"] == {"timeout": 2500}
 
 
 def test_env_vars_configure_key_and_base_url(alloy_emulator_env: Emulator, call: Any) -> None:
@@ -986,7 +985,11 @@ def test_media_parts() -> None:
             ),
         ),
     )
-    parts = build(request, MODEL)["contents"].parts
+    from google.genai import types
+
+    (turn,) = build(request, MODEL)["contents"]
+    parts = types.Content.model_validate(turn).parts
+    assert parts is not None
     assert parts[1].inline_data.data == b"png-bytes"
     assert parts[1].inline_data.mime_type == "image/png"
     assert parts[2].file_data.file_uri == "https://example.com/a.pdf"
@@ -994,7 +997,8 @@ def test_media_parts() -> None:
 
 def test_a_single_turn_is_passed_as_one_content() -> None:
     request = Request(model="m", messages=(user("x"),))
-    single = build(request, MODEL)["contents"]
+    model = create(MODEL, api_key="k")
+    single = model._arguments(model.build(request, stream=False))["contents"]
     assert single.role == "user" and single.parts[0].text == "x"
 
 
@@ -1019,11 +1023,31 @@ def test_a_conversation_is_passed_as_content_dicts() -> None:
     assert turns[2].parts[0].function_response.response == {"hits": 2}
 
 
+def test_the_request_is_plain_json_and_its_config_object_is_made_once_per_content() -> None:
+    """SDK objects are made only at send time, from JSON that round-trips unchanged."""
+    import json
+
+    from google.genai import types
+
+    from alloy.providers.gemini import ConfigObjects
+
+    request = Request(model="m", messages=(user("x"),), tools=(TOOL_DEF,))
+    body = build(request, MODEL)
+    assert json.loads(json.dumps(body)) == body
+    configs = ConfigObjects()
+    first = configs.get(body["config"])
+    assert isinstance(first, types.GenerateContentConfig)
+    assert configs.get(build(request, MODEL)["config"]) is first
+    timed = configs.get({**body["config"], "http_options": {"timeout": 1500}})
+    assert timed is not first and timed.http_options.timeout == 1500
+    assert timed.tools == first.tools
+
+
 def test_automatic_function_calling_is_off() -> None:
     request = Request(model="m", messages=(user("x"),), tools=(TOOL_DEF,))
     cfg = build(request, MODEL)["config"]
-    assert cfg.automatic_function_calling.disable is True
-    assert cfg.response_schema is None
+    assert cfg["automatic_function_calling"] == {"disable": True}
+    assert "response_schema" not in cfg
 
 
 def test_dialect_schema_for_recursive_output_passes_rules() -> None:
@@ -1033,6 +1057,6 @@ def test_dialect_schema_for_recursive_output_passes_rules() -> None:
 
     schema = JsonOutput(Node).schema
     request = Request(model="m", messages=(user("x"),), output=OutputSpec("Node", schema))
-    sent = build(request, MODEL)["config"].response_json_schema
+    sent = build(request, MODEL)["config"]["response_json_schema"]
     assert gemini_problem(sent) is None
     assert "$defs" in sent

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from ...providers import providers
+from ...providers._builtin import BUILTIN_PROVIDERS
 from ._app import App
 from ._replay import load_recording, recording_provider, replies
 from ._script import DEFAULT_TEXT, Item, Provider, RecordedRequest
@@ -22,8 +24,19 @@ from ._server import EmulatorHTTPServer
 
 DEFAULT_API_KEY = "alloy-emulator-key"
 
-#: Environment prefixes the SDKs read; the env fixture clears them all (providers.md 1.0).
-SDK_ENV_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "OLLAMA_")
+#: The variable families the built-in providers' SDKs read, from their descriptors; the env
+#: fixtures clear them all (providers.md 1.0). ``alloy.providers.env_prefixes()`` also covers
+#: the providers registered since.
+SDK_ENV_PREFIXES = tuple(dict.fromkeys(p for d in BUILTIN_PROVIDERS for p in d.env_prefixes))
+
+#: Per wire API the emulator speaks (a descriptor's ``wire``): the path its SDKs' base URL
+#: ends in, and whether they must present a key (Ollama needs none).
+WIRES: dict[str, tuple[str, bool]] = {
+    "openai": ("/v1", True),
+    "anthropic": ("", True),
+    "gemini": ("", True),
+    "ollama": ("", False),
+}
 
 
 class Emulator:
@@ -133,16 +146,22 @@ class Emulator:
         return self.url
 
     def env(self, api_key: str = DEFAULT_API_KEY) -> dict[str, str]:
-        """Environment variables pointing all four SDKs here, with a dummy key."""
-        return {
-            "OPENAI_BASE_URL": self.openai_base_url,
-            "OPENAI_API_KEY": api_key,
-            "ANTHROPIC_BASE_URL": self.anthropic_base_url,
-            "ANTHROPIC_API_KEY": api_key,
-            "GOOGLE_GEMINI_BASE_URL": self.gemini_base_url,
-            "GEMINI_API_KEY": api_key,
-            "OLLAMA_HOST": self.ollama_host,
-        }
+        """Variables pointing every registered provider's SDK here, with a dummy key.
+
+        Read from the provider descriptors: for each provider whose wire API the emulator
+        speaks, its first endpoint variable and (where the wire asks for one) its first key
+        variable, the ones its SDK reads first.
+        """
+        variables: dict[str, str] = {}
+        for provider in providers().values():
+            path, keyed = WIRES.get(provider.wire or "", (None, False))
+            if path is None:
+                continue
+            if provider.base_url_env:
+                variables[provider.base_url_env[0]] = self.url + path
+            if keyed and provider.key_env:
+                variables[provider.key_env[0]] = api_key
+        return variables
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -222,10 +241,11 @@ def serve_forever(
     emulator = Emulator(host, port, **options)
     say = announce or _print
     with _terminate_as_interrupt(), emulator:
-        say(f"alloy emulator listening on {emulator.url}")
-        for name, value in emulator.env().items():
-            say(f"  {name}={value}")
+        # Inside the try: a client that read the first line may stop us while we still print.
         try:
+            say(f"alloy emulator listening on {emulator.url}")
+            for name, value in emulator.env().items():
+                say(f"  {name}={value}")
             _wait(emulator)
         except KeyboardInterrupt:
             say("alloy emulator stopped")
@@ -261,4 +281,4 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "Emulator", "serve_forever"]
+__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "WIRES", "Emulator", "serve_forever"]
