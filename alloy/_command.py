@@ -25,14 +25,15 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
-from ._output import OutputType, output_type_for
+from ._output import JsonOutput, NoOutput, OutputType, TextOutput
+from ._rail import Rail
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._types import Media, Part, Result, Text
+from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger
 from .providers import get_model, model_cache_generation
-from .rails import Rail
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -332,6 +333,18 @@ class _Decorator(Generic[T]):
     def __call__(self, fn: Callable[P, Prompt], /) -> Command[P, T]: ...
     def __call__(self, fn: Callable[P, Any], /) -> Command[P, T]:
         return _build(fn, self.output, self.options, self.tools, self.rails)
+
+
+def output_type_for(output: Any, *, has_output: bool) -> OutputType:
+    """The output machinery for a decorator's ``output=`` argument: text, none, an output type
+    given as it is (a format), criteria-aware JSON when the type carries criteria, else JSON."""
+    if not has_output:
+        return TextOutput()
+    if output is None or output is type(None):
+        return NoOutput()
+    if not isinstance(output, type) and isinstance(output, OutputType):
+        return output
+    return checked_output_for(output) or JsonOutput(output)
 
 
 def _prepare(

@@ -6,62 +6,26 @@
 
 from __future__ import annotations
 
-import contextvars
 import inspect
 import math
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ._blocking import in_thread, run_blocking
 from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunTools, Sleep, ToolOutcome
+from ._rail import Block
 from ._tools import Tool, ToolTimedOut, error_result, result_content
 from ._types import Done, Response, Result, TextDelta, ToolCall, ToolResult
 from .errors import ProviderError
 from .events import Handler, logger
-from .rails import Block
 
 if TYPE_CHECKING:
     from ._model import Model
 
 Engine = Generator[Effect, Any, Result[Any]]
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
-
-
-def run_blocking(awaitable: Any) -> Any:
-    """Run a coroutine to completion from sync code, even when this thread has a running loop."""
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await(awaitable))
-    return in_thread(asyncio.run, _await(awaitable)).result()
-
-
-def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
-    """Run ``fn`` on a new daemon thread in a copy of the caller's context; its future result.
-
-    The copy carries ``use_config()`` and ``override_model()`` into the thread (a plain thread
-    starts with an empty context). Daemon, so a thread nobody waits for any more (a tool past its
-    timeout) never holds up the interpreter's exit, as a ThreadPoolExecutor's workers would.
-    """
-    future: Future[Any] = Future()
-    context = contextvars.copy_context()
-
-    def target() -> None:
-        if not future.set_running_or_notify_cancel():  # cancelled before it started
-            return
-        try:
-            result = context.run(fn, *args, **kwargs)
-        except BaseException as exc:  # handed to whoever waits on the future
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
-
-    threading.Thread(target=target, name="alloy-worker", daemon=True).start()
-    return future
 
 
 # -- events and rails, shared by both drivers ---------------------------------------------
@@ -190,10 +154,6 @@ async def _within(awaitable: Any, limit: float | None, name: str) -> Any:
     if not done:
         raise ToolTimedOut(name, limit)
     return task.result()
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
 
 
 # -- tool calls, sync -------------------------------------------------------------------------

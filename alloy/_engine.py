@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Union
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed
+from ._rail import Rail
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._types import (
     Capabilities,
@@ -77,7 +78,6 @@ from .events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from .rails import Rail
 
 FINALIZE_PROMPT = (
     "The tool calls are complete. Using their results, give your final answer now, "

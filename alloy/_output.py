@@ -121,7 +121,7 @@ class JsonOutput:
             schema = _inline_root_ref(raw)
         self._validate_json = adapter.validator.validate_json
         self.schema: dict[str, Any] = strict_schema(schema, type_name=self.expected)
-        self.name = _schema_name(self.expected)
+        self.name = schema_name(self.expected)
         self.instructions: str | None = None
 
     def parse(self, text: str) -> Any:
@@ -153,19 +153,6 @@ class JsonOutput:
         return f"JsonOutput({self.expected})"
 
 
-def output_type_for(output: Any, *, has_output: bool) -> OutputType:
-    """Pick the output machinery for a decorator's ``output=`` argument."""
-    if not has_output:
-        return TextOutput()
-    if output is None or output is type(None):
-        return NoOutput()
-    if not isinstance(output, type) and isinstance(output, OutputType):
-        return output
-    from .checks import checked_output_for  # criteria in Annotated metadata: check them too
-
-    return checked_output_for(output) or JsonOutput(output)
-
-
 def type_name(tp: Any) -> str:
     """A readable name for a type, as a user would write it."""
     if isinstance(tp, type) and not getattr(tp, "__args__", None):
@@ -173,8 +160,8 @@ def type_name(tp: Any) -> str:
     return re.sub(r"\b(typing|typing_extensions|builtins)\.", "", repr(tp)).replace("__main__.", "")
 
 
-def _schema_name(expected: str) -> str:
-    # OpenAI: a-zA-Z0-9_- and at most 64 characters.
+def schema_name(expected: str) -> str:
+    """The name a schema is sent under (OpenAI: a-zA-Z0-9_- and at most 64 characters)."""
     name = re.sub(r"[^a-zA-Z0-9_-]+", "_", expected).strip("_") or "output"
     return name[:64]
 

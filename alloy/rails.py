@@ -17,15 +17,13 @@ A rail that raises blocks the call too: rails fail closed. Rails can be alloy co
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
-from ._types import Media, Part, Text, ToolCall
-
-RailKind = Literal["input", "output", "tool"]
+from ._command import command
+from ._rail import Block, Rail, RailKind
+from ._types import ToolCall
 
 __all__ = [
     "Block",
@@ -40,81 +38,6 @@ __all__ = [
     "self_check_output",
     "tool_rail",
 ]
-
-
-@dataclass(frozen=True)
-class Block:
-    """Returned by a rail to stop the call; ``reason`` goes into the RailBlocked error."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Rail:
-    """A named check of one kind. ``fn`` follows the conventions in the module docstring."""
-
-    kind: RailKind
-    name: str
-    fn: Callable[..., Any]
-    afn: Callable[..., Any] | None = None
-
-    # -- sync and async application; both return the new subject or a Block --
-    def apply(self, subject: Any) -> Any:
-        args = self._args(subject)
-        outcome = self.fn(*args)
-        if inspect.isawaitable(outcome):
-            import asyncio
-
-            outcome = asyncio.run(_await(outcome))
-        return self._interpret(subject, outcome)
-
-    async def aapply(self, subject: Any) -> Any:
-        args = self._args(subject)
-        outcome = (self.afn or self.fn)(*args)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        return self._interpret(subject, outcome)
-
-    def _args(self, subject: Any) -> tuple[Any, ...]:
-        if self.kind == "input":
-            text = "".join(p.text for p in subject if isinstance(p, Text))
-            media = tuple(p for p in subject if isinstance(p, Media))
-            return (text, media) if _arity(self.fn) >= 2 else (text,)
-        if self.kind == "tool":
-            if isinstance(subject, tuple):  # (call, result) after the tool ran
-                return subject
-            return (subject, None)
-        return (subject,)
-
-    def _interpret(self, subject: Any, outcome: Any) -> Any:
-        if outcome is None or isinstance(outcome, Block):
-            return subject if outcome is None else outcome
-        if self.kind == "input":
-            if not isinstance(outcome, str):
-                raise TypeError(f"input rail {self.name!r} must return None, Block or str")
-            media: tuple[Part, ...] = tuple(p for p in subject if isinstance(p, Media))
-            return (Text(outcome), *media)
-        if self.kind == "tool":
-            if isinstance(subject, tuple):
-                call, result = subject
-                return (call, replace(result, content=str(outcome)))
-            if not isinstance(outcome, dict):
-                raise TypeError(
-                    f"tool rail {self.name!r} must return None, Block or new arguments (dict)"
-                )
-            return replace(subject, args=outcome)
-        return outcome
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
-
-
-def _arity(fn: Callable[..., Any]) -> int:
-    try:
-        return len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return 1
 
 
 def _rail(kind: RailKind, fn: Callable[..., Any] | None, name: str | None) -> Any:
@@ -185,8 +108,6 @@ SELF_CHECK_OUTPUT_PROMPT = (
 
 
 def _self_check(kind: RailKind, template: str, options: dict[str, Any]) -> Rail:
-    from ._command import command
-
     @command(output=bool, **options)
     def self_check(text: str) -> str:
         return template.format(text=text)

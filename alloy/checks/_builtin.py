@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+from .._extract import extract_json
+from .._output import InvalidOutput
 from ..errors import ConfigurationError
 from ._criterion import NO_FIX, Criterion
 
@@ -315,9 +317,6 @@ class IsJson(Criterion):
         return None
 
     def fix(self, value: str) -> Any:
-        from .._extract import extract_json
-        from .._output import InvalidOutput
-
         try:
             return extract_json(value)
         except InvalidOutput:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
-from .._output import InvalidOutput, JsonOutput, OutputType, Parsed, _schema_name, type_name
+from .._output import InvalidOutput, JsonOutput, OutputType, Parsed, schema_name, type_name
 from ..errors import CommandError
 from ._apply import DROP, Refrained, Walk
 from ._criterion import Criterion
@@ -50,7 +50,7 @@ class CheckedOutput:
 
     @property
     def name(self) -> str:
-        return _schema_name(self._expected) if self.schema is not None else self.inner.name
+        return schema_name(self._expected) if self.schema is not None else self.inner.name
 
     @property
     def instructions(self) -> str | None:

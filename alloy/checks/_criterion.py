@@ -7,10 +7,12 @@ where one makes sense, "what would the fixed value be". What happens on failure 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
 
+from .._blocking import run_blocking
 from ..errors import ConfigurationError
 
 Action = Literal["reask", "fix", "filter", "refrain", "noop", "exception", "fix_reask"]
@@ -188,30 +190,8 @@ def judged_by(
 
 
 def _call_command(command: Any, value: Any) -> Any:
-    """Call a judge from inside a parse, which is synchronous even under the async driver."""
-    import inspect
-
+    """Call a judge from inside a parse, which is synchronous even under the async driver: an
+    async judge runs to completion on a private loop (keeping the caller's context, so
+    ``override_model`` and ``use_config`` still apply)."""
     result = command(value)
-    if not inspect.iscoroutine(result):
-        return result
-    import asyncio
-    import contextvars
-    import threading
-
-    # An async judge: run it to completion on a private loop in a helper thread, keeping the
-    # caller's context (so override_model and use_config still apply).
-    context = contextvars.copy_context()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = context.run(asyncio.run, result)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="alloy-judge")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return run_blocking(result) if inspect.iscoroutine(result) else result

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Union
 
+from .._blocking import run_blocking
 from .._config import force_config
 from .._types import (
     Capabilities,
@@ -79,10 +80,8 @@ class FunctionModel:
     def request(self, request: Request) -> Response:
         self.requests.append(request)
         reply = self.fn(request)
-        if inspect.isawaitable(reply):
-            import asyncio
-
-            reply = asyncio.run(_await(reply))
+        if inspect.isawaitable(reply):  # an async reply function, called from sync code
+            reply = run_blocking(reply)
         return self._coerce(reply)
 
     async def arequest(self, request: Request) -> Response:
@@ -100,10 +99,6 @@ class FunctionModel:
         response = await self.arequest(request)
         for event in _as_stream(response):
             yield event
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def _as_stream(response: Response) -> Iterator[StreamEvent]:

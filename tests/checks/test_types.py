@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict
 
 from alloy import ConfigurationError, command
-from alloy._output import JsonOutput, output_type_for
+from alloy._command import output_type_for
+from alloy._output import JsonOutput
 from alloy.checks import (
     CheckedOutput,
     Length,

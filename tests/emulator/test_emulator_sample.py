@@ -286,7 +286,7 @@ class Nested:
 @pytest.mark.parametrize("tp", [Flat, Nested, Tier, int, float, str, bool, Literal[1, 2]])
 def test_plain_schemas_sample_directly_and_exactly_as_the_walk_does(tp: Any) -> None:
     """Output schemas of required scalar fields skip the walk, with the same values per seed."""
-    from alloy._output import output_type_for
+    from alloy._command import output_type_for
     from alloy._sample import SplitMix, _direct_sampler, _Sampler
 
     output = output_type_for(tp, has_output=True)
