@@ -14,8 +14,18 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from ._blocking import in_thread, run_blocking
-from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunTools, Sleep, ToolOutcome
-from ._rail import Block
+from ._engine import (
+    Blocked,
+    CallModel,
+    Effect,
+    Emit,
+    Failed,
+    RunRails,
+    RunTools,
+    Sleep,
+    ToolOutcome,
+)
+from ._rail import Block, Rail, Subject
 from ._tools import Tool, ToolTimedOut, error_result, result_content
 from ._types import Done, Response, Result, TextDelta, ToolCall, ToolResult
 from .errors import ProviderError
@@ -50,45 +60,53 @@ def _notify(handlers: Handlers, effect: Emit, log_content: bool) -> list[Any]:
     return pending
 
 
-def _rail_result(rail: Any, subject: Any, exc: Exception | None) -> Any:
-    if exc is not None:
-        return Blocked(rail.name, f"rail raised {type(exc).__name__}: {exc}", exc)
-    if isinstance(subject, Block):
-        return Blocked(rail.name, subject.reason)
-    return subject
-
-
-def emit_sync(effect: Emit, handlers: Handlers, log_content: bool) -> Any:
+def emit_sync(effect: Emit, handlers: Handlers, log_content: bool) -> None:
     for awaitable in _notify(handlers, effect, log_content):
         try:
             run_blocking(awaitable)
         except Exception:
             logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
-    subject = effect.subject
-    for rail in effect.rails:
-        try:
-            subject = _rail_result(rail, rail.apply(subject), None)
-        except Exception as exc:
-            return _rail_result(rail, None, exc)
-        if isinstance(subject, Blocked):
-            return subject
-    return subject
 
 
-async def emit_async(effect: Emit, handlers: Handlers, log_content: bool) -> Any:
+async def emit_async(effect: Emit, handlers: Handlers, log_content: bool) -> None:
     for awaitable in _notify(handlers, effect, log_content):
         try:
             await awaitable
         except Exception:
             logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
+
+
+def _refused(rail: Rail, outcome: Block | None, error: Exception | None = None) -> Blocked:
+    """A rail's refusal (a Block it returned, or what it raised: rails fail closed)."""
+    if error is not None:
+        return Blocked(rail.name, f"rail raised {type(error).__name__}: {error}", error)
+    assert outcome is not None
+    return Blocked(rail.name, outcome.reason)
+
+
+def run_rails_sync(effect: RunRails) -> Subject | Blocked:
     subject = effect.subject
     for rail in effect.rails:
         try:
-            subject = _rail_result(rail, await rail.aapply(subject), None)
-        except Exception as exc:
-            return _rail_result(rail, None, exc)
-        if isinstance(subject, Blocked):
-            return subject
+            outcome = rail.apply(subject)
+        except Exception as error:
+            return _refused(rail, None, error)
+        if isinstance(outcome, Block):
+            return _refused(rail, outcome)
+        subject = outcome
+    return subject
+
+
+async def run_rails_async(effect: RunRails) -> Subject | Blocked:
+    subject = effect.subject
+    for rail in effect.rails:
+        try:
+            outcome = await rail.aapply(subject)
+        except Exception as error:
+            return _refused(rail, None, error)
+        if isinstance(outcome, Block):
+            return _refused(rail, outcome)
+        subject = outcome
     return subject
 
 
@@ -299,6 +317,8 @@ def _carry_out_sync(
         return None
     if isinstance(effect, Emit):
         return emit_sync(effect, handlers, log_content)
+    if isinstance(effect, RunRails):
+        return run_rails_sync(effect)
     raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
 
 
@@ -318,6 +338,8 @@ async def _carry_out_async(
         return None
     if isinstance(effect, Emit):
         return await emit_async(effect, handlers, log_content)
+    if isinstance(effect, RunRails):
+        return await run_rails_async(effect)
     raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
 
 

@@ -11,6 +11,7 @@ clock passed to :func:`run`, so tests push a fake one.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -18,13 +19,27 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed
-from ._rail import Rail
+from ._rail import (
+    OutputSubject,
+    PromptSubject,
+    Rail,
+    RailKind,
+    Subject,
+    ToolCallSubject,
+    ToolResultSubject,
+)
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
+
+# Importable from here until the adapters and their tests render the texts from _types.
+from ._types import FINALIZE_PROMPT as FINALIZE_PROMPT
+from ._types import FINALIZE_SCHEMA_PROMPT as FINALIZE_SCHEMA_PROMPT
+from ._types import PROMPT_MODE_INSTRUCTIONS as PROMPT_MODE_INSTRUCTIONS
+from ._types import REASK_PROMPT as REASK_PROMPT
 from ._types import (
     Capabilities,
     Message,
@@ -37,7 +52,6 @@ from ._types import (
     Response,
     Result,
     RetryPrompt,
-    Text,
     ToolCall,
     ToolDefinition,
     ToolResult,
@@ -79,17 +93,8 @@ from .events import (
     ToolCallStarted,
 )
 
-FINALIZE_PROMPT = (
-    "The tool calls are complete. Using their results, give your final answer now, "
-    "without calling any more tools."
-)
-FINALIZE_SCHEMA_PROMPT = FINALIZE_PROMPT + " Answer with JSON that matches the required schema."
-REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
-PROMPT_MODE_INSTRUCTIONS = (
-    "Answer with a single JSON value and nothing else. It must match this JSON Schema:\n{schema}"
-)
 
 # -- effects ------------------------------------------------------------------------------
 
@@ -125,22 +130,28 @@ class Sleep:
 
 @dataclass(frozen=True, slots=True)
 class Emit:
-    """Tell observers about ``event`` and run ``rails`` over ``subject``.
-
-    The driver sends back the (possibly rewritten) subject, or ``Blocked`` when a rail refused.
-    """
+    """Tell the observers (handlers, debug logging) about ``event``; the driver sends back None."""
 
     event: Event
-    rails: tuple[Rail, ...] = ()
-    subject: Any = None
 
 
-Effect = Union[CallModel, RunTools, Sleep, Emit]
+@dataclass(frozen=True, slots=True)
+class RunRails:
+    """Run ``rails`` in order over ``subject``; the driver sends back the subject they let
+    through (maybe rewritten), or ``Blocked`` when one refused or raised."""
+
+    rails: tuple[Rail, ...]
+    subject: Subject
+
+
+Effect = Union[CallModel, RunTools, Sleep, Emit, RunRails]
+#: A rail subject's own type: rails send back a subject of the type they were given.
+S = TypeVar("S", PromptSubject, OutputSubject, ToolCallSubject, ToolResultSubject)
 
 
 @dataclass(frozen=True, slots=True)
 class Blocked:
-    """A rail refused the subject of an ``Emit``."""
+    """A rail refused the subject of a ``RunRails``."""
 
     rail: str
     reason: str
@@ -191,6 +202,16 @@ class Plan:
         return _request_parts(self)
 
     @cached_property
+    def rails_by_kind(self) -> dict[RailKind, tuple[Rail, ...]]:
+        """The rails of each kind, in order, leaving out the kinds ``skip_rails`` names."""
+        skipped = self.config.skip_rails
+        return {
+            kind: tuple([rail for rail in self.rails if rail.kind == kind])
+            for kind in ("input", "output", "tool")
+            if kind not in skipped
+        }
+
+    @cached_property
     def budget(self) -> float | None:
         """Seconds a call may take (see :func:`call_budget`), worked out once per plan."""
         return call_budget(self.config)
@@ -231,27 +252,23 @@ def _request_parts(plan: Plan) -> RequestParts:
     spec = None
     if output.schema is not None and mode is not None:
         spec = OutputSpec(output.name, output.schema, mode, instructions=output.instructions)
-    make_example = getattr(output, "example", None)
     config = plan.config
     return RequestParts(
         mode,
         spec,
-        _system(plan, mode),
+        _system(plan, mode, spec),
         ModelSettings(
             config.temperature, config.max_tokens, config.timeout, dict(config.extra_json)
         ),
-        make_example() if callable(make_example) else None,
+        output.example(),
     )
 
 
-def _system(plan: Plan, mode: OutputMode | None) -> str | None:
+def _system(plan: Plan, mode: OutputMode | None, spec: OutputSpec | None) -> str | None:
     """The system prompt: the configured one, then prompt-mode and output instructions."""
     extra = []
-    schema = plan.output.schema
-    if mode == "prompt" and schema is not None:
-        import json
-
-        extra.append(PROMPT_MODE_INSTRUCTIONS.format(schema=json.dumps(schema)))
+    if mode == "prompt" and spec is not None:
+        extra.append(spec.prompt_instructions())
     if plan.output.instructions:
         extra.append(plan.output.instructions)
     parts = [p for p in (plan.config.system, *extra) if p]
@@ -404,18 +421,19 @@ class _Run:
         )
 
     # -- events and rails --
-    def rails(self, kind: str) -> tuple[Rail, ...]:
-        if not self.plan.rails or kind in self.config.skip_rails:
-            return ()
-        return tuple(rail for rail in self.plan.rails if rail.kind == kind)
+    def rails(self, kind: RailKind) -> tuple[Rail, ...]:
+        return self.plan.rails_by_kind.get(kind, ()) if self.plan.rails else ()
 
-    def emit(
-        self, make: Callable[[], Event], rails: tuple[Rail, ...] = (), subject: Any = None
-    ) -> Generator[Effect, Any, Any]:
-        """Yield an Emit when someone listens or a rail applies; return the rails' subject."""
-        if not (self.plan.observed or rails):
+    def emit(self, make: Callable[[], Event]) -> Generator[Effect, Any, None]:
+        """Yield an Emit when anyone listens; the event is built only then."""
+        if self.observed:
+            yield Emit(make())
+
+    def check(self, rails: tuple[Rail, ...], subject: S) -> Generator[Effect, Any, S]:
+        """Run ``rails`` over ``subject``: the subject they let through, or RailBlocked."""
+        if not rails:
             return subject
-        result = yield Emit(make(), rails, subject)
+        result = yield RunRails(rails, subject)
         if isinstance(result, Blocked):
             raise self.error(
                 RailBlocked,
@@ -423,7 +441,8 @@ class _Run:
                 rail=result.rail,
                 reason=result.reason,
             ) from result.error
-        return result
+        checked: S = result
+        return checked
 
     # -- the time budget --
     def time_left(self) -> float | None:
@@ -475,12 +494,12 @@ class _Run:
                     partial(CommandStarted, name, cid, self.plan.model, self.plan.output.expected)
                 )
             prompt = self.prompt
-            input_rails = self.rails("input") if self.plan.rails else ()
-            if self.observed or input_rails:
-                prompt = yield from self.emit(
-                    partial(PromptRendered, name, cid, prompt), input_rails, prompt
-                )
-            self.messages.append(UserTurn(tuple(prompt)))
+            if self.observed:
+                yield Emit(PromptRendered(name, cid, prompt))
+            input_rails = self.rails("input")
+            if input_rails:
+                prompt = (yield from self.check(input_rails, PromptSubject(prompt))).parts
+            self.messages.append(UserTurn(prompt))
             outcome = yield from self.turns()
         except CommandError as error:
             failed_after = self.clock() - started
@@ -533,8 +552,7 @@ class _Run:
                     yield from self.emit(partial(FinalizeTurn, name, cid))
                     self.spend_check()
                     schema = self.plan.output.schema is not None
-                    prompt = FINALIZE_SCHEMA_PROMPT if schema else FINALIZE_PROMPT
-                    self.messages.append(UserTurn((Text(prompt),)))
+                    self.messages.append(UserTurn.finalize(schema=schema))
                     continue
                 raise self.error(
                     EmptyOutputError,
@@ -545,7 +563,7 @@ class _Run:
                 candidate = extract_json(text) if self.mode == "prompt" else text
                 value = self.plan.output.parse(candidate)
             except InvalidOutput as invalid:
-                self.reports.append(getattr(invalid, "report", None))
+                self.reports.append(invalid.report)
                 yield from self.emit(
                     partial(OutputRejected, name, cid, invalid.summary, invalid.feedback, text)
                 )
@@ -564,13 +582,12 @@ class _Run:
             if isinstance(value, Parsed):
                 self.reports.append(value.report)
                 value = value.value
-            output_rails = self.rails("output") if self.plan.rails else ()
-            if self.observed or output_rails:
-                parsed = value
-                yield from self.emit(partial(OutputParsed, name, cid, parsed, text))
-                value = yield from self.emit(
-                    partial(OutputReady, name, cid, parsed), output_rails, parsed
-                )
+            if self.observed:
+                yield Emit(OutputParsed(name, cid, value, text))
+                yield Emit(OutputReady(name, cid, value))
+            output_rails = self.rails("output")
+            if output_rails:
+                value = (yield from self.check(output_rails, OutputSubject(value))).value
             return self.outcome(value, text)
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
@@ -583,21 +600,17 @@ class _Run:
         tool_rails = self.rails("tool")
         checked = []
         for call in calls:
-            checked.append(
-                (yield from self.emit(partial(ToolCallStarted, name, cid, call), tool_rails, call))
-            )
+            yield from self.emit(partial(ToolCallStarted, name, cid, call))
+            checked.append((yield from self.check(tool_rails, ToolCallSubject(call))).call)
         outcomes: Sequence[ToolOutcome] = yield RunTools(
             tuple(checked), self.config.tool_timeout, self.time_left()
         )
         raise_caller_mistakes(outcomes)
         results = []
         for call, outcome in zip(checked, outcomes, strict=True):
-            pair = yield from self.emit(
-                partial(ToolCallFinished, name, cid, call, outcome.result),
-                tool_rails,
-                (call, outcome.result),
-            )
-            results.append(pair[1] if isinstance(pair, tuple) else outcome.result)
+            yield from self.emit(partial(ToolCallFinished, name, cid, call, outcome.result))
+            after = ToolResultSubject(call, outcome.result)
+            results.append((yield from self.check(tool_rails, after)).result)
         self.messages.append(UserTurn(tuple(results)))
         self.raise_for_tool_errors(outcomes)
 
@@ -670,8 +683,6 @@ class _Run:
         if self.mode == "tool" and self.output_spec is not None:
             for call in calls:
                 if call.name == self.output_spec.name:
-                    import json
-
                     return (), call.raw_args if call.raw_args is not None else json.dumps(
                         dict(call.args)
                     )

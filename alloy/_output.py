@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ._schema import is_object_root, strict_schema, wrap_value
@@ -18,12 +18,18 @@ from .errors import ConfigurationError
 
 
 class InvalidOutput(Exception):
-    """The reply could not become the expected value. ``feedback`` is written for the model."""
+    """The reply could not become the expected value. ``feedback`` is written for the model.
 
-    def __init__(self, summary: str, feedback: str) -> None:
+    ``report`` is what the output type recorded about the attempt (a criteria-aware output's
+    ``CheckReport``), kept in ``Result.reports`` and on the error that ends the call; None when
+    it records nothing.
+    """
+
+    def __init__(self, summary: str, feedback: str, *, report: Any = None) -> None:
         super().__init__(summary)
         self.summary = summary
         self.feedback = feedback
+        self.report = report
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,8 @@ class Parsed:
 
 @runtime_checkable
 class OutputType(Protocol):
-    """What the engine needs from an output type."""
+    """What the engine needs from an output type: JSON (:class:`JsonOutput`), plain text, none,
+    a text format (:mod:`alloy.formats`) or one of those with criteria (``alloy.checks``)."""
 
     @property
     def expected(self) -> str:
@@ -58,6 +65,16 @@ class OutputType(Protocol):
         """Formatting instructions added to the system prompt, if any."""
         ...
 
+    @property
+    def value_type(self) -> Any:
+        """The Python type ``parse`` returns (criteria on a format are checked against it)."""
+        ...
+
+    def example(self) -> str | None:
+        """A reply this type accepts, for stand-in models such as the offline one; None when the
+        schema says enough (JSON) or any text will do."""
+        ...
+
     def parse(self, text: str) -> Any:
         """Turn the model's final text into the value (or a ``Parsed``), or raise InvalidOutput.
 
@@ -74,6 +91,10 @@ class TextOutput:
     schema: None = None
     name: str = "text"
     instructions: None = None
+    value_type: type = field(default=str, init=False, repr=False)
+
+    def example(self) -> None:
+        return None
 
     def parse(self, text: str) -> str:
         return text
@@ -87,6 +108,10 @@ class NoOutput:
     schema: None = None
     name: str = "none"
     instructions: None = None
+    value_type: type = field(default=type(None), init=False, repr=False)
+
+    def example(self) -> None:
+        return None
 
     def parse(self, text: str) -> None:
         return None
@@ -100,7 +125,7 @@ class JsonOutput:
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
         from typing_extensions import TypedDict
 
-        self.type = tp
+        self.type = self.value_type = tp
         self.expected = type_name(tp)
         try:
             raw = TypeAdapter(tp).json_schema()
@@ -123,6 +148,10 @@ class JsonOutput:
         self.schema: dict[str, Any] = strict_schema(schema, type_name=self.expected)
         self.name = schema_name(self.expected)
         self.instructions: str | None = None
+
+    def example(self) -> None:
+        """None: a stand-in model samples a value from the schema."""
+        return None
 
     def parse(self, text: str) -> Any:
         try:

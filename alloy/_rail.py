@@ -1,7 +1,13 @@
-"""The rail types the engine and drivers use: ``Rail``, ``Block`` and how a rail is applied.
+"""The rail types the engine and drivers use: ``Rail``, ``Block``, the subjects rails see, and
+how a rail is applied to one.
 
 Kept apart from :mod:`alloy.rails`, whose ready-made rails (``judge``, ``self_check_input``) are
 themselves commands: the engine needs the types, and must not import the commands.
+
+What a rail sees depends on where it runs, so each place has its own subject type, and applying
+a rail matches on it: the prompt (input rails), the parsed value (output rails), a tool call
+before it runs and the call with its result after (tool rails). A rail's own function gets plain
+values (text, the value, the ``ToolCall``), as :mod:`alloy.rails` describes.
 """
 
 from __future__ import annotations
@@ -9,10 +15,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, Union
+
+from typing_extensions import assert_never
 
 from ._blocking import run_blocking
-from ._types import Media, Part, Text
+from ._types import Media, Part, Text, ToolCall, ToolResult
 
 RailKind = Literal["input", "output", "tool"]
 
@@ -24,9 +32,42 @@ class Block:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class PromptSubject:
+    """What input rails see: the rendered prompt, text and media parts."""
+
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSubject:
+    """What output rails see: the parsed value, before the call returns it."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSubject:
+    """What tool rails see before a tool runs: the model's call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultSubject:
+    """What tool rails see after a tool ran: the call and the result the model will read."""
+
+    call: ToolCall
+    result: ToolResult
+
+
+Subject = Union[PromptSubject, OutputSubject, ToolCallSubject, ToolResultSubject]
+
+
 @dataclass(frozen=True)
 class Rail:
-    """A named check of one kind. ``fn`` follows the conventions in :mod:`alloy.rails`."""
+    """A named check of one kind. ``fn`` follows the conventions in :mod:`alloy.rails`;
+    ``afn``, when given, is used instead of ``fn`` under the async driver."""
 
     kind: RailKind
     name: str
@@ -34,49 +75,59 @@ class Rail:
     afn: Callable[..., Any] | None = None
 
     # -- sync and async application; both return the new subject or a Block --
-    def apply(self, subject: Any) -> Any:
-        args = self._args(subject)
-        outcome = self.fn(*args)
+    def apply(self, subject: Subject) -> Subject | Block:
+        outcome = self.fn(*self._args(subject))
         if inspect.isawaitable(outcome):  # an async rail, called from sync code
             outcome = run_blocking(outcome)
         return self._interpret(subject, outcome)
 
-    async def aapply(self, subject: Any) -> Any:
-        args = self._args(subject)
-        outcome = (self.afn or self.fn)(*args)
+    async def aapply(self, subject: Subject) -> Subject | Block:
+        outcome = (self.afn or self.fn)(*self._args(subject))
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return self._interpret(subject, outcome)
 
-    def _args(self, subject: Any) -> tuple[Any, ...]:
-        if self.kind == "input":
-            text = "".join(p.text for p in subject if isinstance(p, Text))
-            media = tuple(p for p in subject if isinstance(p, Media))
-            return (text, media) if _arity(self.fn) >= 2 else (text,)
-        if self.kind == "tool":
-            if isinstance(subject, tuple):  # (call, result) after the tool ran
-                return subject
-            return (subject, None)
-        return (subject,)
+    def _args(self, subject: Subject) -> tuple[Any, ...]:
+        """What the rail's function is called with for this subject."""
+        match subject:
+            case PromptSubject(parts):
+                text = "".join([p.text for p in parts if isinstance(p, Text)])
+                media = tuple([p for p in parts if isinstance(p, Media)])
+                return (text, media) if _arity(self.fn) >= 2 else (text,)
+            case OutputSubject(value):
+                return (value,)
+            case ToolCallSubject(call):
+                return (call, None)
+            case ToolResultSubject(call, result):
+                return (call, result)
+            case _:
+                assert_never(subject)
 
-    def _interpret(self, subject: Any, outcome: Any) -> Any:
-        if outcome is None or isinstance(outcome, Block):
-            return subject if outcome is None else outcome
-        if self.kind == "input":
-            if not isinstance(outcome, str):
-                raise TypeError(f"input rail {self.name!r} must return None, Block or str")
-            media: tuple[Part, ...] = tuple(p for p in subject if isinstance(p, Media))
-            return (Text(outcome), *media)
-        if self.kind == "tool":
-            if isinstance(subject, tuple):
-                call, result = subject
-                return (call, replace(result, content=str(outcome)))
-            if not isinstance(outcome, dict):
-                raise TypeError(
-                    f"tool rail {self.name!r} must return None, Block or new arguments (dict)"
-                )
-            return replace(subject, args=outcome)
-        return outcome
+    def _interpret(self, subject: Subject, outcome: Any) -> Subject | Block:
+        """The subject after the rail: unchanged (None), blocked, or rewritten (a subject of
+        the same type)."""
+        if outcome is None:
+            return subject
+        if isinstance(outcome, Block):
+            return outcome
+        match subject:
+            case PromptSubject(parts):
+                if not isinstance(outcome, str):
+                    raise TypeError(f"input rail {self.name!r} must return None, Block or str")
+                kept = tuple([p for p in parts if isinstance(p, Media)])
+                return PromptSubject((Text(outcome), *kept))
+            case OutputSubject():
+                return OutputSubject(outcome)
+            case ToolCallSubject(call):
+                if not isinstance(outcome, dict):
+                    raise TypeError(
+                        f"tool rail {self.name!r} must return None, Block or new arguments (dict)"
+                    )
+                return ToolCallSubject(replace(call, args=outcome))
+            case ToolResultSubject(call, result):
+                return ToolResultSubject(call, replace(result, content=str(outcome)))
+            case _:
+                assert_never(subject)
 
 
 def _arity(fn: Callable[..., Any]) -> int:

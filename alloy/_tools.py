@@ -180,13 +180,19 @@ def tool(
     return lambda f: Tool(f, name=name, description=description, timeout=timeout)
 
 
+@typing.runtime_checkable
+class ToolSource(typing.Protocol):
+    """Something that offers itself as a tool: a command, used by another command."""
+
+    def __alloy_tool__(self) -> Tool[Any]: ...
+
+
 def as_tool(obj: Any) -> Tool[Any]:
     """Accept a Tool, a plain function, or a Command as an entry of ``tools=``."""
     if isinstance(obj, Tool):
         return obj
-    as_tool_method = getattr(obj, "__alloy_tool__", None)
-    if as_tool_method is not None:
-        return typing.cast("Tool[Any]", as_tool_method())
+    if isinstance(obj, ToolSource):
+        return obj.__alloy_tool__()
     if callable(obj):
         return Tool(obj)
     raise ConfigurationError(

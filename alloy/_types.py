@@ -11,6 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
 
+# The texts alloy itself says to the model, rendered by the types below.
+REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
+FINALIZE_PROMPT = (
+    "The tool calls are complete. Using their results, give your final answer now, "
+    "without calling any more tools."
+)
+FINALIZE_SCHEMA_PROMPT = FINALIZE_PROMPT + " Answer with JSON that matches the required schema."
+PROMPT_MODE_INSTRUCTIONS = (
+    "Answer with a single JSON value and nothing else. It must match this JSON Schema:\n{schema}"
+)
+
 FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
 _FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content_filter"))
 OutputMode = Literal["native", "tool", "prompt"]
@@ -101,6 +112,10 @@ class RetryPrompt:
 
     errors: str
 
+    def render(self) -> str:
+        """The re-ask as the model reads it; adapters send this text in a user turn."""
+        return REASK_PROMPT.format(errors=self.errors)
+
 
 @dataclass(frozen=True, slots=True)
 class Opaque:
@@ -118,6 +133,12 @@ class UserTurn:
     """What alloy says to the model: the prompt, tool results, re-asks."""
 
     parts: tuple[Part, ...]
+
+    @classmethod
+    def finalize(cls, *, schema: bool) -> UserTurn:
+        """The turn that asks for the final answer when the model stopped after its tool calls
+        without one (``schema``: the answer is JSON)."""
+        return cls((Text(FINALIZE_SCHEMA_PROMPT if schema else FINALIZE_PROMPT),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +170,10 @@ class OutputSpec:
     mode: OutputMode = "native"
     strict: bool = True
     instructions: str | None = None
+
+    def prompt_instructions(self) -> str:
+        """How prompt mode asks for the value: the schema, for the system prompt."""
+        return PROMPT_MODE_INSTRUCTIONS.format(schema=json.dumps(self.schema))
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,14 +249,24 @@ class ToolLoopLimitExceeded(CommandError):
 
 
 class CriterionFailed(CommandError):
-    """A quality criterion whose action is ``exception`` failed."""
+    """A quality criterion whose action is ``exception`` failed.
+
+    ``report`` is the ``CheckReport`` of the parse attempt that failed (set by the checker).
+    """
 
     def __init__(
-        self, message: str, *, field: str | None = None, criterion: str | None = None, **kwargs: Any
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        criterion: str | None = None,
+        report: Any = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
         self.field = field
         self.criterion = criterion
+        self.report = report
 
 
 class BudgetExceeded(CommandError):

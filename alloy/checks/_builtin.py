@@ -310,10 +310,10 @@ class IsJson(Criterion):
     def validate(self, value: str) -> str | None:
         try:
             json.loads(value)
+        except json.JSONDecodeError as exc:
+            return f"must be valid JSON ({exc.msg} at line {exc.lineno})"
         except ValueError as exc:
-            where = getattr(exc, "lineno", None)
-            detail = f"{exc.msg} at line {where}" if isinstance(exc, json.JSONDecodeError) else exc
-            return f"must be valid JSON ({detail})"
+            return f"must be valid JSON ({exc})"
         return None
 
     def fix(self, value: str) -> Any:

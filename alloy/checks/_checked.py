@@ -11,7 +11,7 @@ import types
 from typing import Any, Literal, Union, get_args, get_origin
 
 from .._output import InvalidOutput, JsonOutput, OutputType, Parsed, schema_name, type_name
-from ..errors import CommandError
+from ..errors import CriterionFailed
 from ._apply import DROP, Refrained, Walk
 from ._criterion import Criterion
 from ._plan import Builder, Node, annotated, describe, split_annotated, strip_criteria
@@ -29,8 +29,7 @@ class CheckedOutput:
     def __init__(self, output: Any, *criteria: Criterion) -> None:
         if _is_output_type(output):
             self.inner: OutputType = output
-            value_type = getattr(output, "value_type", Any)
-            self.node: Node = Builder().build(annotated(value_type, criteria))
+            self.node: Node = Builder().build(annotated(output.value_type, criteria))
             self._expected: str = output.expected
         else:
             tp = annotated(output, criteria)
@@ -56,10 +55,13 @@ class CheckedOutput:
     def instructions(self) -> str | None:
         return self._instructions
 
+    @property
+    def value_type(self) -> Any:
+        return self.inner.value_type
+
     def example(self) -> str | None:
         """The wrapped format's sample reply, for stand-in models (None for JSON outputs)."""
-        make = getattr(self.inner, "example", None)
-        return make() if callable(make) else None
+        return self.inner.example()
 
     @property
     def criteria(self) -> list[tuple[str, Criterion]]:
@@ -70,13 +72,9 @@ class CheckedOutput:
         try:
             parsed = self.inner.parse(text)
         except InvalidOutput as invalid:
-            error = InvalidOutput(
-                invalid.summary.replace(self.inner.expected, self.expected), invalid.feedback
-            )
-            error.report = CheckReport(  # type: ignore[attr-defined]
-                raw=text, parsed=None, value=None, parse_error=error.summary
-            )
-            raise error from invalid
+            summary = invalid.summary.replace(self.inner.expected, self.expected)
+            report = CheckReport(raw=text, parsed=None, value=None, parse_error=summary)
+            raise InvalidOutput(summary, invalid.feedback, report=report) from invalid
         if isinstance(parsed, Parsed):
             parsed = parsed.value
         walk = Walk()
@@ -84,18 +82,16 @@ class CheckedOutput:
             value = walk.apply(self.node, parsed)
         except Refrained:
             return Parsed(None, self._report(text, parsed, None, walk))
-        except CommandError as error:
-            error.report = self._report(text, parsed, None, walk)  # type: ignore[attr-defined]
+        except CriterionFailed as error:
+            error.report = self._report(text, parsed, None, walk)
             raise
         if value is DROP:
             value = None
         reasks = walk.reasks
         if reasks:
             feedback = "\n".join(r.line() for r in reasks)
-            reask = InvalidOutput(_summary(reasks), feedback)
-            reask.report = self._report(text, parsed, value, walk, feedback)  # type: ignore[attr-defined]
-            reask.failures = tuple(reasks)  # type: ignore[attr-defined]
-            raise reask
+            report = self._report(text, parsed, value, walk, feedback)
+            raise InvalidOutput(_summary(reasks), feedback, report=report)
         return Parsed(value, self._report(text, parsed, value, walk))
 
     @staticmethod

@@ -10,9 +10,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, Protocol, get_args, runtime_checkable
 
 from .._blocking import run_blocking
+from .._output import OutputType
 from ..errors import ConfigurationError
 
 Action = Literal["reask", "fix", "filter", "refrain", "noop", "exception", "fix_reask"]
@@ -144,6 +145,19 @@ def check(
 # -- LLM-judged criteria ----------------------------------------------------------------
 
 
+@runtime_checkable
+class Judge(Protocol):
+    """What a judge is: an alloy command (its name and output type), called with the value."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def output_type(self) -> OutputType: ...
+
+    def __call__(self, value: Any, /) -> Any: ...
+
+
 @dataclass(frozen=True, eq=False)
 class Judged(Criterion):
     """A criterion decided by an alloy command answering yes or no; see :func:`judged_by`."""
@@ -179,13 +193,12 @@ def judged_by(
     or ``output=bool``). It runs through the normal command machinery: its own model, options,
     re-asks and errors. ``rule`` is the demand shown to the model, e.g. ``"must be polite"``.
     """
-    output = getattr(command, "output_type", None)
-    if output is None or getattr(output, "expected", None) not in ("bool", "yes or no"):
+    if not isinstance(command, Judge) or command.output_type.expected not in ("bool", "yes or no"):
         raise ConfigurationError(
             f"judged_by() needs an alloy command with a yes/no output (output=YesNo() or "
             f"output=bool), got {command!r}"
         )
-    label = name or str(getattr(command, "name", "judged")).split(".")[-1].replace("_", "-")
+    label = name or command.name.split(".")[-1].replace("_", "-")
     return Judged(command=command, label=label, rule_text=rule, on_fail=on_fail)
 
 

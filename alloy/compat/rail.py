@@ -73,6 +73,10 @@ class RailText:
     def instructions(self) -> str | None:
         return f"Answer with plain text: {self.description}" if self.description else None
 
+    def example(self) -> None:
+        """None: any text is an answer."""
+        return None
+
     def parse(self, text: str) -> str:
         return text.strip()
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 import pytest
 
 from alloy import ConfigurationError, CriterionFailed, ParseError, command
+from alloy._output import InvalidOutput
 from alloy._types import RetryPrompt, UserTurn
 from alloy.checks import (
     CheckReport,
@@ -363,8 +364,8 @@ def test_budget_spent_is_a_command_error_listing_every_failure(call: Call) -> No
     )
     assert error.attempts == 2
     cause = error.__cause__
-    assert [f.path for f in cause.failures] == ["text", "score"]  # type: ignore[union-attr]
-    assert isinstance(cause.report, CheckReport)  # type: ignore[union-attr]
+    assert isinstance(cause, InvalidOutput) and isinstance(cause.report, CheckReport)
+    assert [f.path for f in cause.report.reasked] == ["text", "score"]
 
 
 def test_budget_is_the_max_reasks_option(call: Call) -> None:

@@ -21,7 +21,7 @@ from alloy import (
     command,
     use_config,
 )
-from alloy._types import Response, RetryPrompt, Text, UserTurn
+from alloy._types import Request, Response, RetryPrompt, Text, UserTurn
 from alloy.testing import FunctionModel, override_model, refusal, script, truncated
 
 from ..conftest import Call
@@ -197,6 +197,18 @@ def test_ask_one_off_questions() -> None:
         assert asyncio.run(ask.acall("Capital of Italy?")) == "Rome"
     with override_model(FunctionModel(lambda r: "streamed answer here")):
         assert "".join(ask.stream("q")) == "streamed answer here"
+
+
+def test_an_async_reply_function_answers_a_sync_call_inside_a_running_loop() -> None:
+    async def reply(request: Request) -> str:
+        await asyncio.sleep(0)
+        return "from a coroutine"
+
+    async def inside_a_loop() -> str:
+        with override_model(FunctionModel(reply)):
+            return summarize("x")  # a sync call, made while this thread runs an event loop
+
+    assert asyncio.run(inside_a_loop()) == "from a coroutine"
 
 
 def test_stream_yields_text_deltas_sync_and_async() -> None:

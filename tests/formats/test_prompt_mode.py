@@ -10,10 +10,9 @@ from typing import Annotated, Any
 import pytest
 
 from alloy import ParseError, command
-from alloy._engine import PROMPT_MODE_INSTRUCTIONS
 from alloy._extract import extract_json
 from alloy._output import InvalidOutput
-from alloy._types import Capabilities, Request, RetryPrompt
+from alloy._types import PROMPT_MODE_INSTRUCTIONS, Capabilities, Request, RetryPrompt
 from alloy.checks import UpperCase
 from alloy.testing import FunctionModel, override_model, script
 

@@ -235,3 +235,42 @@ def test_rails_can_be_switched_off_per_call_by_kind(call: Call) -> None:
 def test_rails_must_be_rails() -> None:
     with pytest.raises(ConfigurationError, match="rails= entries"):
         command(rails=[lambda text: None])  # type: ignore[list-item]
+
+
+def test_an_async_rail_works_from_sync_code_inside_a_running_event_loop() -> None:
+    """A sync call made from async code (a notebook cell, a sync helper in an async app): the
+    async rail runs to completion on a private loop instead of failing in asyncio.run."""
+    import asyncio
+
+    @output_rail
+    async def double(value: int) -> int:
+        await asyncio.sleep(0)
+        return value * 2
+
+    async def inside_a_loop() -> int:
+        with override_model(script(json_reply(21, wrap=True))):
+            result: int = make([double], output=int)("x")
+        return result
+
+    assert asyncio.run(inside_a_loop()) == 42
+
+
+def test_each_subject_is_applied_by_its_type() -> None:
+    """Rails get plain values and give back a subject of the type they were given."""
+    from alloy._rail import OutputSubject, PromptSubject, ToolCallSubject, ToolResultSubject
+
+    image = Media("image", "image/png", data="AAAA")
+    prompt = input_rail(lambda text, media: f"{text}!" if media else None)
+    assert prompt.apply(PromptSubject((Text("hi"), image))) == PromptSubject((Text("hi!"), image))
+    assert output_rail(lambda value: value + 1).apply(OutputSubject(1)) == OutputSubject(2)
+    call = ToolCall("1", "fetch", {"url": "a"})
+    before = tool_rail(lambda c, result: {"url": "b"} if result is None else None)
+    assert before.apply(ToolCallSubject(call)) == ToolCallSubject(
+        ToolCall("1", "fetch", {"url": "b"})
+    )
+    after = tool_rail(lambda c, result: None if result is None else result.content.upper())
+    done = ToolResultSubject(call, ToolResult("1", "fetch", "body"))
+    assert after.apply(done) == ToolResultSubject(call, ToolResult("1", "fetch", "BODY"))
+    assert output_rail(lambda value: Block("no")).apply(OutputSubject(1)) == Block("no")
+    with pytest.raises(TypeError, match="must return None, Block or str"):
+        input_rail(lambda text: 5).apply(PromptSubject((Text("hi"),)))
