@@ -154,6 +154,8 @@ def get_model(
     provider = _REGISTRY[provider_name]
     api_key = api_key or provider.api_key_from_env()
     base_url = base_url or provider.base_url_from_env()
+    if _borrows_adapter(provider):
+        api_key, base_url = _own_credentials(provider, api_key, base_url)
     # The key is cached by digest so no secret sits in a dict someone might print.
     key = (provider_name, model_id, _digest(api_key), base_url)
     cached = _MODELS.get(key)
@@ -166,6 +168,38 @@ def get_model(
             _name_for(cached, provider_name)
             _MODELS[key] = cached
     return cached
+
+
+#: Sent as the key of a provider that borrows an adapter and has none: its SDK then has a key
+#: and reads no variable of its own provider (see :func:`_own_credentials`).
+NO_KEY = "alloy-no-key"
+
+
+def _borrows_adapter(provider: Provider) -> bool:
+    """Whether ``provider`` is served by the factory of another registered provider."""
+    return any(
+        other.name != provider.name and other.factory == provider.factory
+        for other in _REGISTRY.values()
+    )
+
+
+def _own_credentials(
+    provider: Provider, api_key: str | None, base_url: str | None
+) -> tuple[str, str]:
+    """The key and endpoint of a provider that borrows another's adapter, never that other's.
+
+    Left to itself, the borrowed SDK falls back to its own variables: with no key it would send
+    ``OPENAI_API_KEY`` to Acme's server, and with no endpoint it would send Acme's key to
+    OpenAI. So the endpoint must come from this provider (an option or its own variable), and
+    without a key of its own a placeholder is sent, which such servers usually ignore.
+    """
+    if not base_url:
+        where = " or ".join(provider.base_url_env) or "a base URL variable in its descriptor"
+        raise ConfigurationError(
+            f"Provider {provider.name!r} needs its endpoint: set {where} or pass base_url=..."
+            " (it borrows another provider's adapter, whose own endpoint it must not reach)"
+        )
+    return api_key or NO_KEY, base_url
 
 
 def _name_for(model: Model, provider_name: str) -> None:

@@ -58,7 +58,6 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -354,7 +353,7 @@ def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
                 results.append(_tool_result(part.call_id, part.content, part.is_error))
                 answered.add(part.call_id)
             case RetryPrompt():
-                text = REASK_PROMPT.format(errors=part.errors)
+                text = part.render()
                 unanswered = [i for i in pending if i not in answered]
                 if unanswered:
                     # The invalid answer was a tool call: the re-ask is its (error) result.

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
-from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -316,7 +315,7 @@ def _user_parts(parts: tuple[Part, ...], pending: list[ToolCall]) -> list[dict[s
                 responses.append(_function_response(part.call_id, part.name, tool_response(part)))
                 answered.add(part.call_id)
             case RetryPrompt():
-                text = REASK_PROMPT.format(errors=part.errors)
+                text = part.render()
                 unanswered = [c for c in pending if c.id not in answered]
                 if unanswered:
                     responses.extend(

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
-from .._engine import REASK_PROMPT
 from .._schema import memoize_by_identity
 from .._stream import StreamAccumulator
 from .._types import (
@@ -199,7 +198,7 @@ def _user_messages(out: list[dict[str, Any]], parts: tuple[Part, ...]) -> None:
 def _add_user_part(message: dict[str, Any], part: Part) -> None:
     match part:
         case Text() | RetryPrompt():
-            text = part.text if isinstance(part, Text) else REASK_PROMPT.format(errors=part.errors)
+            text = part.text if isinstance(part, Text) else part.render()
             message["content"] = f"{message['content']}\n\n{text}" if message["content"] else text
         case Media():
             if part.kind != "image" or part.data is None:

@@ -39,7 +39,6 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from .._engine import REASK_PROMPT
 from .._stream import StreamAccumulator, tool_call
 from .._types import (
     FinishReason,
@@ -177,7 +176,7 @@ def user_messages(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
             case Text():
                 content.append({"type": "text", "text": part.text})
             case RetryPrompt():
-                content.append({"type": "text", "text": REASK_PROMPT.format(errors=part.errors)})
+                content.append({"type": "text", "text": part.render()})
             case Media():
                 content.append(media_part(part))
             case Opaque():

@@ -41,7 +41,6 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from .._engine import REASK_PROMPT
 from .._stream import tool_call
 from .._types import (
     Media,
@@ -182,7 +181,7 @@ def user_items(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
             case Text():
                 content.append({"type": "input_text", "text": part.text})
             case RetryPrompt():
-                text = REASK_PROMPT.format(errors=part.errors)
+                text = part.render()
                 content.append({"type": "input_text", "text": text})
             case Media():
                 content.append(media_part(part))

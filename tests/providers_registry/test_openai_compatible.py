@@ -128,3 +128,23 @@ def test_its_prices(acme: Provider) -> None:
     assert price_for(f"acme:{MODEL}") == acme.prices["acme-llama-3"]
     assert price_for("acme:acme-mistral-7b") is None
     assert providers()["acme"] is acme
+
+
+def test_without_its_own_key_it_sends_a_placeholder_not_openais(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ACME_API_KEY")
+    emu.push("openai", Json({"city": "Paris", "temp_c": 21.5}))
+    weather("Paris")
+    assert emu.last_request("openai").header("authorization") == "Bearer alloy-no-key"
+
+
+def test_without_its_own_endpoint_it_refuses_to_reach_openais(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from alloy import ConfigurationError
+
+    monkeypatch.delenv("ACME_BASE_URL")
+    with pytest.raises(ConfigurationError, match="ACME_BASE_URL"):
+        weather("Paris")
+    assert not emu.requests
