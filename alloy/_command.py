@@ -32,7 +32,7 @@ from ._tools import Tool, as_tool
 from ._types import Media, Part, Result, Text
 from .checks import checked_output_for
 from .errors import ConfigurationError
-from .events import Event, Handler, global_handlers, logger
+from .events import Event, Handler, global_handlers, logger, new_call_id
 from .providers import get_model, model_cache_generation
 
 if TYPE_CHECKING:
@@ -97,8 +97,8 @@ class Command(Generic[P, R]):
         self._tool_map = {t.name: t for t in tools}
         self._tool_defs = tuple(t.definition for t in tools)
         self.last_result: Result[R] | None = None
-        # (what it was resolved from, plan, model, driver settings) of the last call: see _plan.
-        self._prepared: tuple[tuple[Any, ...], _engine.Plan, Model, dict[str, Any]] | None = None
+        # (what it was resolved from, plan, driver runtime) of the last call: see _plan.
+        self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
 
@@ -164,18 +164,16 @@ class Command(Generic[P, R]):
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
         prompt = render_prompt(self._fn(*args, **kwargs))
-        plan, model, driving = self._plan(stream=False)
-        result = _drivers.run_sync(_engine.run(plan, prompt), model, self._tool_map, **driving)
+        plan, _, runtime = self._plan(stream=False)
+        result = _drivers.run_sync(_start(plan, prompt), runtime)
         self.last_result = result
         return result
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         prompt = await _prompt_async(self._fn, args, kwargs)
-        plan, model, driving = self._plan(stream=False)
-        result = await _drivers.run_async(
-            _engine.run(plan, prompt), model, self._tool_map, **driving
-        )
+        plan, _, runtime = self._plan(stream=False)
+        result = await _drivers.run_async(_start(plan, prompt), runtime)
         self.last_result = result
         return result
 
@@ -185,17 +183,15 @@ class Command(Generic[P, R]):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
         prompt = render_prompt(self._fn(*args, **kwargs))
-        plan, model, driving = self._plan(stream=True)
-        return _drivers.stream_sync(_engine.run(plan, prompt), model, self._tool_map, **driving)
+        plan, _, runtime = self._plan(stream=True)
+        return _drivers.stream_sync(_start(plan, prompt), runtime)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
         prompt = await _prompt_async(self._fn, args, kwargs)
-        plan, model, driving = self._plan(stream=True)
-        async for chunk in _drivers.stream_async(
-            _engine.run(plan, prompt), model, self._tool_map, **driving
-        ):
+        plan, _, runtime = self._plan(stream=True)
+        async for chunk in _drivers.stream_async(_start(plan, prompt), runtime):
             yield chunk
 
     # -- internals --
@@ -206,8 +202,8 @@ class Command(Generic[P, R]):
                 "commands without output= (call the command to get the typed value)"
             )
 
-    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model, dict[str, Any]]:
-        """The plan, model and driver settings for a call, reused while their sources stay put.
+    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model, _drivers.Runtime]:
+        """The plan, model and driver runtime for a call, reused while their sources stay put.
 
         Resolving settings, finding the model and deriving the request parts cost more than the
         rest of a call's own work, and they change only when the environment, ``configure()``,
@@ -217,7 +213,7 @@ class Command(Generic[P, R]):
         key = (layers_key(), model_cache_generation(), listeners, stream)
         prepared = self._prepared
         if prepared is not None and prepared[0] == key:
-            return prepared[1], prepared[2], prepared[3]
+            return prepared[1], prepared[2].model, prepared[2]
         observed = bool(listeners[0] or listeners[1]) or listeners[2]
         config: Config = resolve(self._options, self._call_options)
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
@@ -232,13 +228,15 @@ class Command(Generic[P, R]):
             rails=self._rails,
             observed=observed,
         )
-        driving = {
-            "parallel": config.parallel_tools_max,
-            "handlers": (*listeners[0], *listeners[1]) if observed else (),
-            "log_content": config.log_content,
-        }
-        self._prepared = (key, plan, model, driving)
-        return plan, model, driving
+        runtime = _drivers.Runtime(
+            model,
+            self._tool_map,
+            config.parallel_tools_max,
+            (*listeners[0], *listeners[1]) if observed else (),
+            config.log_content,
+        )
+        self._prepared = (key, plan, runtime)
+        return plan, model, runtime
 
     def __alloy_tool__(self) -> Tool[Any]:
         """This command offered as a tool to another command."""
@@ -266,6 +264,11 @@ class AsyncCommand(Command[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
         return self.acall(*args, **kwargs)
+
+
+def _start(plan: _engine.Plan, prompt: tuple[Part, ...]) -> _drivers.Engine:
+    """The engine for one call; a call anyone observes gets an id that ties its events."""
+    return _engine.run(plan, prompt, call_id=new_call_id() if plan.observed else "")
 
 
 def render_prompt(prompt: Any) -> tuple[Part, ...]:

@@ -1,33 +1,32 @@
-"""The only code that blocks, awaits or starts threads: it carries out the engine's effects.
+"""The only code that blocks or awaits: it carries out the engine's effects.
 
-``run_sync`` works without an event loop (so it is safe in notebooks and inside running loops);
-``run_async`` awaits the model and runs tools concurrently. Both step the same engine.
+One carrier per color, the shape of httpx's auth-flow drivers: :func:`drive_sync` blocks, so it
+works without an event loop (and inside one: async handlers and rails then run on a private loop,
+see ``_blocking``); :func:`drive_async` awaits and runs tools concurrently. Each serves whole and
+streamed calls: in a whole call it asks the model for its reply itself; in a streamed one it hands
+the model call to the thin ``stream_*`` entry point, which streams the reply's text out and
+resumes the carrier with the reply. Rails, tools, waits and events take the same path either way;
+tool calls are run by ``_tool_runner``.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
+import random
 import time
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._blocking import in_thread, run_blocking
-from ._engine import (
-    Blocked,
-    CallModel,
-    Effect,
-    Emit,
-    Failed,
-    RunRails,
-    RunTools,
-    Sleep,
-    ToolOutcome,
-)
+from typing_extensions import assert_never
+
+from ._blocking import run_blocking
+from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
 from ._rail import Block, Rail, Subject
-from ._tools import Tool, ToolTimedOut, error_result, result_content
-from ._types import Done, Response, Result, TextDelta, ToolCall, ToolResult
+from ._tool_runner import run_tools_async, run_tools_sync
+from ._tools import Tool
+from ._types import Done, Request, Response, Result, TextDelta
 from .errors import ProviderError
 from .events import Handler, logger
 
@@ -37,17 +36,220 @@ if TYPE_CHECKING:
 Engine = Generator[Effect, Any, Result[Any]]
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
 
+#: Called with the seconds of each wait before a retry, instead of waiting them; None: wait.
+#: Tests set it through ``alloy.testing.recorded_waits()``; threads and tasks started in its
+#: context see it too.
+WAIT: ContextVar[Callable[[float], object] | None] = ContextVar("alloy_wait", default=None)
 
-# -- events and rails, shared by both drivers ---------------------------------------------
+
+_NO_FINAL_RESPONSE = "stream from {} ended without a final response"
 
 
-def _notify(handlers: Handlers, effect: Emit, log_content: bool) -> list[Any]:
-    """Call every interested handler; a failing handler is logged, never fatal. Returns awaitables."""
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What the drivers carry effects out with: the model, the tools, and who listens."""
+
+    model: Model
+    tools: Mapping[str, Tool[Any]]
+    parallel: int = 1
+    handlers: Handlers = ()
+    log_content: bool = False
+
+
+# -- sync ---------------------------------------------------------------------------------
+
+
+def drive_sync(
+    engine: Engine, runtime: Runtime, reply: Any = None, *, stream: bool = False
+) -> Result[Any] | CallModel:
+    """Carry out the engine's effects, blocking, until it returns the call's Result; ``reply``
+    is what the engine is sent first (None to start it).
+
+    A streamed call (``stream``) hands each model call back instead, for :func:`stream_sync` to
+    stream and resume this with the reply; every other effect is carried out here either way.
+    """
+    send = reply
+    while True:
+        try:
+            effect = engine.send(send)
+        except StopIteration as done:
+            result: Result[Any] = done.value
+            return result
+        match effect:
+            case CallModel(request):
+                if stream:
+                    return effect
+                try:
+                    send = runtime.model.request(request)
+                except ProviderError as error:
+                    send = Failed(error)
+            case RunTools():
+                send = run_tools_sync(runtime.tools, effect, runtime.parallel)
+            case Sleep():
+                _wait_sync(effect.seconds(random.random()))
+                send = None
+            case Emit():
+                for pending in _notify(effect, runtime):  # what async handlers returned
+                    try:
+                        run_blocking(pending)
+                    except Exception:
+                        _handler_failed(effect)
+                send = None
+            case RunRails():
+                send = _run_rails_sync(effect)
+            case _:
+                assert_never(effect)
+
+
+def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
+    """A whole call, blocking."""
+    result = drive_sync(engine, runtime)
+    assert isinstance(result, Result)
+    return result
+
+
+def stream_sync(engine: Engine, runtime: Runtime) -> Iterator[str]:
+    """A streamed call, blocking: the model's text as it arrives, tool rounds in between."""
+    step = drive_sync(engine, runtime, stream=True)
+    while isinstance(step, CallModel):
+        reply = yield from _stream_sync(runtime.model, step.request)
+        step = drive_sync(engine, runtime, reply, stream=True)
+
+
+def _stream_sync(model: Model, request: Request) -> Generator[str, None, Response | Failed]:
+    try:
+        for event in model.stream(request):
+            if isinstance(event, TextDelta):
+                if event.text:
+                    yield event.text
+            elif isinstance(event, Done):
+                return event.response
+    except ProviderError as error:
+        return Failed(error)
+    raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+
+
+def _wait_sync(seconds: float) -> None:
+    hook = WAIT.get()
+    if hook is not None:
+        hook(seconds)
+    else:
+        time.sleep(seconds)
+
+
+def _run_rails_sync(effect: RunRails) -> Subject | Blocked:
+    subject = effect.subject
+    for rail in effect.rails:
+        try:
+            outcome = rail.apply(subject)
+        except Exception as error:
+            return _refused(rail, error)
+        if isinstance(outcome, Block):
+            return _refused(rail, outcome)
+        subject = outcome
+    return subject
+
+
+# -- async --------------------------------------------------------------------------------
+
+
+async def drive_async(
+    engine: Engine, runtime: Runtime, reply: Any = None, *, stream: bool = False
+) -> Result[Any] | CallModel:
+    """Carry out the engine's effects on the running event loop; as :func:`drive_sync`."""
+    send = reply
+    while True:
+        try:
+            effect = engine.send(send)
+        except StopIteration as done:
+            result: Result[Any] = done.value
+            return result
+        match effect:
+            case CallModel(request):
+                if stream:
+                    return effect
+                try:
+                    send = await runtime.model.arequest(request)
+                except ProviderError as error:
+                    send = Failed(error)
+            case RunTools():
+                send = await run_tools_async(runtime.tools, effect, runtime.parallel)
+            case Sleep():
+                await _wait_async(effect.seconds(random.random()))
+                send = None
+            case Emit():
+                for pending in _notify(effect, runtime):  # what async handlers returned
+                    try:
+                        await pending
+                    except Exception:
+                        _handler_failed(effect)
+                send = None
+            case RunRails():
+                send = await _run_rails_async(effect)
+            case _:
+                assert_never(effect)
+
+
+async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
+    """A whole call, on the running event loop."""
+    result = await drive_async(engine, runtime)
+    assert isinstance(result, Result)
+    return result
+
+
+async def stream_async(engine: Engine, runtime: Runtime) -> AsyncIterator[str]:
+    """A streamed call, on the running event loop; as :func:`stream_sync`."""
+    step = await drive_async(engine, runtime, stream=True)
+    while isinstance(step, CallModel):
+        reply: Response | Failed | None = None
+        try:
+            async for event in runtime.model.astream(step.request):
+                if isinstance(event, TextDelta):
+                    if event.text:
+                        yield event.text
+                elif isinstance(event, Done):
+                    reply = event.response
+        except ProviderError as error:
+            reply = Failed(error)
+        if reply is None:
+            raise RuntimeError(_NO_FINAL_RESPONSE.format(runtime.model.name))
+        step = await drive_async(engine, runtime, reply, stream=True)
+
+
+async def _wait_async(seconds: float) -> None:
+    import asyncio
+
+    hook = WAIT.get()
+    if hook is not None:
+        hook(seconds)
+    else:
+        await asyncio.sleep(seconds)
+
+
+async def _run_rails_async(effect: RunRails) -> Subject | Blocked:
+    subject = effect.subject
+    for rail in effect.rails:
+        try:
+            outcome = await rail.aapply(subject)
+        except Exception as error:
+            return _refused(rail, error)
+        if isinstance(outcome, Block):
+            return _refused(rail, outcome)
+        subject = outcome
+    return subject
+
+
+# -- the same for both colors -------------------------------------------------------------
+
+
+def _notify(effect: Emit, runtime: Runtime) -> list[Any]:
+    """Call every interested handler; a failing handler is logged, never fatal. Returns what
+    async handlers gave back, for the driver to run."""
     event = effect.event
     if logger.isEnabledFor(10):
-        logger.debug(event.describe(content=log_content))
+        logger.debug(event.describe(content=runtime.log_content))
     pending = []
-    for handler, kinds in handlers:
+    for handler, kinds in runtime.handlers:
         if kinds and not isinstance(event, kinds):
             continue
         try:
@@ -60,407 +262,12 @@ def _notify(handlers: Handlers, effect: Emit, log_content: bool) -> list[Any]:
     return pending
 
 
-def emit_sync(effect: Emit, handlers: Handlers, log_content: bool) -> None:
-    for awaitable in _notify(handlers, effect, log_content):
-        try:
-            run_blocking(awaitable)
-        except Exception:
-            logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
-
-
-async def emit_async(effect: Emit, handlers: Handlers, log_content: bool) -> None:
-    for awaitable in _notify(handlers, effect, log_content):
-        try:
-            await awaitable
-        except Exception:
-            logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
-
-
-def _refused(rail: Rail, outcome: Block | None, error: Exception | None = None) -> Blocked:
-    """A rail's refusal (a Block it returned, or what it raised: rails fail closed)."""
-    if error is not None:
-        return Blocked(rail.name, f"rail raised {type(error).__name__}: {error}", error)
-    assert outcome is not None
-    return Blocked(rail.name, outcome.reason)
-
-
-def run_rails_sync(effect: RunRails) -> Subject | Blocked:
-    subject = effect.subject
-    for rail in effect.rails:
-        try:
-            outcome = rail.apply(subject)
-        except Exception as error:
-            return _refused(rail, None, error)
-        if isinstance(outcome, Block):
-            return _refused(rail, outcome)
-        subject = outcome
-    return subject
-
-
-async def run_rails_async(effect: RunRails) -> Subject | Blocked:
-    subject = effect.subject
-    for rail in effect.rails:
-        try:
-            outcome = await rail.aapply(subject)
-        except Exception as error:
-            return _refused(rail, None, error)
-        if isinstance(outcome, Block):
-            return _refused(rail, outcome)
-        subject = outcome
-    return subject
-
-
-# -- tool calls, shared by both drivers ---------------------------------------------------
-
-
-def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:
-    tool = tools.get(call.name)
-    if tool is None:
-        known = ", ".join(sorted(tools)) or "none"
-        message = f"Error: no tool named {call.name!r}; available tools: {known}"
-        return ToolOutcome(
-            ToolResult(call.id, call.name, message, is_error=True), LookupError(message)
-        )
-    return tool
-
-
-def _finish(tool: Tool[Any], call: ToolCall, value: Any) -> ToolOutcome:
-    try:
-        tool.check_result(value)
-        return ToolOutcome(ToolResult(call.id, call.name, result_content(value)))
-    except Exception as exc:
-        return ToolOutcome(error_result(call, exc), exc)
-
-
-def _timeout(tools: Mapping[str, Tool[Any]], call: ToolCall, effect: RunTools) -> float | None:
-    """The call's tool timeout: its tool's own, else the command's ``tool_timeout``, or None."""
-    tool = tools.get(call.name)
-    return tool.timeout if tool is not None and tool.timeout is not None else effect.tool_timeout
-
-
-def _deadline(effect: RunTools) -> float | None:
-    """When the call's deadline comes, on ``time.monotonic``; None without one."""
-    return None if effect.time_left is None else time.monotonic() + effect.time_left
-
-
-def _limit(timeout: float | None, deadline: float | None) -> float | None:
-    """Seconds a tool call starting now may run: its timeout, cut at the call's deadline."""
-    if deadline is None:
-        return timeout
-    left = max(deadline - time.monotonic(), 0.0)
-    return left if timeout is None else min(timeout, left)
-
-
-def _timed_out(call: ToolCall, seconds: float) -> ToolOutcome:
-    error = ToolTimedOut(call.name, seconds)
-    return ToolOutcome(error_result(call, error), error)
-
-
-async def _within(awaitable: Any, limit: float | None, name: str) -> Any:
-    """Await ``awaitable``; past ``limit`` seconds (None: no limit), cancel it and raise
-    ToolTimedOut."""
-    import asyncio
-
-    if limit is None:
-        return await awaitable
-    task = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait((task,), timeout=limit)
-    finally:
-        if not task.done():
-            task.cancel()
-    if not done:
-        raise ToolTimedOut(name, limit)
-    return task.result()
-
-
-# -- tool calls, sync -------------------------------------------------------------------------
-
-
-def run_tools_sync(
-    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
-) -> list[ToolOutcome]:
-    """Run the effect's tool calls, in this thread when that is safe: one call at a time and
-    none with a time limit (which needs a thread it can walk away from)."""
-    calls = effect.calls
-    timeouts = [_timeout(tools, call, effect) for call in calls]
-    deadline = _deadline(effect)
-    unlimited = deadline is None and all(timeout is None for timeout in timeouts)
-    if unlimited and (len(calls) == 1 or parallel <= 1):
-        return [_run_tool_sync(tools, call, None) for call in calls]
-    return _run_tools_on_threads(tools, calls, timeouts, deadline, parallel)
-
-
-def _run_tool_sync(
-    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
-) -> ToolOutcome:
-    prepared = _prepare(tools, call)
-    if isinstance(prepared, ToolOutcome):
-        return prepared
-    try:
-        bound = prepared.bind(call)
-        value = prepared.fn(*bound.args, **bound.kwargs)
-        if inspect.isawaitable(value):  # an async tool: cancelled at its limit
-            value = run_blocking(_within(value, limit, call.name))
-    except Exception as exc:
-        return ToolOutcome(error_result(call, exc), exc)
-    return _finish(prepared, call, value)
-
-
-def _run_tools_on_threads(
-    tools: Mapping[str, Tool[Any]],
-    calls: Sequence[ToolCall],
-    timeouts: Sequence[float | None],
-    deadline: float | None,
-    parallel: int,
-) -> list[ToolOutcome]:
-    """Each call on its own thread (see ``in_thread``), at most ``parallel`` at once, in order.
-
-    A call past its time limit is reported as timed out and its thread abandoned: Python cannot
-    stop a thread, so the tool runs on (a daemon thread, which holds up neither this call nor
-    the interpreter's exit) and no longer counts against ``parallel``.
-    """
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    waiting = list(reversed(range(len(calls))))  # popped from the end: first call first
-    outcomes: list[ToolOutcome | None] = [None] * len(calls)
-    # index, time limit and when it runs out (on time.monotonic) of each running call
-    running: dict[Future[ToolOutcome], tuple[int, float | None, float]] = {}
-    while waiting or running:
-        while waiting and len(running) < max(1, parallel):
-            index = waiting.pop()
-            limit = _limit(timeouts[index], deadline)
-            expires = math.inf if limit is None else time.monotonic() + limit
-            running[in_thread(_run_tool_sync, tools, calls[index], limit)] = (index, limit, expires)
-        first_expiry = min(expires for _, _, expires in running.values())
-        wait_for = None if first_expiry == math.inf else max(0.0, first_expiry - time.monotonic())
-        wait(running, timeout=wait_for, return_when=FIRST_COMPLETED)
-        now = time.monotonic()
-        for future, (index, limit, expires) in list(running.items()):
-            if future.done():
-                outcomes[index] = future.result()
-            elif now >= expires and limit is not None:
-                outcomes[index] = _timed_out(calls[index], limit)
-            else:
-                continue
-            del running[future]
-    return [outcome for outcome in outcomes if outcome is not None]
-
-
-# -- tool calls, async ------------------------------------------------------------------------
-
-
-async def run_tools_async(
-    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
-) -> list[ToolOutcome]:
-    """Run the effect's tool calls concurrently, at most ``parallel`` at a time."""
-    import asyncio
-
-    deadline = _deadline(effect)
-
-    async def one(call: ToolCall) -> ToolOutcome:
-        return await _run_tool_async(tools, call, _limit(_timeout(tools, call, effect), deadline))
-
-    calls = effect.calls
-    if len(calls) == 1:
-        return [await one(calls[0])]
-    gate = asyncio.Semaphore(max(1, parallel))
-
-    async def gated(call: ToolCall) -> ToolOutcome:
-        async with gate:
-            return await one(call)
-
-    return list(await asyncio.gather(*(gated(call) for call in calls)))
-
-
-async def _run_tool_async(
-    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
-) -> ToolOutcome:
-    prepared = _prepare(tools, call)
-    if isinstance(prepared, ToolOutcome):
-        return prepared
-    try:
-        bound = prepared.bind(call)
-        value = await _within(_call_tool(prepared, bound), limit, call.name)
-    except Exception as exc:
-        return ToolOutcome(error_result(call, exc), exc)
-    return _finish(prepared, call, value)
-
-
-async def _call_tool(tool: Tool[Any], bound: inspect.BoundArguments) -> Any:
-    """Await an async tool; run a sync one on its own thread (``in_thread``), so the event loop
-    goes on, and a tool past its limit holds up neither the loop nor ``asyncio.run``'s exit."""
-    import asyncio
-
-    if tool.is_async:
-        return await tool.fn(*bound.args, **bound.kwargs)
-    value = await asyncio.wrap_future(in_thread(tool.fn, *bound.args, **bound.kwargs))
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-# -- effects other than model calls, the same in streaming and whole calls -----------------
-
-
-def _carry_out_sync(
-    effect: Effect,
-    tools: Mapping[str, Tool[Any]],
-    parallel: int,
-    handlers: Handlers,
-    log_content: bool,
-) -> Any:
-    if isinstance(effect, RunTools):
-        return run_tools_sync(tools, effect, parallel)
-    if isinstance(effect, Sleep):
-        time.sleep(effect.seconds)
-        return None
-    if isinstance(effect, Emit):
-        return emit_sync(effect, handlers, log_content)
-    if isinstance(effect, RunRails):
-        return run_rails_sync(effect)
-    raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
-
-
-async def _carry_out_async(
-    effect: Effect,
-    tools: Mapping[str, Tool[Any]],
-    parallel: int,
-    handlers: Handlers,
-    log_content: bool,
-) -> Any:
-    import asyncio
-
-    if isinstance(effect, RunTools):
-        return await run_tools_async(tools, effect, parallel)
-    if isinstance(effect, Sleep):
-        await asyncio.sleep(effect.seconds)
-        return None
-    if isinstance(effect, Emit):
-        return await emit_async(effect, handlers, log_content)
-    if isinstance(effect, RunRails):
-        return await run_rails_async(effect)
-    raise TypeError(f"unknown effect {effect!r}")  # pragma: no cover - the Effect union is closed
-
-
-# -- drivers ------------------------------------------------------------------------------
-
-
-def run_sync(
-    engine: Engine,
-    model: Model,
-    tools: Mapping[str, Tool[Any]],
-    *,
-    parallel: int,
-    handlers: Handlers = (),
-    log_content: bool = False,
-) -> Result[Any]:
-    """Step the engine to completion, blocking."""
-    send: Any = None
-    try:
-        while True:
-            effect = engine.send(send)
-            if isinstance(effect, CallModel):
-                try:
-                    send = model.request(effect.request)
-                except ProviderError as error:
-                    send = Failed(error)
-            else:
-                send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
-    except StopIteration as stop:
-        result: Result[Any] = stop.value
-        return result
-
-
-async def run_async(
-    engine: Engine,
-    model: Model,
-    tools: Mapping[str, Tool[Any]],
-    *,
-    parallel: int,
-    handlers: Handlers = (),
-    log_content: bool = False,
-) -> Result[Any]:
-    """Step the engine to completion on the running event loop."""
-    send: Any = None
-    try:
-        while True:
-            effect = engine.send(send)
-            if isinstance(effect, CallModel):
-                try:
-                    send = await model.arequest(effect.request)
-                except ProviderError as error:
-                    send = Failed(error)
-            else:
-                send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
-    except StopIteration as stop:
-        result: Result[Any] = stop.value
-        return result
-
-
-def stream_sync(
-    engine: Engine,
-    model: Model,
-    tools: Mapping[str, Tool[Any]],
-    *,
-    parallel: int,
-    handlers: Handlers = (),
-    log_content: bool = False,
-) -> Iterator[str]:
-    """Run the engine, yielding text deltas as they arrive (tool rounds included)."""
-    send: Any = None
-    try:
-        while True:
-            effect = engine.send(send)
-            if isinstance(effect, CallModel):
-                send = yield from _stream_call_sync(model, effect)
-            else:
-                send = _carry_out_sync(effect, tools, parallel, handlers, log_content)
-    except StopIteration:
-        return
-
-
-def _stream_call_sync(model: Model, effect: CallModel) -> Generator[str, None, Response | Failed]:
-    try:
-        for event in model.stream(effect.request):
-            if isinstance(event, TextDelta):
-                if event.text:
-                    yield event.text
-            elif isinstance(event, Done):
-                return event.response
-        raise RuntimeError(f"stream from {model.name} ended without a final response")
-    except ProviderError as error:
-        return Failed(error)
-
-
-async def stream_async(
-    engine: Engine,
-    model: Model,
-    tools: Mapping[str, Tool[Any]],
-    *,
-    parallel: int,
-    handlers: Handlers = (),
-    log_content: bool = False,
-) -> AsyncIterator[str]:
-    """Async twin of :func:`stream_sync`."""
-    send: Any = None
-    try:
-        while True:
-            effect = engine.send(send)
-            if not isinstance(effect, CallModel):
-                send = await _carry_out_async(effect, tools, parallel, handlers, log_content)
-                continue
-            send = None
-            try:
-                async for event in model.astream(effect.request):
-                    if isinstance(event, TextDelta):
-                        if event.text:
-                            yield event.text
-                    elif isinstance(event, Done):
-                        send = event.response
-                if send is None:
-                    raise RuntimeError(f"stream from {model.name} ended without a final response")
-            except ProviderError as error:
-                send = Failed(error)
-    except StopIteration:
-        return
+def _handler_failed(effect: Emit) -> None:
+    logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
+
+
+def _refused(rail: Rail, why: Block | Exception) -> Blocked:
+    """A rail's refusal: the Block it returned, or what it raised (rails fail closed)."""
+    if isinstance(why, Block):
+        return Blocked(rail.name, why.reason)
+    return Blocked(rail.name, f"rail raised {type(why).__name__}: {why}", why)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import random
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
@@ -122,10 +120,24 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class Sleep:
-    """Wait before retrying a transient failure (the engine checked that the wait fits the
-    call's deadline)."""
+    """Wait before retry number ``attempt`` of a transient failure; the driver sends back None.
 
-    seconds: float
+    ``longest`` is the longest the wait may be, and the engine checked that it fits the call's
+    deadline: the provider's ``retry_after`` hint when it gave one (at most a minute), else the
+    exponential backoff's ceiling. The driver draws the jitter (see :meth:`seconds`), so the
+    engine stays deterministic.
+    """
+
+    attempt: int
+    retry_after: float | None
+    longest: float
+
+    def seconds(self, draw: float) -> float:
+        """The wait for a random ``draw`` in [0, 1): the provider's hint as it is, else between
+        half and all of the backoff's ceiling (jitter spreads clients that failed together)."""
+        if self.retry_after is not None:
+            return self.longest
+        return self.longest * (1.0 + draw) / 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,14 +301,15 @@ Clock = Callable[[], float]
 
 
 def run(
-    plan: Plan, prompt: tuple[Part, ...], *, clock: Clock = time.perf_counter
+    plan: Plan, prompt: tuple[Part, ...], *, clock: Clock = time.perf_counter, call_id: str = ""
 ) -> Generator[Effect, Any, Result[Any]]:
     """Drive one command call to a value or a CommandError.
 
     ``clock`` gives the time in seconds (monotonic); the call's deadline and the durations its
-    events report are measured on it.
+    events report are measured on it. ``call_id`` ties the call's events together (see
+    ``events.new_call_id``). With the same inputs, the engine yields the same effects.
     """
-    return _Run(plan, prompt, clock).loop()
+    return _Run(plan, prompt, clock, call_id).loop()
 
 
 def call_budget(config: Config) -> float | None:
@@ -315,12 +328,23 @@ def call_budget(config: Config) -> float | None:
     return None
 
 
-def backoff_ceilings(retries: int, *, base: float = 0.5, cap: float = 8.0) -> float:
-    """The sum of the longest backoff waits before each of ``retries`` retries."""
+#: Exponential backoff: the first wait is at most BACKOFF_BASE seconds, each next one at most
+#: twice as long, up to BACKOFF_CAP; a provider's retry-after hint is waited up to a minute.
+BACKOFF_BASE, BACKOFF_CAP, LONGEST_HINT = 0.5, 8.0, 60.0
+
+
+def backoff_ceiling(retried: int) -> float:
+    """The longest backoff wait before the retry that follows ``retried`` earlier ones."""
+    return float(min(BACKOFF_CAP, BACKOFF_BASE * 2 ** min(retried, 32)))
+
+
+def backoff_ceilings(retries: int) -> float:
+    """The sum of the longest backoff waits before each of ``retries`` retries (in closed form:
+    ``retries`` may be large)."""
     doubling = 0
-    while doubling < retries and base * 2**doubling < cap:
+    while doubling < retries and BACKOFF_BASE * 2**doubling < BACKOFF_CAP:
         doubling += 1
-    return float(base * (2**doubling - 1) + cap * (retries - doubling))
+    return float(BACKOFF_BASE * (2**doubling - 1) + BACKOFF_CAP * (retries - doubling))
 
 
 def _budget_source(config: Config) -> str:
@@ -333,11 +357,6 @@ def _budget_source(config: Config) -> str:
 
 
 _NO_USAGE = Usage()
-
-
-def new_call_id() -> str:
-    """A short random id that ties one call's events and spans together."""
-    return os.urandom(6).hex()
 
 
 class _Run:
@@ -361,7 +380,11 @@ class _Run:
     )
 
     def __init__(
-        self, plan: Plan, prompt: tuple[Part, ...], clock: Clock = time.perf_counter
+        self,
+        plan: Plan,
+        prompt: tuple[Part, ...],
+        clock: Clock = time.perf_counter,
+        call_id: str = "",
     ) -> None:
         self.plan = plan
         self.prompt = prompt
@@ -372,8 +395,7 @@ class _Run:
         self.mode, self.output_spec = plan.request_parts[:2]
         # Nobody listening is the common case: the hot path then builds no events at all.
         self.observed = plan.observed
-        # Only events and spans carry the id, so unobserved calls skip making one.
-        self.call_id = new_call_id() if plan.observed else ""
+        self.call_id = call_id
         self.messages: list[Message] = []
         self.turn_usage: list[Usage] = []
         self.usage = _NO_USAGE
@@ -635,12 +657,16 @@ class _Run:
             if isinstance(result, Failed):
                 error = result.error
                 if error.transient and retried < self.config.retries:
-                    delay = backoff(retried, error.retry_after)
+                    hint = error.retry_after
+                    if hint is not None and hint >= 0:
+                        wait = Sleep(retried + 1, hint, float(min(hint, LONGEST_HINT)))
+                    else:
+                        wait = Sleep(retried + 1, None, backoff_ceiling(retried))
                     remaining = self.time_left()
-                    if remaining is not None and delay >= remaining:
+                    if remaining is not None and wait.longest >= remaining:
                         raise self.attach(error)  # its retry_after says when to come back
-                    yield from self.emit(partial(ProviderRetry, name, cid, error, delay))
-                    yield Sleep(delay)
+                    yield from self.emit(partial(ProviderRetry, name, cid, error, wait.longest))
+                    yield wait
                     retried += 1
                     continue
                 raise self.attach(error)
@@ -708,17 +734,3 @@ def raise_caller_mistakes(outcomes: Sequence[ToolOutcome]) -> None:
     for outcome in outcomes:
         if isinstance(outcome.error, ConfigurationError):
             raise outcome.error
-
-
-def backoff(
-    attempt: int, retry_after: float | None, *, base: float = 0.5, cap: float = 8.0
-) -> float:
-    """Exponential backoff, jittered between half and all of the ceiling; ``retry-after`` wins.
-
-    One wait is at most a minute; a call with a deadline also never waits past it (the engine
-    fails the call instead).
-    """
-    if retry_after is not None and retry_after >= 0:
-        return float(min(retry_after, 60.0))
-    ceiling = float(min(cap, base * 2 ** min(attempt, 32)))
-    return ceiling / 2 + random.random() * ceiling / 2

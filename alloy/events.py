@@ -12,6 +12,7 @@ Events hold the normalized request and response objects, which never contain an 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -103,7 +104,11 @@ class ModelResponse(Event):
 
 @dataclass(frozen=True)
 class ProviderRetry(Event):
-    """A transient provider failure; the engine waits ``delay`` seconds and tries again."""
+    """A transient provider failure; the call waits and tries again.
+
+    ``delay`` is the longest the wait may be: the provider's retry-after hint, which is waited
+    as it is, or else the backoff's ceiling, below which the wait is jittered.
+    """
 
     error: Exception
     delay: float
@@ -196,6 +201,12 @@ class CommandFailed(Event):
 
 
 Handler = Callable[[Event], Any]
+
+
+def new_call_id() -> str:
+    """A short random id that ties one call's events and spans together."""
+    return os.urandom(6).hex()
+
 
 _global_handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
 _lock = threading.Lock()

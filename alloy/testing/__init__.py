@@ -17,6 +17,7 @@ from typing import Any, Union
 
 from .._blocking import run_blocking
 from .._config import force_config
+from .._drivers import WAIT
 from .._types import (
     Capabilities,
     Done,
@@ -155,6 +156,21 @@ def tool_results(request: Request) -> list[ToolResult]:
 
 
 @contextmanager
+def recorded_waits() -> Iterator[list[float]]:
+    """Inside the block, the waits before retries are recorded instead of slept.
+
+    Yields the list of waits in seconds, in order, for every call in the block, sync or async
+    (threads and tasks started inside it see the same list).
+    """
+    waits: list[float] = []
+    token = WAIT.set(waits.append)
+    try:
+        yield waits
+    finally:
+        WAIT.reset(token)
+
+
+@contextmanager
 def override_model(model: Any) -> Iterator[Any]:
     """Use ``model`` for every command called inside the block, whatever else is configured."""
     with force_config(model=model):
@@ -165,6 +181,7 @@ __all__ = [
     "FunctionModel",
     "json_reply",
     "override_model",
+    "recorded_waits",
     "refusal",
     "script",
     "tool_call",

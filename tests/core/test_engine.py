@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from alloy._config import Config
-from alloy._engine import CallModel, Failed, Plan, RunTools, Sleep, ToolOutcome, backoff, run
+from alloy._engine import CallModel, Failed, Plan, RunTools, Sleep, ToolOutcome, run
 from alloy._output import JsonOutput, TextOutput
 from alloy._types import (
     Capabilities,
@@ -105,7 +105,7 @@ def test_transient_failure_sleeps_then_retries_the_same_request() -> None:
     engine = run(plan(retries=2), PROMPT)
     first = next(engine)
     sleep = engine.send(Failed(RateLimitError("slow down", retry_after=0.25)))
-    assert sleep == Sleep(0.25)
+    assert sleep == Sleep(attempt=1, retry_after=0.25, longest=0.25)
     again = engine.send(None)
     assert again == first
     assert finish(engine, text("ok")).transcript.attempts == 2
@@ -182,11 +182,24 @@ def test_explicit_native_mode_on_a_model_without_it_is_a_configuration_error() -
 
 
 def test_backoff_grows_and_honours_retry_after() -> None:
-    assert backoff(0, 3.0) == 3.0
-    for attempt in range(6):
-        delay = backoff(attempt, None)
-        ceiling = min(8.0, 0.5 * 2**attempt)
-        assert ceiling / 2 <= delay <= ceiling
+    engine = run(plan(retries=7), PROMPT)
+    next(engine)
+    waits = []
+    for _ in range(6):
+        waits.append(engine.send(Failed(ServerError("down"))))
+        engine.send(None)
+    assert [w.longest for w in waits] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert [w.attempt for w in waits] == [1, 2, 3, 4, 5, 6]
+    hinted = engine.send(Failed(RateLimitError("slow down", retry_after=3.0)))
+    assert hinted == Sleep(7, 3.0, 3.0)
+
+
+def test_the_driver_jitters_a_backoff_between_half_and_all_of_its_ceiling() -> None:
+    backoff = Sleep(attempt=2, retry_after=None, longest=1.0)
+    assert backoff.seconds(0.0) == 0.5
+    assert backoff.seconds(0.5) == 0.75
+    assert backoff.seconds(0.999) < 1.0
+    assert Sleep(attempt=1, retry_after=3.0, longest=3.0).seconds(0.7) == 3.0  # a hint, as it is
 
 
 def test_a_configuration_error_from_a_tool_is_raised_not_reported() -> None:
@@ -250,13 +263,13 @@ def test_a_backoff_that_does_not_fit_the_deadline_fails_at_once() -> None:
 def test_a_wait_that_fits_is_slept() -> None:
     engine = timed(FakeClock(), deadline=10, retries=2)
     next(engine)
-    assert engine.send(Failed(RateLimitError("slow down", retry_after=2))) == Sleep(2.0)
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=2))) == Sleep(1, 2, 2.0)
 
 
 def test_without_a_deadline_one_wait_is_capped_at_a_minute() -> None:
     engine = timed(FakeClock(), retries=2)
     next(engine)
-    assert engine.send(Failed(RateLimitError("slow down", retry_after=300))) == Sleep(60.0)
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=300))) == Sleep(1, 300, 60.0)
 
 
 def test_each_attempt_gets_the_smaller_of_timeout_and_time_left() -> None:
@@ -264,7 +277,7 @@ def test_each_attempt_gets_the_smaller_of_timeout_and_time_left() -> None:
     engine = timed(clock, timeout=4, deadline=10, retries=2)
     assert next(engine).request.settings.timeout == 4
     clock.now += 7
-    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1.0)
+    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1, 1, 1.0)
     clock.now += 1
     assert engine.send(None).request.settings.timeout == pytest.approx(2)
 
@@ -274,7 +287,7 @@ def test_without_deadline_the_attempts_bound_the_call() -> None:
     engine = timed(clock, timeout=2, retries=1)  # deadline 2 * (1 + 1) + 0.5 backoff = 4.5 s
     next(engine)
     clock.now += 0.5
-    assert engine.send(Failed(RateLimitError("slow down", retry_after=3))) == Sleep(3.0)
+    assert engine.send(Failed(RateLimitError("slow down", retry_after=3))) == Sleep(1, 3, 3.0)
     clock.now += 3
     assert engine.send(None).request.settings.timeout == pytest.approx(1.0)
 
@@ -285,8 +298,8 @@ def test_without_deadline_a_timed_out_attempt_still_leaves_room_for_the_backoff(
     next(engine)
     clock.now += 2  # the first attempt used its whole timeout
     wait = engine.send(Failed(ProviderTimeoutError("timed out")))
-    assert isinstance(wait, Sleep) and wait.seconds <= 0.5
-    clock.now += wait.seconds
+    assert isinstance(wait, Sleep) and wait.longest == 0.5
+    clock.now += wait.longest
     assert engine.send(None).request.settings.timeout == 2
 
 
@@ -307,7 +320,7 @@ def test_a_deadline_alone_is_each_attempts_timeout_too() -> None:
     engine = timed(clock, deadline=30)
     assert next(engine).request.settings.timeout == 30
     clock.now += 12
-    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1.0)
+    assert engine.send(Failed(ServerError("down", retry_after=1))) == Sleep(1, 1, 1.0)
     clock.now += 1
     assert engine.send(None).request.settings.timeout == pytest.approx(17)
 
