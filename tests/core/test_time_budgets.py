@@ -29,9 +29,10 @@ from alloy import (
 )
 from alloy._tools import ToolTimedOut
 from alloy._types import ToolResult
+from alloy.errors import ServerError
 from alloy.events import ToolCallFinished
 from alloy.providers import clear_model_cache
-from alloy.testing import override_model, script, tool_call, tool_results
+from alloy.testing import override_model, recorded_waits, script, tool_call, tool_results
 from alloy.testing.emulator import Emulator, Json, RateLimited
 
 from ..conftest import Call
@@ -74,8 +75,25 @@ def test_a_retry_hint_longer_than_the_deadline_fails_fast(emu: Emulator, call: C
 
 def test_a_retry_hint_within_the_deadline_is_waited_for(emu: Emulator, call: Call) -> None:
     emu.push("openai", RateLimited(retry_after_ms=1), Json({"value": 1.5}))
-    assert call(price, "x") == 1.5
+    with recorded_waits() as waits:
+        assert call(price, "x") == 1.5
+    assert waits == [0.001]  # the provider's hint, as it is
     assert len(emu.requests_for("openai")) == 2
+
+
+def test_backoff_waits_are_jittered_below_their_ceiling(call: Call) -> None:
+    """Without a hint, the driver waits between half and all of each retry's ceiling."""
+
+    @command(retries=3)
+    def flaky() -> str:
+        return "q"
+
+    down = ServerError("down", status_code=503)
+    with override_model(script(down, down, down, "up")), recorded_waits() as waits:
+        assert call(flaky) == "up"
+    assert len(waits) == 3
+    for wait, ceiling in zip(waits, (0.5, 1.0, 2.0), strict=True):
+        assert ceiling / 2 <= wait <= ceiling
 
 
 # -- tool timeouts ------------------------------------------------------------------------------
