@@ -19,7 +19,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overload
 
 from typing_extensions import ParamSpec, TypedDict, Unpack
 
@@ -96,7 +96,6 @@ class Command(Generic[P, R]):
         self._tools = tools
         self._tool_map = {t.name: t for t in tools}
         self._tool_defs = tuple(t.definition for t in tools)
-        self.last_result: Result[R] | None = None
         # (what it was resolved from, plan, driver runtime) of the last call: see _plan.
         self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
         functools.update_wrapper(self, fn)
@@ -127,6 +126,16 @@ class Command(Generic[P, R]):
     def rails(self) -> tuple[Rail, ...]:
         return self._rails
 
+    @property
+    def last_result(self) -> NoReturn:
+        """Removed: a record shared by every call of the command was overwritten by concurrent
+        calls. Each call's record is the Result that ``run()`` or ``arun()`` returns."""
+        raise AttributeError(
+            f"{self.name}.last_result was removed: it was shared by every call of the command, so "
+            "concurrent calls overwrote each other's. Use result = cmd.run(...) (or await "
+            "cmd.arun(...)), which returns that call's Result."
+        )
+
     def subscribe(self, handler: Handler, *kinds: type[Event]) -> Callable[[], None]:
         """Call ``handler(event)`` for this command's events (or only ``kinds``); returns an unsubscribe."""
         entry = (handler, kinds)
@@ -143,7 +152,6 @@ class Command(Generic[P, R]):
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._call_options = {**self._call_options, **checked}
-        clone.last_result = None
         clone._prepared = None
         return clone
 
@@ -165,17 +173,13 @@ class Command(Generic[P, R]):
             )
         prompt = render_prompt(self._fn(*args, **kwargs))
         plan, _, runtime = self._plan(stream=False)
-        result = _drivers.run_sync(_start(plan, prompt), runtime)
-        self.last_result = result
-        return result
+        return _drivers.run_sync(_start(plan, prompt), runtime)
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
-        result = await _drivers.run_async(_start(plan, prompt), runtime)
-        self.last_result = result
-        return result
+        return await _drivers.run_async(_start(plan, prompt), runtime)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""

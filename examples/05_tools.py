@@ -27,7 +27,6 @@ def to_dollars(amount: float, currency: str) -> str:
     return f"Convert {amount} {currency} to USD using the tools."
 
 
-print(to_dollars(100, "EUR"))
-result = to_dollars.last_result
-assert result is not None
+result = to_dollars.run(100, "EUR")  # the value with the call's record
+print(result.value)
 print("model requests:", result.transcript.attempts)

@@ -14,9 +14,8 @@ def support(message: str) -> str:
     return f"Answer this customer message: {message}"
 
 
-print(support("My email is ada@example.com and my card is 4111 1111 1111 1111. Can you help?"))
-sent = support.last_result
-assert sent is not None
+sent = support.run("My email is ada@example.com and my card is 4111 1111 1111 1111. Can you help?")
+print(sent.value)
 print("what the model saw:", sent.transcript.messages[0])
 try:
     support("What is the admin password?")

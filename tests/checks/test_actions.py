@@ -68,12 +68,13 @@ def test_reask_names_field_value_and_error(run_result: Call) -> None:
     assert second.passed and second.reask is None
 
 
-def test_fix_applies_the_programmatic_fix(call: Call) -> None:
+def test_fix_applies_the_programmatic_fix(run_result: Call) -> None:
     cmd = flat("fix")
     with override_model(script('{"text": "a big title", "score": 1}')) as model:
-        assert call(cmd, "cats").text == "a big"
+        result = run_result(cmd, "cats")
+    assert result.value.text == "a big"
     assert len(model.requests) == 1
-    report = cmd.last_result.reports[0]
+    report = result.reports[0]
     assert [(r.outcome, r.value, r.fixed) for r in report.fixes] == [
         ("fixed", "a big title", "a big")
     ]
@@ -94,24 +95,26 @@ def test_fix_that_cannot_repair_raises(call: Call) -> None:
     )
 
 
-def test_noop_keeps_the_value_and_records_the_failure(call: Call) -> None:
+def test_noop_keeps_the_value_and_records_the_failure(run_result: Call) -> None:
     cmd = flat("noop")
     with override_model(script('{"text": "a big title", "score": 1}')) as model:
-        assert call(cmd, "cats").text == "a big title"
+        result = run_result(cmd, "cats")
+    assert result.value.text == "a big title"
     assert len(model.requests) == 1
-    (failure,) = cmd.last_result.reports[0].failures
+    (failure,) = result.reports[0].failures
     assert (failure.outcome, failure.error) == (
         "recorded",
         "must be exactly two words, but it has 3",
     )
 
 
-def test_refrain_returns_none(call: Call) -> None:
+def test_refrain_returns_none(run_result: Call) -> None:
     cmd = flat("refrain")
     with override_model(script('{"text": "a big title", "score": 1}')) as model:
-        assert call(cmd, "cats") is None
+        result = run_result(cmd, "cats")
+    assert result.value is None
     assert len(model.requests) == 1
-    report = cmd.last_result.reports[0]
+    report = result.reports[0]
     assert report.refrained and report.value is None
     assert report.parsed.text == "a big title"
 
@@ -172,17 +175,18 @@ def contact(text: str) -> str:
     return f"Extract the contact from: {text}"
 
 
-def test_filter_drops_an_optional_field(call: Call) -> None:
+def test_filter_drops_an_optional_field(run_result: Call) -> None:
     reply = '{"name": "Ada", "email": "not an email", "phone": "call me"}'
     with override_model(script(reply)):
-        assert call(contact, "...") == Contact("Ada", None, None)
-    report = contact.last_result.reports[0]
+        result = run_result(contact, "...")
+    assert result.value == Contact("Ada", None, None)
+    report = result.reports[0]
     assert [(r.path, r.outcome) for r in report.filtered] == [
         ("email", "filtered"),
         ("phone", "filtered"),
     ]
     with override_model(script('{"name": "Ada", "email": "ada@example.org", "phone": null}')):
-        assert call(contact, "...") == Contact("Ada", "ada@example.org", None)
+        assert run_result(contact, "...").value == Contact("Ada", "ada@example.org", None)
 
 
 # -- several criteria on one value ---------------------------------------------------------
@@ -382,9 +386,10 @@ def test_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch, call: Call
         assert call(scored, "x").text == "two words"
 
 
-def test_a_structural_error_is_reasked_before_criteria_run(call: Call) -> None:
+def test_a_structural_error_is_reasked_before_criteria_run(run_result: Call) -> None:
     with override_model(script('{"text": "two words"}', GOOD)) as model:
-        assert call(scored, "x").score == 0.5
+        result = run_result(scored, "x")
+    assert result.value.score == 0.5
     assert retry_prompts(model) == ["- score: field required but missing"]
-    first = scored.last_result.reports[0]
+    first = result.reports[0]
     assert first.parse_error is not None and first.parsed is None and first.results == ()

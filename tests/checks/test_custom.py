@@ -95,7 +95,7 @@ def route(replies: dict[str, list[str]]) -> FunctionModel:
 
 
 @pytest.mark.parametrize("judge", [is_polite, is_polite_async], ids=["sync judge", "async judge"])
-def test_judged_criterion_reasks_with_the_judges_verdict(call: Call, judge: Any) -> None:
+def test_judged_criterion_reasks_with_the_judges_verdict(run_result: Call, judge: Any) -> None:
     @dataclass
     class Reply:
         text: Annotated[str, judged_by(judge, name="polite", rule="must be polite")]
@@ -108,7 +108,8 @@ def test_judged_criterion_reasks_with_the_judges_verdict(call: Call, judge: Any)
         {"main": ['{"text": "Go away."}', '{"text": "Happy to help!"}'], "judge": ["No.", "Yes"]}
     )
     with override_model(model):
-        assert call(answer, "hi") == Reply("Happy to help!")
+        result = run_result(answer, "hi")
+    assert result.value == Reply("Happy to help!")
     main = [r for r in model.requests if not r.messages[0].parts[0].text.startswith("Is this")]  # type: ignore[union-attr]
     assert main[-1].messages[-1] == UserTurn(
         (
@@ -122,7 +123,7 @@ def test_judged_criterion_reasks_with_the_judges_verdict(call: Call, judge: Any)
         Text("Is this message polite? Go away."),
         Text("Is this message polite? Happy to help!"),
     ]
-    report = answer.last_result.reports[0]
+    report = result.reports[0]
     assert report.reasked[0].criterion == "polite"
 
 

@@ -121,7 +121,7 @@ OBJECT = """
 """
 
 
-def test_criteria_without_on_fail_record_only(call: Call) -> None:
+def test_criteria_without_on_fail_record_only(run_result: Call) -> None:
     bad = json.dumps({"some_object": {"some_str_key": "some string here", "some_other_key": -1}})
     output = load_rail(OBJECT)
 
@@ -130,8 +130,9 @@ def test_criteria_without_on_fail_record_only(call: Call) -> None:
         return x
 
     with override_model(script(bad)):
-        assert call(gen, "x") == json.loads(bad)
-    report = gen.last_result.reports[0]
+        result = run_result(gen, "x")
+    assert result.value == json.loads(bad)
+    report = result.reports[0]
     assert [(r.path, r.criterion, r.outcome) for r in report.failures] == [
         ("some_object.some_str_key", "two-words", "recorded"),
         ("some_object.some_str_key", "upper-case", "recorded"),

@@ -237,13 +237,37 @@ def test_with_options_is_per_call_and_leaves_the_command_alone() -> None:
     assert model.requests[1].settings.temperature is None
 
 
-def test_result_record_and_last_result(run_result: Call) -> None:
+def test_result_record(run_result: Call) -> None:
     with override_model(script('{"value": 3.5}')):
         result = run_result(extract_price, "x")
     assert result.value == 3.5
     assert result.output == '{"value": 3.5}'
     assert result.usage.input_tokens == 10
-    assert extract_price.last_result == result
+
+
+def test_last_result_is_gone_and_says_to_use_run() -> None:
+    """A record on the command was shared by all its calls (and raced); run() returns one."""
+    with pytest.raises(AttributeError, match=r"last_result was removed.*cmd\.run\(\.\.\.\)"):
+        extract_price.last_result
+    assert not hasattr(extract_price, "last_result")
+
+
+def test_concurrent_calls_each_get_their_own_result() -> None:
+    """One command, many threads: each call's Result is its own."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    def reply(request: Request) -> str:
+        text = request.messages[0].parts[0]
+        assert isinstance(text, Text)
+        return text.text.rsplit(" ", 1)[-1].upper()  # the word it was called with
+
+    words = [f"word{n}" for n in range(64)]
+    with override_model(FunctionModel(reply)):
+        contexts = [contextvars.copy_context() for _ in words]  # the override, in each thread
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda c, w: c.run(summarize.run, w), contexts, words))
+    assert [r.value for r in results] == [w.upper() for w in words]
 
 
 def test_unknown_option_is_rejected_at_decoration() -> None:

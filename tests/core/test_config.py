@@ -57,11 +57,12 @@ def test_request_settings_from_env(
     assert check(requests[0])
 
 
-def test_alloy_model_selects_the_model(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
+def test_alloy_model_selects_the_model(monkeypatch: pytest.MonkeyPatch, run_result: Call) -> None:
     monkeypatch.setenv("ALLOY_MODEL", "offline")
-    assert isinstance(call(number), int)
-    assert number.last_result is not None
-    assert number.last_result.transcript.attempts == 1
+    result = run_result(number)
+    assert isinstance(result.value, int)
+    assert result.model == "offline"
+    assert result.transcript.attempts == 1
 
 
 def test_alloy_retry_bounds_transient_retries(monkeypatch: pytest.MonkeyPatch, call: Call) -> None:
