@@ -176,9 +176,15 @@ NO_KEY = "alloy-no-key"
 
 
 def _borrows_adapter(provider: Provider) -> bool:
-    """Whether ``provider`` is served by the factory of another registered provider."""
+    """Whether ``provider`` is served by the factory of another provider that has credentials.
+
+    Only such a lender's SDK has variables of its own to fall back to; two names for one
+    credential-free model (``offline`` and ``fake``) borrow nothing.
+    """
     return any(
-        other.name != provider.name and other.factory == provider.factory
+        other.name != provider.name
+        and other.factory == provider.factory
+        and bool(other.key_env or other.base_url_env)
         for other in _REGISTRY.values()
     )
 
