@@ -25,6 +25,7 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
+from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
@@ -37,8 +38,6 @@ from .providers import get_model, model_cache_generation
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
-
-    from ._model import Model
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -221,6 +220,8 @@ class Command(Generic[P, R]):
         observed = bool(listeners[0] or listeners[1]) or listeners[2]
         config: Config = resolve(self._options, self._call_options)
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
+        if isinstance(model, StandIn):
+            model = model.for_output(self._output)
         plan = _engine.Plan(
             command=self.name,
             model=model.name,

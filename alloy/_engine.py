@@ -255,7 +255,6 @@ class RequestParts(NamedTuple):
     output_spec: OutputSpec | None
     system: str | None
     settings: ModelSettings
-    example: str | None
 
 
 def _request_parts(plan: Plan) -> RequestParts:
@@ -272,7 +271,6 @@ def _request_parts(plan: Plan) -> RequestParts:
         ModelSettings(
             config.temperature, config.max_tokens, config.timeout, dict(config.extra_json)
         ),
-        output.example(),
     )
 
 
@@ -413,7 +411,6 @@ class _Run:
             parts.output_spec,
             parts.settings,
             self.plan.stream,
-            parts.example,
         )
 
     # -- errors with context --

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Protocol, runtime_checkable
 
+from ._output import OutputType
 from ._types import Capabilities, Request, Response, StreamEvent
 
 
@@ -27,3 +28,14 @@ class Model(Protocol):
     def stream(self, request: Request) -> Iterator[StreamEvent]: ...
 
     def astream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class StandIn(Protocol):
+    """A model that answers from a command's declared output instead of from language, such as
+    the offline model. A command binds it to its output type once, when it plans its calls, so
+    what the stand-in needs (a reply a text format accepts) never travels in the Request."""
+
+    def for_output(self, output: OutputType) -> Model:
+        """This model, answering calls whose output is ``output``."""
+        ...

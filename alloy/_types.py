@@ -197,8 +197,6 @@ class Request:
     output: OutputSpec | None = None
     settings: ModelSettings = field(default_factory=ModelSettings)
     stream: bool = False
-    #: A reply the expected non-JSON format accepts; only stand-in models (offline) use it.
-    example: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 It lets every example and a user's first try run anywhere. It answers typed commands with a
 value generated from the output schema (deterministic per prompt), calls each offered tool once
 with generated arguments before answering, and says plainly that it is the offline model wherever
-a person reads its text.
+a person reads its text. A command whose output is a text format (``YesNo``, ``Code``...) binds
+it to that output first (see ``_model.StandIn``), and it answers with a reply the format accepts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from .._output import OutputType
 from .._sample import sample_value
 from .._types import (
     Capabilities,
@@ -39,8 +41,16 @@ class OfflineModel:
         native_schema=True, tools=True, strict_tools=True, media=True, dialect="openai"
     )
 
-    def __init__(self, model_id: str = "") -> None:
+    def __init__(self, model_id: str = "", *, reply: str | None = None) -> None:
+        self.model_id = model_id
         self.name = f"offline:{model_id}" if model_id else "offline"
+        #: The answer to give when no schema says what to answer: a reply the output accepts.
+        self.reply = reply
+
+    def for_output(self, output: OutputType) -> OfflineModel:
+        """This model, answering a text format's commands with a reply the format accepts."""
+        reply = output.example()
+        return self if reply == self.reply else OfflineModel(self.model_id, reply=reply)
 
     def request(self, request: Request) -> Response:
         prompt = _prompt_text(request)
@@ -57,8 +67,8 @@ class OfflineModel:
                 call = ToolCall("call_offline_output", request.output.name, value)
                 return self._reply(prompt, (call,), "", "tool_calls")
             text = to_json(value).decode()  # pydantic's serializer: ~8x json.dumps here
-        elif request.example is not None:
-            text = request.example
+        elif self.reply is not None:
+            text = self.reply
         else:
             text = _text_answer(request)
         return self._reply(prompt, (Text(text),), text, "stop")

@@ -121,3 +121,20 @@ def test_non_json_formats_get_an_answer_in_their_format(call: Call) -> None:
     for bounds in ((None, 10), (100, None), (5, 20)):
         text = call(command(output=BoundedText(*bounds))(lambda: "write"))
         assert (bounds[0] or 0) <= len(text) <= (bounds[1] or 10_000)
+
+
+def test_a_text_format_reaches_the_offline_model_through_the_command_not_the_request() -> None:
+    """The wire Request carries nothing for stand-ins: the command binds the offline model to
+    its output type, and the model answers with a reply that type accepts."""
+    from dataclasses import fields
+
+    from alloy import YesNo
+    from alloy._types import Request
+    from alloy.providers.offline import OfflineModel
+
+    assert "example" not in {f.name for f in fields(Request)}
+    model = OfflineModel()
+    bound = model.for_output(YesNo())
+    assert bound.reply == "yes" and bound.name == model.name
+    assert model.reply is None  # the registry's instance is left as it is
+    assert model.for_output(command(lambda: "x").output_type) is model  # plain text: as it is
