@@ -274,14 +274,17 @@ def _request_parts(plan: Plan) -> RequestParts:
     )
 
 
-def _system(plan: Plan, mode: OutputMode | None, spec: OutputSpec | None) -> str | None:
-    """The system prompt: the configured one, then prompt-mode and output instructions."""
+def _system(
+    plan: Plan, mode: OutputMode | None, spec: OutputSpec | None, own: str | None = None
+) -> str | None:
+    """The system prompt: the conversation's ``own`` (a System message), else the configured
+    one; then prompt-mode and output instructions."""
     extra = []
     if mode == "prompt" and spec is not None:
         extra.append(spec.prompt_instructions())
     if plan.output.instructions:
         extra.append(plan.output.instructions)
-    parts = [p for p in (plan.config.system, *extra) if p]
+    parts = [p for p in (plan.config.system if own is None else own, *extra) if p]
     if not parts:
         return None
     system = "\n\n".join(parts)
@@ -298,16 +301,39 @@ def _system(plan: Plan, mode: OutputMode | None, spec: OutputSpec | None) -> str
 Clock = Callable[[], float]
 
 
+class Prelude(NamedTuple):
+    """The turns sent before a call's prompt, and where they came from."""
+
+    #: Worked examples, then the history the call was given, then the prompt function's own
+    #: earlier turns (when it returned a conversation).
+    turns: tuple[Message, ...] = ()
+    #: How many of ``turns`` are worked examples: sent, but not part of the conversation.
+    examples: int = 0
+    #: Where the call's own turns begin in ``turns`` (after the examples and given history).
+    own: int = 0
+    #: The conversation's system prompt (a System message); None: the configured one.
+    system: str | None = None
+
+
+NO_PRELUDE = Prelude()
+
+
 def run(
-    plan: Plan, prompt: tuple[Part, ...], *, clock: Clock = time.perf_counter, call_id: str = ""
+    plan: Plan,
+    prompt: tuple[Part, ...],
+    *,
+    clock: Clock = time.perf_counter,
+    call_id: str = "",
+    prelude: Prelude = NO_PRELUDE,
 ) -> Generator[Effect, Any, Result[Any]]:
     """Drive one command call to a value or a CommandError.
 
-    ``clock`` gives the time in seconds (monotonic); the call's deadline and the durations its
-    events report are measured on it. ``call_id`` ties the call's events together (see
-    ``events.new_call_id``). With the same inputs, the engine yields the same effects.
+    ``prompt`` is the new user turn; ``prelude`` the turns before it. ``clock`` gives the time
+    in seconds (monotonic); the call's deadline and the durations its events report are
+    measured on it. ``call_id`` ties the call's events together (see ``events.new_call_id``).
+    With the same inputs, the engine yields the same effects.
     """
-    return _Run(plan, prompt, clock, call_id).loop()
+    return _Run(plan, prompt, clock, call_id, prelude).loop()
 
 
 def call_budget(config: Config) -> float | None:
@@ -355,6 +381,8 @@ def _budget_source(config: Config) -> str:
 
 
 _NO_USAGE = Usage()
+#: The result of an earlier turn's tool call that got none (see ``_Run.answer_open_calls``).
+_RECORDED = "Recorded."
 
 
 class _Run:
@@ -370,9 +398,12 @@ class _Run:
         "mode",
         "observed",
         "output_spec",
+        "own",
         "plan",
+        "prelude",
         "prompt",
         "reports",
+        "system",
         "turn_usage",
         "usage",
     )
@@ -383,14 +414,19 @@ class _Run:
         prompt: tuple[Part, ...],
         clock: Clock = time.perf_counter,
         call_id: str = "",
+        prelude: Prelude = NO_PRELUDE,
     ) -> None:
         self.plan = plan
         self.prompt = prompt
+        self.prelude = prelude
+        self.own = prelude.own
         self.clock = clock
         #: When the call must be over, on ``clock`` (set when the loop starts); None: no limit.
         self.deadline_at: float | None = None
         self.config = plan.config
-        self.mode, self.output_spec = plan.request_parts[:2]
+        self.mode, self.output_spec, self.system = plan.request_parts[:3]
+        if prelude.system is not None:
+            self.system = _system(plan, self.mode, self.output_spec, prelude.system)
         # Nobody listening is the common case: the hot path then builds no events at all.
         self.observed = plan.observed
         self.call_id = call_id
@@ -406,7 +442,7 @@ class _Run:
         return Request(
             self.plan.model,
             tuple(self.messages),
-            parts.system,
+            self.system,
             self.plan.tools if tools else (),
             parts.output_spec,
             parts.settings,
@@ -415,7 +451,16 @@ class _Run:
 
     # -- errors with context --
     def transcript(self) -> Transcript:
-        return Transcript(tuple(self.messages), self.usage, self.attempts, tuple(self.turn_usage))
+        prelude = self.prelude
+        return Transcript(
+            tuple(self.messages),
+            self.usage,
+            self.attempts,
+            tuple(self.turn_usage),
+            prelude.examples,
+            self.own,
+            prelude.system,
+        )
 
     def attach(self, error: CommandError, output: str | None = None) -> CommandError:
         """Give an error raised below the engine the call's context."""
@@ -518,7 +563,12 @@ class _Run:
             input_rails = self.rails("input")
             if input_rails:
                 prompt = (yield from self.check(input_rails, PromptSubject(prompt))).parts
-            self.messages.append(UserTurn(prompt))
+            if self.prelude.turns:
+                self.messages.extend(self.prelude.turns)
+                self.messages.append(UserTurn(prompt))
+                self.answer_open_calls()
+            else:
+                self.messages.append(UserTurn(prompt))
             outcome = yield from self.turns()
         except CommandError as error:
             failed_after = self.clock() - started
@@ -532,6 +582,40 @@ class _Run:
                 )
             )
         return outcome
+
+    def answer_open_calls(self) -> None:
+        """Give every tool call in the earlier turns a result, as each provider requires: a
+        call that got none (the final answer of an earlier call in tool output mode, or a
+        history cut after the model's call) is answered as recorded, in the turn after it."""
+        messages = self.messages
+        index = 0
+        while index < len(messages):
+            turn = messages[index]
+            calls = (
+                [p for p in turn.parts if isinstance(p, ToolCall)]
+                if isinstance(turn, ModelTurn)
+                else ()
+            )
+            if calls:
+                after = messages[index + 1] if index + 1 < len(messages) else None
+                answered = (
+                    {p.call_id for p in after.parts if isinstance(p, ToolResult)}
+                    if isinstance(after, UserTurn)
+                    else set()
+                )
+                missing = tuple(
+                    ToolResult(call.id, call.name, _RECORDED)
+                    for call in calls
+                    if call.id not in answered
+                )
+                if missing:
+                    if isinstance(after, UserTurn):
+                        messages[index + 1] = UserTurn((*missing, *after.parts))
+                    else:
+                        messages.insert(index + 1, UserTurn(missing))
+                        if index + 1 <= self.own:
+                            self.own += 1
+            index += 1
 
     def turns(self) -> Generator[Effect, Any, Result[Any]]:
         name, cid = self.plan.command, self.call_id

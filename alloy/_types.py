@@ -128,11 +128,38 @@ class Opaque:
 Part = Union[Text, Media, ToolCall, ToolResult, RetryPrompt, Opaque]
 
 
-@dataclass(frozen=True, slots=True)
+_PART_TYPES = (Text, Media, ToolCall, ToolResult, RetryPrompt, Opaque)
+
+
+def _as_parts(content: tuple[Any, ...], turn: str) -> tuple[Part, ...]:
+    """A turn's content as parts: one tuple of parts (how alloy builds turns) or the items as
+    written (``User("Describe this", image)``), where a ``str`` is text."""
+    if len(content) == 1 and type(content[0]) is tuple:
+        content = content[0]
+    parts: list[Part] = []
+    for item in content:
+        if type(item) is str:
+            parts.append(Text(item))
+        elif isinstance(item, _PART_TYPES):
+            parts.append(item)
+        else:
+            raise TypeError(
+                f"A {turn} turn holds text (str), media and tool parts, got {type(item).__name__}"
+            )
+    return tuple(parts)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class UserTurn:
-    """What alloy says to the model: the prompt, tool results, re-asks."""
+    """What alloy says to the model: the prompt, tool results, re-asks.
+
+    ``User("Describe this", image)``: text (``str``) and media, in order.
+    """
 
     parts: tuple[Part, ...]
+
+    def __init__(self, *content: str | Part | tuple[Part, ...]) -> None:
+        object.__setattr__(self, "parts", _as_parts(content, "user"))
 
     @classmethod
     def finalize(cls, *, schema: bool) -> UserTurn:
@@ -141,11 +168,33 @@ class UserTurn:
         return cls((Text(FINALIZE_SCHEMA_PROMPT if schema else FINALIZE_PROMPT),))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ModelTurn:
-    """What the model said."""
+    """What the model said: text and tool calls (and provider data to send back as it came).
+
+    ``Assistant("The answer is 4.")``, or with the tool calls it made.
+    """
 
     parts: tuple[Part, ...]
+
+    def __init__(self, *content: str | Part | tuple[Part, ...]) -> None:
+        object.__setattr__(self, "parts", _as_parts(content, "assistant"))
+
+    @property
+    def text(self) -> str:
+        """The turn's text parts, joined."""
+        return "".join([p.text for p in self.parts if isinstance(p, Text)])
+
+
+@dataclass(frozen=True, slots=True)
+class System:
+    """Instructions for the whole conversation; sent as the provider's system prompt."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise _wrong("text", self.text)
 
 
 Message = Union[UserTurn, ModelTurn]
@@ -349,12 +398,18 @@ class Transcript:
     attempts: int = 0
     #: Usage of each model turn, in order (re-asks, tool rounds and finalize turns included).
     turn_usage: tuple[Usage, ...] = ()
+    #: How many of ``messages`` are the command's worked examples (sent first, not carried on).
+    examples: int = 0
+    #: Where the call's own turns begin: after the examples and the history it was given.
+    own: int = 0
+    #: The conversation's own system prompt (a System message), when it had one.
+    system: str | None = None
 
     @property
     def last_output(self) -> str | None:
         for message in reversed(self.messages):
             if isinstance(message, ModelTurn):
-                return "".join(p.text for p in message.parts if isinstance(p, Text))
+                return message.text
         return None
 
 
@@ -373,6 +428,20 @@ class Result(Generic[R]):
     @property
     def usage(self) -> Usage:
         return self.transcript.usage
+
+    @property
+    def messages(self) -> tuple[System | Message, ...]:
+        """The whole conversation, to carry on with ``history=``: its system message if it had
+        one, the earlier turns, this call's prompt and every turn after (tool rounds and
+        re-asks included). Worked examples are left out: the command sends them itself."""
+        transcript = self.transcript
+        turns = transcript.messages[transcript.examples :]
+        return (System(transcript.system), *turns) if transcript.system is not None else turns
+
+    @property
+    def new_messages(self) -> tuple[Message, ...]:
+        """This call's own turns: its prompt and everything after it."""
+        return self.transcript.messages[self.transcript.own :]
 
     @property
     def cost(self) -> float | None:
