@@ -63,12 +63,12 @@ def run_result(request: pytest.FixtureRequest) -> Call:
 def stream(request: pytest.FixtureRequest) -> Call:
     """``stream(cmd, *args)`` collects a command's text chunks through ``stream`` or ``astream``."""
 
-    def collect(cmd: Any, *args: Any) -> list[str]:
+    def collect(cmd: Any, *args: Any, **kwargs: Any) -> list[str]:
         if request.param == "sync":
-            return list(cmd.stream(*args))
+            return list(cmd.stream(*args, **kwargs))
 
         async def gather() -> list[str]:
-            return [chunk async for chunk in cmd.astream(*args)]
+            return [chunk async for chunk in cmd.astream(*args, **kwargs)]
 
         return asyncio.run(gather())
 
