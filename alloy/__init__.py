@@ -8,7 +8,9 @@ repaired by a re-ask when it fails.
 from ._command import AsyncCommand, Command, ask, command
 from ._config import Config, configure, reset_configuration, use_config
 from ._tools import Tool, ensure, require, tool
-from ._types import Result, Usage
+from ._types import ModelTurn as Assistant
+from ._types import Result, System, Usage
+from ._types import UserTurn as User
 from .checks import (
     CheckedOutput,
     CheckReport,
@@ -51,6 +53,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlloyError",
+    "Assistant",
     "AsyncCommand",
     "AuthenticationError",
     "BadRequestError",
@@ -82,6 +85,7 @@ __all__ = [
     "Result",
     "SchemaRejectedError",
     "ServerError",
+    "System",
     "Task",
     "TaskList",
     "Tool",
@@ -90,6 +94,7 @@ __all__ = [
     "TruncatedOutputError",
     "UnreadableResponseError",
     "Usage",
+    "User",
     "YesNo",
     "ask",
     "check",

@@ -25,12 +25,13 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
+from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
-from ._types import Media, Part, Result, Text
+from ._types import Media, Part, Result, Text, UserTurn
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -43,7 +44,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 
-Prompt = Union[str, Media, Sequence[str | Media]]
+Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
 
 
 class Options(TypedDict, total=False):
@@ -99,6 +100,9 @@ class Command(Generic[P, R]):
         self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
+        #: A prompt function with its own ``history`` parameter is given it, and builds the
+        #: conversation itself; otherwise ``history=`` is the earlier turns of the call.
+        self._own_history = "history" in self.__signature__.parameters
 
     # -- introspection --
     @property
@@ -170,31 +174,35 @@ class Command(Generic[P, R]):
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        prompt = render_prompt(self._fn(*args, **kwargs))
+        history = None if self._own_history else kwargs.pop("history", None)
+        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=False)
-        return _drivers.run_sync(_start(plan, prompt), runtime)
+        return _drivers.run_sync(_start(plan, prompt, history), runtime)
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
+        history = None if self._own_history else kwargs.pop("history", None)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
-        return await _drivers.run_async(_start(plan, prompt), runtime)
+        return await _drivers.run_async(_start(plan, prompt, history), runtime)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""
         if inspect.iscoroutinefunction(self._fn):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        prompt = render_prompt(self._fn(*args, **kwargs))
+        history = None if self._own_history else kwargs.pop("history", None)
+        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=True)
-        return _drivers.stream_sync(_start(plan, prompt), runtime)
+        return _drivers.stream_sync(_start(plan, prompt, history), runtime)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
+        history = None if self._own_history else kwargs.pop("history", None)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=True)
-        async for chunk in _drivers.stream_async(_start(plan, prompt), runtime):
+        async for chunk in _drivers.stream_async(_start(plan, prompt, history), runtime):
             yield chunk
 
     # -- internals --
@@ -271,18 +279,61 @@ class AsyncCommand(Command[P, R]):
         return self.acall(*args, **kwargs)
 
 
-def _start(plan: _engine.Plan, prompt: tuple[Part, ...]) -> _drivers.Engine:
+def _start(
+    plan: _engine.Plan, prompt: tuple[Part, ...] | Conversation, history: Any = None
+) -> _drivers.Engine:
     """The engine for one call; a call anyone observes gets an id that ties its events."""
-    return _engine.run(plan, prompt, call_id=new_call_id() if plan.observed else "")
+    call_id = new_call_id() if plan.observed else ""
+    if history is None and not isinstance(prompt, Conversation):  # the usual call
+        return _engine.run(plan, prompt, call_id=call_id)
+    parts, prelude = _opening(plan.command, prompt, history)
+    return _engine.run(plan, parts, call_id=call_id, prelude=prelude)
 
 
-def render_prompt(prompt: Any) -> tuple[Part, ...]:
-    """A prompt function's return value as message parts: text, and media when given."""
+def _opening(
+    command: str, prompt: tuple[Part, ...] | Conversation, history: Any
+) -> tuple[tuple[Part, ...], _engine.Prelude]:
+    """The new user turn and the turns before it, from the prompt and ``history=``.
+
+    The prompt function's conversation must end with a user turn (the one the model answers);
+    its system message, if any, wins over the history's.
+    """
+    earlier = to_conversation(history, f"{command}: history=") if history is not None else _NO_TURNS
+    if isinstance(prompt, Conversation):
+        if not prompt.messages or not isinstance(prompt.messages[-1], UserTurn):
+            found = "an assistant turn" if prompt.messages else "no turn at all"
+            raise ConfigurationError(
+                f"{command}'s prompt function returned a conversation with {found} last; "
+                "it must end with a user turn (alloy.User(...)), which the model answers"
+            )
+        own = prompt.messages[:-1]
+        parts = prompt.messages[-1].parts
+        system = prompt.system if prompt.system is not None else earlier.system
+    else:
+        own, parts, system = (), prompt, earlier.system
+    turns = (*earlier.messages, *own)
+    return parts, _engine.Prelude(turns, 0, len(earlier.messages), system)
+
+
+_NO_TURNS = Conversation(None, ())
+
+
+def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:
+    """A prompt function's return value as message parts (text, and media when given), or as
+    a conversation when it returned messages (alloy.System/User/Assistant or role dicts)."""
     if isinstance(prompt, str):
         return (Text(_sendable(prompt, "the prompt text")),)
     if isinstance(prompt, Media):
         return (prompt,)
+    if isinstance(prompt, UserTurn):
+        return to_conversation((prompt,), f"{command}'s prompt")
     if isinstance(prompt, (list, tuple)):
+        if not prompt:
+            raise ConfigurationError(
+                f"{command}'s prompt function returned an empty list: there is nothing to send"
+            )
+        if is_conversation(prompt):
+            return to_conversation(prompt, f"{command}'s conversation")
         parts: list[Part] = []
         for index, item in enumerate(prompt):
             if isinstance(item, str):
@@ -291,11 +342,13 @@ def render_prompt(prompt: Any) -> tuple[Part, ...]:
                 parts.append(item)
             else:
                 raise ConfigurationError(
-                    f"Prompt items must be str or media, got {type(item).__name__}"
+                    f"Prompt items must be str or media (or messages: alloy.System/User/"
+                    f"Assistant or role dicts), got {type(item).__name__}"
                 )
         return tuple(parts)
     raise ConfigurationError(
-        f"A command's function must return the prompt (a str, or a list of str and media), "
+        f"A command's function must return the prompt (a str, a list of str and media, or a "
+        f"list of messages), "
         f"got {type(prompt).__name__}"
     )
 
@@ -313,11 +366,13 @@ def _sendable(text: str, where: str) -> str:
     )
 
 
-async def _prompt_async(fn: Callable[..., Any], args: Any, kwargs: Any) -> tuple[Part, ...]:
+async def _prompt_async(
+    fn: Callable[..., Any], args: Any, kwargs: Any
+) -> tuple[Part, ...] | Conversation:
     prompt = fn(*args, **kwargs)
     if inspect.isawaitable(prompt):
         prompt = await prompt
-    return render_prompt(prompt)
+    return render_prompt(prompt, getattr(fn, "__qualname__", "command"))
 
 
 class _Decorator(Generic[T]):

@@ -1,0 +1,256 @@
+"""Conversations as users write them: alloy's message types, or role dicts as the SDKs take them.
+
+A prompt function may return a conversation instead of one prompt, and a call may be given the
+messages of an earlier one (``history=``). Both arrive here and leave as alloy's normalized turns,
+so every adapter sends them in its own provider's form, and a conversation begun on one provider
+continues on another. What cannot be sent (an unknown role, media in an assistant turn, nothing
+for the model to answer) is refused here, with where it was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ._types import (
+    Media,
+    Message,
+    ModelTurn,
+    Opaque,
+    Part,
+    RetryPrompt,
+    System,
+    Text,
+    ToolCall,
+    ToolResult,
+    UserTurn,
+)
+from .errors import ConfigurationError
+from .media import Document, Image
+
+#: What a conversation may hold: alloy's messages, or role dicts as users write them for the SDKs.
+MessageLike = System | UserTurn | ModelTurn | Mapping[str, Any]
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class Conversation(NamedTuple):
+    """Normalized messages and the conversation's own system prompt (None: none was given)."""
+
+    system: str | None
+    messages: tuple[Message, ...]
+
+
+def is_conversation(items: Sequence[Any]) -> bool:
+    """Whether a prompt function's list is a conversation (it holds a message) rather than the
+    parts of one prompt (text and media)."""
+    return any(isinstance(item, (System, UserTurn, ModelTurn, Mapping)) for item in items)
+
+
+def to_conversation(items: Any, where: str) -> Conversation:
+    """``items`` (messages or role dicts) as a Conversation; ``where`` names them in errors.
+
+    System messages come first (every provider takes one system prompt, before the turns);
+    several are joined. A ``tool`` message becomes a tool result in a user turn.
+    """
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+        raise ConfigurationError(
+            f"{where} must be a list of messages (alloy.System/User/Assistant or role dicts), "
+            f"got {type(items).__name__}"
+        )
+    systems: list[str] = []
+    messages: list[Message] = []
+    names: dict[str, str] = {}  # tool call id -> tool name, for tool messages that omit it
+    for index, item in enumerate(items):
+        at = f"{where}, message {index}"
+        message = _one(item, at, names)
+        if isinstance(message, System):
+            if messages:
+                raise ConfigurationError(
+                    f"{at} is a system message after the conversation began; put system "
+                    "messages first (providers take one system prompt, before the turns)"
+                )
+            systems.append(message.text)
+            continue
+        if isinstance(message, ModelTurn):
+            _check_model_turn(message, at)
+            for part in message.parts:
+                if isinstance(part, ToolCall):
+                    names[part.id] = part.name
+        else:
+            _check_user_turn(message, at)
+        messages.append(message)
+    return Conversation("\n\n".join(systems) if systems else None, tuple(messages))
+
+
+def _one(item: Any, at: str, names: Mapping[str, str]) -> System | Message:
+    if isinstance(item, (System, UserTurn, ModelTurn)):
+        return item
+    if isinstance(item, Mapping):
+        return _from_dict(item, at, names)
+    hint = " (wrap text in alloy.User(...))" if isinstance(item, (str, Media)) else ""
+    raise ConfigurationError(
+        f"{at} must be alloy.System/User/Assistant or a role dict, got {type(item).__name__}{hint}"
+    )
+
+
+def _check_user_turn(turn: UserTurn, at: str) -> None:
+    for part in turn.parts:
+        if isinstance(part, ToolCall):
+            raise ConfigurationError(f"{at}: a user turn cannot hold a tool call (the model's)")
+
+
+def _check_model_turn(turn: ModelTurn, at: str) -> None:
+    for part in turn.parts:
+        if isinstance(part, Media):
+            raise ConfigurationError(
+                f"{at}: an assistant turn holds text and tool calls, not media; send images "
+                "and documents in a user turn"
+            )
+        if isinstance(part, (ToolResult, RetryPrompt)):
+            kind = "tool result" if isinstance(part, ToolResult) else "re-ask"
+            raise ConfigurationError(f"{at}: a {kind} belongs in a user turn")
+
+
+# -- role dicts ---------------------------------------------------------------------------------
+
+
+def _from_dict(entry: Mapping[str, Any], at: str, names: Mapping[str, str]) -> System | Message:
+    role = entry.get("role")
+    if role not in ROLES:
+        raise ConfigurationError(
+            f"{at} has role {role!r}; a message's role is one of {', '.join(ROLES)}"
+        )
+    content = entry.get("content")
+    if role in ("system", "developer"):
+        return System(_text_only(content, at))
+    if role == "tool":
+        call_id = entry.get("tool_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise ConfigurationError(f"{at}: a tool message needs its tool_call_id")
+        name = entry.get("name") or names.get(call_id, "")
+        return UserTurn(ToolResult(call_id, str(name), _text_only(content, at)))
+    if role == "user":
+        parts = _blocks(content, at, assistant=False)
+        if not parts:
+            raise ConfigurationError(f"{at}: a user message needs content")
+        return UserTurn(tuple(_named(part, names) for part in parts))
+    parts = _blocks(content, at, assistant=True)
+    parts += tuple(_openai_tool_call(call, at) for call in entry.get("tool_calls") or ())
+    return ModelTurn(parts)
+
+
+def _named(part: Part, names: Mapping[str, str]) -> Part:
+    """A tool_result block names only its call: the tool's name comes from that call."""
+    if isinstance(part, ToolResult) and not part.name:
+        return ToolResult(part.call_id, names.get(part.call_id, ""), part.content, part.is_error)
+    return part
+
+
+def _text_only(content: Any, at: str) -> str:
+    if isinstance(content, str):
+        return content
+    parts = _blocks(content, at, assistant=False)
+    if all(isinstance(part, Text) for part in parts):
+        return "".join(part.text for part in parts if isinstance(part, Text))
+    raise ConfigurationError(f"{at}: system and tool messages hold text only")
+
+
+def _blocks(content: Any, at: str, *, assistant: bool) -> tuple[Part, ...]:
+    """A message's ``content``: a string, or a list of content blocks in OpenAI's or Anthropic's
+    form (text, images, documents, tool_use and tool_result)."""
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (Text(content),) if content else ()
+    if isinstance(content, Mapping) or not isinstance(content, Sequence):
+        raise ConfigurationError(
+            f"{at}: content must be a string or a list of content blocks, "
+            f"got {type(content).__name__}"
+        )
+    parts: list[Part] = []
+    for number, block in enumerate(content):
+        part = _block(block, f"{at}, block {number}")
+        if assistant and isinstance(part, Media):
+            raise ConfigurationError(
+                f"{at}: an assistant turn holds text and tool calls, not media; send images "
+                "and documents in a user turn"
+            )
+        if isinstance(part, ToolCall) and not assistant:
+            raise ConfigurationError(f"{at}: a tool_use block belongs in an assistant message")
+        if isinstance(part, ToolResult) and assistant:
+            raise ConfigurationError(f"{at}: a tool_result block belongs in a user message")
+        parts.append(part)
+    return tuple(parts)
+
+
+def _block(block: Any, at: str) -> Part:
+    if isinstance(block, str):
+        return Text(block)
+    if isinstance(block, (Text, Media, ToolCall, ToolResult, Opaque)):
+        return block
+    if not isinstance(block, Mapping):
+        raise ConfigurationError(f"{at} must be a content block dict, got {type(block).__name__}")
+    kind = block.get("type")
+    if kind in ("text", "input_text", "output_text"):
+        text = block.get("text")
+        if not isinstance(text, str):
+            raise ConfigurationError(f"{at}: a text block needs its text")
+        return Text(text)
+    if kind in ("image_url", "input_image"):
+        url = block.get("image_url")
+        url = url.get("url") if isinstance(url, Mapping) else url
+        if not isinstance(url, str):
+            raise ConfigurationError(f"{at}: an image block needs its URL")
+        return Image.from_url(url)
+    if kind in ("image", "document"):
+        return _anthropic_media(block, at, image=kind == "image")
+    if kind == "tool_use":
+        return ToolCall(str(block.get("id") or ""), str(block.get("name") or ""), _args(block, at))
+    if kind == "tool_result":
+        result = block.get("content")
+        return ToolResult(
+            str(block.get("tool_use_id") or ""),
+            "",
+            result if isinstance(result, str) else _text_only(result, at),
+            bool(block.get("is_error")),
+        )
+    raise ConfigurationError(
+        f"{at} has type {kind!r}; content blocks are text, image_url/input_image, image, "
+        "document, tool_use and tool_result"
+    )
+
+
+def _anthropic_media(block: Mapping[str, Any], at: str, *, image: bool) -> Media:
+    source = block.get("source")
+    make = Image if image else Document
+    if isinstance(source, Mapping) and source.get("type") == "url":
+        return make.from_url(str(source.get("url") or ""))
+    if isinstance(source, Mapping) and source.get("type") == "base64":
+        mime = str(source.get("media_type") or "")
+        return make.from_url(f"data:{mime};base64,{source.get('data') or ''}")
+    raise ConfigurationError(f"{at}: a media block needs a url or base64 source")
+
+
+def _args(block: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    args = block.get("input")
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise ConfigurationError(f"{at}: a tool_use block's input must be an object")
+    return args
+
+
+def _openai_tool_call(call: Any, at: str) -> ToolCall:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise ConfigurationError(f"{at}: each tool_calls entry needs a function with a name")
+    raw = function.get("arguments") or "{}"
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        raise ConfigurationError(f"{at}: tool call arguments are not JSON: {raw!r:.80}") from None
+    if not isinstance(args, Mapping):
+        raise ConfigurationError(f"{at}: tool call arguments must be a JSON object")
+    return ToolCall(str(call.get("id") or ""), function["name"], args)

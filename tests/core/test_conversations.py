@@ -1,0 +1,392 @@
+"""Conversations: prompt functions that return messages, ``history=``, and carrying a call on.
+
+The shapes are checked with a FunctionModel (what reaches the Request); the conversation that
+crosses providers goes through every real SDK to the emulator and back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import alloy
+from alloy import Assistant, ConfigurationError, Image, System, User, command, tool
+from alloy._types import Request, Text, ToolCall, ToolResult
+from alloy.testing import FunctionModel
+from alloy.testing.emulator import Emulator, Json, ToolCalls
+
+from ..conftest import Call
+from ..hardening.conftest import PROVIDERS
+
+
+def recording(answer: str = '{"value": 4}') -> tuple[FunctionModel, list[Request]]:
+    seen: list[Request] = []
+
+    def reply(request: Request) -> str:
+        seen.append(request)
+        return answer
+
+    return FunctionModel(reply), seen
+
+
+def texts(request: Request) -> list[tuple[str, str]]:
+    """The request's turns as (role, text) pairs."""
+    return [
+        (
+            "user" if isinstance(m, User) else "assistant",
+            "".join(p.text for p in m.parts if isinstance(p, Text)),
+        )
+        for m in request.messages
+    ]
+
+
+# -- what a prompt function may return -----------------------------------------------------------
+
+
+def test_a_prompt_function_returns_a_conversation_of_alloy_messages(call: Call) -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def sums(question: str) -> list[Any]:
+        return [
+            System("Answer with a number."),
+            User("What is 1+1?"),
+            Assistant('{"value": 2}'),
+            User(question),
+        ]
+
+    assert call(sums, "And 2+2?") == 4
+    assert seen[0].system == "Answer with a number."
+    assert texts(seen[0]) == [
+        ("user", "What is 1+1?"),
+        ("assistant", '{"value": 2}'),
+        ("user", "And 2+2?"),
+    ]
+
+
+def test_role_dicts_as_users_write_them_for_the_sdks() -> None:
+    model, seen = recording()
+    image_url = "https://example.com/cat.png"
+
+    @command(output=int, model=model)
+    def chat() -> list[dict[str, Any]]:
+        return [
+            {"role": "developer", "content": "Be brief."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "How many cats?"},
+                    {"type": "image_url", "image_url": {"url": image_url}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "count", "arguments": '{"what": "cats"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "3"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Three."}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_9", "content": "ok"},
+                    {"type": "text", "text": "As JSON?"},
+                ],
+            },
+        ]
+
+    assert chat() == 4
+    request = seen[0]
+    assert request.system == "Be brief."
+    first, call_turn, result_turn, answer, last = request.messages
+    assert isinstance(first, User) and first.parts[1] == Image.from_url(image_url)
+    assert call_turn.parts == (ToolCall("call_1", "count", {"what": "cats"}),)
+    # A tool message names only its call: the tool's name comes from that call.
+    assert result_turn.parts == (ToolResult("call_1", "count", "3"),)
+    assert isinstance(answer, Assistant) and answer.text == "Three."
+    assert last.parts == (ToolResult("toolu_9", "", "ok"), Text("As JSON?"))
+
+
+def test_a_lone_user_message_is_a_prompt() -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def one() -> User:
+        return User("What is 2+2?")
+
+    assert one() == 4
+    assert texts(seen[0]) == [("user", "What is 2+2?")]
+
+
+# -- history= and Result.messages ------------------------------------------------------------
+
+
+def test_history_carries_a_conversation_on(run_result: Call) -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str) -> str:
+        return question
+
+    first = run_result(ask, "What is 2+2?")
+    assert first.messages == first.new_messages
+    assert [type(m) for m in first.messages] == [User, Assistant]
+
+    second = run_result(ask, "And doubled?", history=first.messages)
+    assert texts(seen[1]) == [
+        ("user", "What is 2+2?"),
+        ("assistant", '{"value": 4}'),
+        ("user", "And doubled?"),
+    ]
+    assert second.messages == (*first.messages, *second.new_messages)
+    assert texts_of(second.new_messages) == [
+        ("user", "And doubled?"),
+        ("assistant", '{"value": 4}'),
+    ]
+
+
+def texts_of(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    return texts(Request("m", tuple(messages)))
+
+
+def test_history_is_given_to_a_prompt_function_that_takes_it() -> None:
+    """Declaring ``history`` is the typed way: the function builds the conversation itself."""
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str, history: Sequence[Any] = ()) -> list[Any]:
+        return [*history, User(question.upper())]
+
+    first = ask.run("one")
+    ask.run("two", history=first.messages)
+    assert texts(seen[1]) == [("user", "ONE"), ("assistant", '{"value": 4}'), ("user", "TWO")]
+
+
+def test_history_given_as_role_dicts_and_an_empty_history(call: Call) -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str) -> str:
+        return question
+
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert call(ask, "2+2?", history=history) == 4
+    assert texts(seen[0]) == [("user", "hi"), ("assistant", "hello"), ("user", "2+2?")]
+    assert call(ask, "again", history=[]) == 4  # no earlier turns: a chat's first call
+    assert texts(seen[1]) == [("user", "again")]
+
+
+def test_a_streamed_call_takes_history_too(stream: Call) -> None:
+    model, seen = recording("Four.")
+
+    @command(model=model)
+    def ask(question: str) -> str:
+        return question
+
+    history = [User("What is 2+2?"), Assistant("4")]
+    assert "".join(stream(ask, "In words?", history=history)) == "Four."
+    assert texts(seen[0]) == [("user", "What is 2+2?"), ("assistant", "4"), ("user", "In words?")]
+
+
+def test_an_earlier_tool_call_without_a_result_is_answered_as_recorded() -> None:
+    """A tool-mode answer is a call of the output tool that got no result; every provider
+    wants one before the next user turn."""
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str) -> str:
+        return question
+
+    history = [User("2+2?"), Assistant(ToolCall("c1", "final_answer", {"value": 4}))]
+    ask("And 3+3?", history=history)
+    last = seen[0].messages[-1]
+    assert last.parts == (ToolResult("c1", "final_answer", "Recorded."), Text("And 3+3?"))
+
+
+# -- the system prompt: ALLOY_SYSTEM, then the option, then a System message -----------------
+
+
+def test_system_prompt_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, seen = recording()
+
+    def asker(**options: Any) -> Callable[..., Any]:
+        @command(output=int, model=model, **options)
+        def ask(*messages: Any) -> Any:
+            return list(messages) if messages else "2+2?"
+
+        return ask
+
+    monkeypatch.setenv("ALLOY_SYSTEM", "from the environment")
+    asker()()
+    assert seen[-1].system == "from the environment"
+    asker(system="from the option")()
+    assert seen[-1].system == "from the option"
+    asker(system="from the option")(System("from the conversation"), User("2+2?"))
+    assert seen[-1].system == "from the conversation"
+    # A System message in the history counts as the conversation's, unless the prompt has one.
+    asker(system="from the option")("2+2?")
+    asker(system="from the option").run("2+2?", history=[System("from the history")])
+    assert seen[-1].system == "from the history"
+
+
+def test_output_instructions_still_follow_a_conversations_system_prompt() -> None:
+    model, seen = recording("yes")
+
+    @command(output=alloy.YesNo(), model=model)
+    def check() -> list[Any]:
+        return [System("You check facts."), User("Is water wet?")]
+
+    assert check() is True
+    system = seen[0].system or ""
+    assert system.startswith("You check facts.") and len(system) > len("You check facts.")
+
+
+# -- bad shapes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("conversation", "message"),
+    [
+        ([{"role": "robot", "content": "beep"}], "message 0 has role 'robot'"),
+        ([{"content": "no role"}], "message 0 has role None"),
+        (
+            [User("look"), Assistant(Image.from_url("https://example.com/a.png"))],
+            "message 1: an assistant turn holds text and tool calls, not media",
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "image_url", "image_url": "https://example.com/a.png"}],
+                }
+            ],
+            "an assistant turn holds text and tool calls, not media",
+        ),
+        ([], "returned an empty list"),
+        ([System("only instructions")], "with no turn at all last"),
+        ([User("2+2?"), Assistant("4")], "with an assistant turn last"),
+        ([User("hi"), System("late")], "message 1 is a system message after the conversation"),
+        ([User("hi"), "and text"], "message 1 must be alloy.System/User/Assistant or a role dict"),
+        ([{"role": "user", "content": [{"type": "audio"}]}], "block 0 has type 'audio'"),
+        ([{"role": "tool", "content": "3"}], "a tool message needs its tool_call_id"),
+        ([{"role": "user", "content": ""}], "a user message needs content"),
+    ],
+)
+def test_bad_conversations_are_configuration_errors(conversation: list[Any], message: str) -> None:
+    model, _ = recording()
+
+    @command(output=int, model=model)
+    def bad() -> list[Any]:
+        return conversation
+
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        bad()
+
+
+def test_bad_history_is_named_as_history() -> None:
+    model, _ = recording()
+
+    @command(output=int, model=model)
+    def ask() -> str:
+        return "2+2?"
+
+    with pytest.raises(ConfigurationError, match=r"ask: history=, message 0 has role 'bot'"):
+        ask(history=[{"role": "bot", "content": "x"}])  # type: ignore[call-arg]
+    with pytest.raises(ConfigurationError, match="history= must be a list of messages"):
+        ask(history="hello")  # type: ignore[call-arg]
+
+
+def test_message_types_refuse_what_a_turn_cannot_hold() -> None:
+    with pytest.raises(TypeError, match="holds text"):
+        User(42)  # type: ignore[arg-type]
+    assert User("a", Text("b")).parts == (Text("a"), Text("b"))
+    assert Assistant("done").text == "done"
+
+
+# -- across providers, through the real SDKs ---------------------------------------------------
+
+
+@dataclass
+class Weather:
+    city: str
+    temp_c: float
+
+
+@tool
+def forecast(city: str) -> str:
+    """Today's weather in a city."""
+    return f"sunny in {city}, 21 C"
+
+
+def weather(model: str) -> Any:
+    @command(output=Weather, model=model, tools=[forecast])
+    def ask(question: str) -> str:
+        return question
+
+    return ask
+
+
+@pytest.mark.parametrize("first", sorted(PROVIDERS))
+def test_a_conversation_with_a_tool_round_continues_on_every_provider(
+    first: str, alloy_emulator_env: Emulator, run_result: Call
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[first]
+    emu.push(
+        queue, ToolCalls(("forecast", {"city": "Paris"})), Json({"city": "Paris", "temp_c": 21})
+    )
+    started = run_result(weather(model), "Weather in Paris?")
+    assert started.value == Weather("Paris", 21)
+
+    for second in sorted(PROVIDERS):
+        model2, queue2, _ = PROVIDERS[second]
+        emu.reset()
+        emu.push(queue2, Json({"city": "Lyon", "temp_c": 18}))
+        result = run_result(weather(model2), "And in Lyon?", history=started.messages)
+        assert result.value == Weather("Lyon", 18), (first, second)
+        body = json.dumps(emu.last_request(queue2).body)
+        # The earlier prompt, the tool's result and the earlier answer all reached the wire.
+        for earlier in ("Weather in Paris?", "sunny in Paris, 21 C", "And in Lyon?"):
+            assert earlier in body, (first, second, earlier)
+        assert result.messages[: len(started.messages)] == started.messages
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_streamed_call_continues_a_conversation(
+    provider: str, alloy_emulator_env: Emulator, stream: Call
+) -> None:
+    model, queue, _ = PROVIDERS[provider]
+
+    @command(model=model)
+    def chat(line: str) -> str:
+        return line
+
+    history = [System("You are terse."), User("Say hi"), Assistant("hi")]
+    chunks = stream(chat, "Say bye", history=history)
+    assert "".join(chunks)
+    body = json.dumps(alloy_emulator_env.last_request(queue).body)
+    for said in ("You are terse.", "Say hi", "Say bye"):
+        assert said in body
+
+
+def test_async_and_sync_results_carry_the_same_conversation() -> None:
+    model, _ = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str) -> str:
+        return question
+
+    sync = ask.run("2+2?", history=[User("hi"), Assistant("hello")])
+    async_ = asyncio.run(ask.arun("2+2?", history=[User("hi"), Assistant("hello")]))
+    assert sync.messages == async_.messages
