@@ -75,6 +75,11 @@ class OutputType(Protocol):
         schema says enough (JSON) or any text will do."""
         ...
 
+    def render(self, value: Any) -> str:
+        """The reply a model would give for ``value``, which ``parse`` reads back: how a worked
+        example's answer is sent. Raises ValueError or TypeError when ``value`` is no answer."""
+        ...
+
     def parse(self, text: str) -> Any:
         """Turn the model's final text into the value (or a ``Parsed``), or raise InvalidOutput.
 
@@ -96,6 +101,11 @@ class TextOutput:
     def example(self) -> None:
         return None
 
+    def render(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"a text answer is a str, got {type(value).__name__}")
+        return value
+
     def parse(self, text: str) -> str:
         return text
 
@@ -112,6 +122,9 @@ class NoOutput:
 
     def example(self) -> None:
         return None
+
+    def render(self, value: Any) -> str:
+        raise TypeError("a command with output=None has no answer to show")
 
     def parse(self, text: str) -> None:
         return None
@@ -145,6 +158,7 @@ class JsonOutput:
             adapter = TypeAdapter(tp)
             schema = _inline_root_ref(raw)
         self._validate_json = adapter.validator.validate_json
+        self._dump_json = adapter.serializer.to_json
         self.schema: dict[str, Any] = strict_schema(schema, type_name=self.expected)
         self.name = schema_name(self.expected)
         self.instructions: str | None = None
@@ -152,6 +166,12 @@ class JsonOutput:
     def example(self) -> None:
         """None: a stand-in model samples a value from the schema."""
         return None
+
+    def render(self, value: Any) -> str:
+        """``value`` as the JSON the schema asks for; read back by ``parse`` to check it."""
+        text: str = self._dump_json({"value": value} if self.wrapped else value).decode()
+        self.parse(text)  # a value of another type is refused here, not sent as an example
+        return text
 
     def parse(self, text: str) -> Any:
         try:

@@ -69,6 +69,11 @@ class YesNo:
         """A reply this format accepts, for stand-in models such as the offline one."""
         return "yes"
 
+    def render(self, value: bool) -> str:
+        if not isinstance(value, bool):
+            raise TypeError(f"a yes/no answer is a bool, got {type(value).__name__}")
+        return "yes" if value else "no"
+
     @property
     def instructions(self) -> str:
         return self.formatting_instructions()
@@ -224,6 +229,11 @@ class Code:
         """A reply this format accepts, for stand-in models such as the offline one."""
         return f"```{self.language or 'python'}\nprint('written by the alloy offline model')\n```"
 
+    def render(self, value: str) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"code is a str, got {type(value).__name__}")
+        return f"```{self.language or ''}\n{value}\n```"
+
     @property
     def instructions(self) -> str:
         return self.formatting_instructions()
@@ -306,6 +316,11 @@ class TaskList:
     def example(self) -> str:
         """A reply this format accepts, for stand-in models such as the offline one."""
         return "- [x] Read the request (alloy offline model)\n- [ ] Write a real answer"
+
+    def render(self, value: list[Task]) -> str:
+        if not isinstance(value, list) or not all(isinstance(t, Task) for t in value):
+            raise TypeError("a task list is a list of alloy.Task")
+        return "\n".join(f"- [{'x' if t.done else ' '}] {t.text}" for t in value)
 
     @property
     def instructions(self) -> str:
@@ -393,6 +408,11 @@ class BoundedText:
             text = (text + " lorem") * (wanted // len(text) + 1)
         return text[: self.max].strip() if self.max is not None else text
 
+    def render(self, value: str) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"text is a str, got {type(value).__name__}")
+        return value
+
     @property
     def instructions(self) -> str | None:
         return self.formatting_instructions()
@@ -450,6 +470,11 @@ class KeyValues:
     def example(self) -> str:
         """A reply this format accepts, for stand-in models such as the offline one."""
         return "\n".join(f"{key}: offline {key.lower()}" for key in self.keys)
+
+    def render(self, value: dict[str, str]) -> str:
+        if not isinstance(value, dict):
+            raise TypeError(f"key-value answers are a dict, got {type(value).__name__}")
+        return "\n\n".join(f"{key}: {value[key.lower()]}" for key in self.keys)
 
     @property
     def instructions(self) -> str:

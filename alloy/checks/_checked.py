@@ -59,6 +59,9 @@ class CheckedOutput:
     def value_type(self) -> Any:
         return self.inner.value_type
 
+    def render(self, value: Any) -> str:
+        return self.inner.render(value)
+
     def example(self) -> str | None:
         """The wrapped format's sample reply, for stand-in models (None for JSON outputs)."""
         return self.inner.example()

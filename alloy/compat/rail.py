@@ -77,6 +77,11 @@ class RailText:
         """None: any text is an answer."""
         return None
 
+    def render(self, value: str) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"text is a str, got {type(value).__name__}")
+        return value
+
     def parse(self, text: str) -> str:
         return text.strip()
 
