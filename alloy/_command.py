@@ -26,12 +26,13 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
-from ._types import Media, Part, Result, Text, UserTurn
+from ._types import Media, Message, Part, Result, Text, UserTurn
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -84,8 +85,12 @@ class Command(Generic[P, R]):
         tools: tuple[Tool[Any], ...],
         rails: tuple[Rail, ...] = (),
         call_options: Mapping[str, Any] | None = None,
+        examples: tuple[Example, ...] = (),
     ) -> None:
         self._fn = fn
+        self._examples = examples
+        #: The examples as turns, rendered through the prompt function on the first call.
+        self._example_turns: tuple[Message, ...] | None = None if examples else ()
         # Checked once: inspect.iscoroutinefunction unwraps and tests flags on every call.
         self._async_prompt = inspect.iscoroutinefunction(fn)
         self._rails = rails
@@ -177,14 +182,16 @@ class Command(Generic[P, R]):
         history = None if self._own_history else kwargs.pop("history", None)
         prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=False)
-        return _drivers.run_sync(_start(plan, prompt, history), runtime)
+        engine = _start(plan, prompt, history, self._examples_sync())
+        return _drivers.run_sync(engine, runtime)
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         history = None if self._own_history else kwargs.pop("history", None)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
-        return await _drivers.run_async(_start(plan, prompt, history), runtime)
+        engine = _start(plan, prompt, history, await self._examples_async())
+        return await _drivers.run_async(engine, runtime)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""
@@ -194,7 +201,8 @@ class Command(Generic[P, R]):
         history = None if self._own_history else kwargs.pop("history", None)
         prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=True)
-        return _drivers.stream_sync(_start(plan, prompt, history), runtime)
+        engine = _start(plan, prompt, history, self._examples_sync())
+        return _drivers.stream_sync(engine, runtime)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
@@ -202,10 +210,25 @@ class Command(Generic[P, R]):
         history = None if self._own_history else kwargs.pop("history", None)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=True)
-        async for chunk in _drivers.stream_async(_start(plan, prompt, history), runtime):
+        engine = _start(plan, prompt, history, await self._examples_async())
+        async for chunk in _drivers.stream_async(engine, runtime):
             yield chunk
 
     # -- internals --
+    def _examples_sync(self) -> tuple[Message, ...]:
+        turns = self._example_turns
+        if turns is None:
+            turns = example_turns(self._fn, self._examples, render_prompt, self.name)
+            self._example_turns = turns
+        return turns
+
+    async def _examples_async(self) -> tuple[Message, ...]:
+        turns = self._example_turns
+        if turns is None:
+            turns = await aexample_turns(self._fn, self._examples, render_prompt, self.name)
+            self._example_turns = turns
+        return turns
+
     def _check_streamable(self) -> None:
         if self._output.schema is not None:
             raise ConfigurationError(
@@ -280,20 +303,27 @@ class AsyncCommand(Command[P, R]):
 
 
 def _start(
-    plan: _engine.Plan, prompt: tuple[Part, ...] | Conversation, history: Any = None
+    plan: _engine.Plan,
+    prompt: tuple[Part, ...] | Conversation,
+    history: Any,
+    examples: tuple[Message, ...],
 ) -> _drivers.Engine:
     """The engine for one call; a call anyone observes gets an id that ties its events."""
     call_id = new_call_id() if plan.observed else ""
-    if history is None and not isinstance(prompt, Conversation):  # the usual call
-        return _engine.run(plan, prompt, call_id=call_id)
-    parts, prelude = _opening(plan.command, prompt, history)
+    if history is None and not examples and not isinstance(prompt, Conversation):
+        return _engine.run(plan, prompt, call_id=call_id)  # the usual call
+    parts, prelude = _opening(plan.command, prompt, history, examples)
     return _engine.run(plan, parts, call_id=call_id, prelude=prelude)
 
 
 def _opening(
-    command: str, prompt: tuple[Part, ...] | Conversation, history: Any
+    command: str,
+    prompt: tuple[Part, ...] | Conversation,
+    history: Any,
+    examples: tuple[Message, ...],
 ) -> tuple[tuple[Part, ...], _engine.Prelude]:
-    """The new user turn and the turns before it, from the prompt and ``history=``.
+    """The new user turn and the turns before it: worked examples, then ``history=``, then the
+    prompt function's own earlier turns.
 
     The prompt function's conversation must end with a user turn (the one the model answers);
     its system message, if any, wins over the history's.
@@ -311,8 +341,10 @@ def _opening(
         system = prompt.system if prompt.system is not None else earlier.system
     else:
         own, parts, system = (), prompt, earlier.system
-    turns = (*earlier.messages, *own)
-    return parts, _engine.Prelude(turns, 0, len(earlier.messages), system)
+    turns = (*examples, *earlier.messages, *own)
+    return parts, _engine.Prelude(
+        turns, len(examples), len(examples) + len(earlier.messages), system
+    )
 
 
 _NO_TURNS = Conversation(None, ())
@@ -384,18 +416,20 @@ class _Decorator(Generic[T]):
         options: Mapping[str, Any],
         tools: tuple[Tool[Any], ...],
         rails: tuple[Rail, ...],
+        examples: tuple[Example, ...] = (),
     ) -> None:
         self.output = output
         self.options = options
         self.tools = tools
         self.rails = rails
+        self.examples = examples
 
     @overload
     def __call__(self, fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, T]: ...
     @overload
     def __call__(self, fn: Callable[P, Prompt], /) -> Command[P, T]: ...
     def __call__(self, fn: Callable[P, Any], /) -> Command[P, T]:
-        return _build(fn, self.output, self.options, self.tools, self.rails)
+        return _build(fn, self.output, self.options, self.tools, self.rails, self.examples)
 
 
 def output_type_for(output: Any, *, has_output: bool) -> OutputType:
@@ -453,12 +487,15 @@ def _build(
     options: Mapping[str, Any],
     tools: tuple[Tool[Any], ...],
     rails: tuple[Rail, ...] = (),
+    examples: tuple[Example, ...] = (),
 ) -> Command[P, Any]:
     if not callable(fn):
         raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
     _check_output_tool_name(output_type, tools)
     cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
-    return cls(fn, output=output_type, options=options, tools=tools, rails=rails)
+    return cls(
+        fn, output=output_type, options=options, tools=tools, rails=rails, examples=examples
+    )
 
 
 def _check_output_tool_name(output: OutputType, tools: tuple[Tool[Any], ...]) -> None:
@@ -493,6 +530,7 @@ def command(
     output: type[T],
     tools: Sequence[Any] | None = None,
     rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[T]: ...
 @overload
@@ -501,6 +539,7 @@ def command(
     output: None,
     tools: Sequence[Any] | None = None,
     rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[None]: ...
 @overload
@@ -509,6 +548,7 @@ def command(
     output: Any,
     tools: Sequence[Any] | None = None,
     rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[Any]: ...
 @overload
@@ -516,6 +556,7 @@ def command(
     *,
     tools: Sequence[Any] | None = None,
     rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[str]: ...
 def command(
@@ -525,12 +566,15 @@ def command(
     output: Any = _MISSING,
     tools: Sequence[Any] | None = None,
     rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Any,
 ) -> Any:
     """Turn a prompt function into a typed model call.
 
     ``output`` is the return type (a dataclass, TypedDict, pydantic model, primitive, list,
     Enum, Literal, Optional or union); leave it out for text, or pass ``None`` for side effects.
+    ``examples`` are worked (input, output) pairs sent before the conversation (see
+    :mod:`alloy._examples`).
     """
     has_output = output is not _MISSING
     # Built here, once, so a bad output type fails where it is written.
@@ -541,9 +585,10 @@ def command(
     checked, tool_objects, rail_objects = _prepare(
         {"tools": tools, "rails": rails, **options}, where
     )
+    worked = check_examples(examples, output_type, where)
     if fn is not None:
-        return _build(fn, output_type, checked, tool_objects, rail_objects)
-    return _Decorator(output_type, checked, tool_objects, rail_objects)
+        return _build(fn, output_type, checked, tool_objects, rail_objects, worked)
+    return _Decorator(output_type, checked, tool_objects, rail_objects, worked)
 
 
 class _Ask:

@@ -169,7 +169,8 @@ class JsonOutput:
 
     def render(self, value: Any) -> str:
         """``value`` as the JSON the schema asks for; read back by ``parse`` to check it."""
-        text: str = self._dump_json({"value": value} if self.wrapped else value).decode()
+        shown = {"value": value} if self.wrapped else value
+        text: str = self._dump_json(shown, warnings=False).decode()
         self.parse(text)  # a value of another type is refused here, not sent as an example
         return text
 
