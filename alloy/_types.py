@@ -371,15 +371,12 @@ StreamEvent = Union[TextDelta, ToolCallDelta, Done]
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """What a provider and model can do; output mode and schema dialect are chosen from it."""
+    """What a provider and model can do, as the engine and adapters read it: the output mode is
+    chosen from it. The schema dialect is the provider descriptor's (``Provider.dialect``)."""
 
     native_schema: bool = True
     tools: bool = True
     strict_tools: bool = False
-    streaming: bool = True
-    streaming_tools: bool = True
-    media: bool = False
-    dialect: str = "openai"
 
     def default_output_mode(self) -> OutputMode:
         if self.native_schema:

@@ -71,24 +71,10 @@ def capabilities_for(model_id: str) -> Capabilities:
     """Per-model capabilities; unknown ids get those of current models (everything on)."""
     name = base_model_id(model_id)
     if _NO_NATIVE.match(name):
-        tools = not _NO_TOOLS.match(name)
         return Capabilities(
-            native_schema=False,
-            tools=tools,
-            strict_tools=False,
-            streaming_tools=tools,
-            media=name.startswith(("gpt-4-turbo", "gpt-4o")),
-            dialect="openai",
+            native_schema=False, tools=not _NO_TOOLS.match(name), strict_tools=False
         )
-    return Capabilities(
-        native_schema=True,
-        tools=True,
-        strict_tools=True,
-        streaming=True,
-        streaming_tools=True,
-        media=True,
-        dialect="openai",
-    )
+    return Capabilities(native_schema=True, tools=True, strict_tools=True)
 
 
 # -- settings ---------------------------------------------------------------------------------

@@ -190,10 +190,6 @@ def capabilities_for(model_id: str) -> Capabilities:
         native_schema=native,
         tools=True,
         strict_tools=native,
-        streaming=True,
-        streaming_tools=True,
-        media=True,
-        dialect="anthropic",
     )
 
 

@@ -144,16 +144,8 @@ def needs_property_ordering(model_id: str) -> bool:
 
 
 def capabilities_for(model_id: str) -> Capabilities:
-    """Every current Gemini model: native JSON Schema, tools, streaming, images and PDFs."""
-    return Capabilities(
-        native_schema=True,
-        tools=True,
-        strict_tools=False,
-        streaming=True,
-        streaming_tools=True,
-        media=True,
-        dialect="gemini",
-    )
+    """Every current Gemini model: native JSON Schema and tools, without strict tools."""
+    return Capabilities(native_schema=True, tools=True, strict_tools=False)
 
 
 # -- request ------------------------------------------------------------------------------------

@@ -37,9 +37,7 @@ OFFLINE_NOTE = "[alloy offline model]"
 class OfflineModel:
     """Answers from the request alone; see the module docstring."""
 
-    capabilities = Capabilities(
-        native_schema=True, tools=True, strict_tools=True, media=True, dialect="openai"
-    )
+    capabilities = Capabilities(native_schema=True, tools=True, strict_tools=True)
 
     def __init__(self, model_id: str = "", *, reply: str | None = None) -> None:
         self.model_id = model_id

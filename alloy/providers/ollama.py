@@ -78,15 +78,7 @@ logger = logging.getLogger("alloy.providers.ollama")
 PROVIDER = "ollama"
 CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
-CAPABILITIES = Capabilities(
-    native_schema=True,
-    tools=True,
-    strict_tools=False,
-    streaming=True,
-    streaming_tools=True,
-    media=True,
-    dialect="ollama",
-)
+CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False)
 
 
 @memoize_by_identity

@@ -56,7 +56,7 @@ class FunctionModel:
         self.fn = fn
         self.name = name
         self.capabilities = capabilities or Capabilities(
-            native_schema=True, tools=True, strict_tools=True, media=True
+            native_schema=True, tools=True, strict_tools=True
         )
         self.usage = usage or Usage(input_tokens=10, output_tokens=5, requests=1)
         self.requests: list[Request] = []

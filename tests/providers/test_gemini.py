@@ -718,13 +718,7 @@ def test_client_is_built_once_and_reused(emu: Emulator) -> None:
 
 def test_capabilities() -> None:
     caps = capabilities_for(MODEL)
-    assert (caps.native_schema, caps.tools, caps.strict_tools, caps.streaming) == (
-        True,
-        True,
-        False,
-        True,
-    )
-    assert caps.dialect == "gemini" and caps.media
+    assert (caps.native_schema, caps.tools, caps.strict_tools) == (True, True, False)
     assert isinstance(create("", api_key="k"), GeminiModel)
     assert json_with_tools("gemini-3-pro") and json_with_tools("gemini-flash-latest")
     assert not json_with_tools("gemini-2.5-flash") and not json_with_tools(

@@ -784,7 +784,7 @@ def test_media_and_reask_rendering() -> None:
 
 def test_unknown_models_get_full_capabilities() -> None:
     caps = get_model("openai:some-future-model").capabilities
-    assert caps.native_schema and caps.tools and caps.strict_tools and caps.streaming
+    assert caps.native_schema and caps.tools and caps.strict_tools
     old = get_model("openai:gpt-3.5-turbo").capabilities
     assert not old.native_schema and old.tools
     assert old.default_output_mode() == "tool"
