@@ -7,6 +7,7 @@ repaired by a re-ask when it fails.
 
 from ._command import AsyncCommand, Command, ask, command
 from ._config import Config, configure, reset_configuration, use_config
+from ._deps import Context
 from ._tools import Tool, ensure, require, tool
 from ._types import ModelTurn as Assistant
 from ._types import Result, System, Usage
@@ -67,6 +68,7 @@ __all__ = [
     "Config",
     "ConfigurationError",
     "ContentFilteredError",
+    "Context",
     "Criterion",
     "CriterionFailed",
     "CriterionResult",

@@ -26,6 +26,7 @@ from typing_extensions import ParamSpec, TypedDict, Unpack
 from . import _drivers, _engine
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
@@ -108,6 +109,8 @@ class Command(Generic[P, R]):
         #: A prompt function with its own ``history`` parameter is given it, and builds the
         #: conversation itself; otherwise ``history=`` is the earlier turns of the call.
         self._own_history = "history" in self.__signature__.parameters
+        #: The same for ``deps``: its own parameter, or the call's dependencies (see _deps).
+        self._own_deps = "deps" in self.__signature__.parameters
 
     # -- introspection --
     @property
@@ -180,18 +183,24 @@ class Command(Generic[P, R]):
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
         history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
         prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, self._examples_sync())
-        return _drivers.run_sync(engine, runtime)
+        if deps is _NO_DEPS:
+            return _drivers.run_sync(engine, runtime)
+        return scoped(deps, lambda: _drivers.run_sync(engine, runtime))
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
         history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, await self._examples_async())
-        return await _drivers.run_async(engine, runtime)
+        if deps is _NO_DEPS:
+            return await _drivers.run_async(engine, runtime)
+        return await ascoped(deps, _drivers.run_async(engine, runtime))
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""
@@ -199,19 +208,25 @@ class Command(Generic[P, R]):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
         history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
         prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        return _drivers.stream_sync(engine, runtime)
+        chunks = _drivers.stream_sync(engine, runtime)
+        return chunks if deps is _NO_DEPS else scoped_iter(deps, chunks)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
         """Async twin of :meth:`stream`."""
         self._check_streamable()
         history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        async for chunk in _drivers.stream_async(engine, runtime):
+        chunks = _drivers.stream_async(engine, runtime)
+        if deps is not _NO_DEPS:
+            chunks = ascoped_iter(deps, chunks)
+        async for chunk in chunks:
             yield chunk
 
     # -- internals --
@@ -348,6 +363,8 @@ def _opening(
 
 
 _NO_TURNS = Conversation(None, ())
+#: No ``deps=`` was passed (None is a value a caller may pass).
+_NO_DEPS: Any = object()
 
 
 def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
 from typing_extensions import assert_never
 
 from ._blocking import run_blocking
+from ._deps import arity_without, context_parameter, current
 from ._types import Media, Part, Text, ToolCall, ToolResult
 
 RailKind = Literal["input", "output", "tool"]
@@ -73,16 +74,27 @@ class Rail:
     name: str
     fn: Callable[..., Any]
     afn: Callable[..., Any] | None = None
+    _context_param: str | None = field(default=None, init=False, repr=False, compare=False)
 
     # -- sync and async application; both return the new subject or a Block --
+    def __post_init__(self) -> None:
+        # The parameter that receives the call's Context (deps=), found once.
+        object.__setattr__(self, "_context_param", context_parameter(self.fn))
+
+    def _call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        name = self._context_param
+        if name is None:
+            return fn(*args)
+        return fn(*args, **{name: current(f"Rail {self.name!r}")})
+
     def apply(self, subject: Subject) -> Subject | Block:
-        outcome = self.fn(*self._args(subject))
+        outcome = self._call(self.fn, self._args(subject))
         if inspect.isawaitable(outcome):  # an async rail, called from sync code
             outcome = run_blocking(outcome)
         return self._interpret(subject, outcome)
 
     async def aapply(self, subject: Subject) -> Subject | Block:
-        outcome = (self.afn or self.fn)(*self._args(subject))
+        outcome = self._call(self.afn or self.fn, self._args(subject))
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return self._interpret(subject, outcome)
@@ -93,7 +105,8 @@ class Rail:
             case PromptSubject(parts):
                 text = "".join([p.text for p in parts if isinstance(p, Text)])
                 media = tuple([p for p in parts if isinstance(p, Media)])
-                return (text, media) if _arity(self.fn) >= 2 else (text,)
+                wants_media = arity_without(self.fn, self._context_param) >= 2
+                return (text, media) if wants_media else (text,)
             case OutputSubject(value):
                 return (value,)
             case ToolCallSubject(call):
@@ -128,10 +141,3 @@ class Rail:
                 return ToolResultSubject(call, replace(result, content=str(outcome)))
             case _:
                 assert_never(subject)
-
-
-def _arity(fn: Callable[..., Any]) -> int:
-    try:
-        return len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
 from ._config import _MAX_SECONDS
+from ._deps import context_parameter, current
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._types import ToolCall, ToolDefinition, ToolResult
@@ -95,8 +96,10 @@ class Tool(Generic[R]):
             type(fn).__call__
         )
         self.contracts: tuple[Contract, ...] = tuple(getattr(fn, _CONTRACTS_ATTR, ()))
+        #: The parameter that receives the call's Context (``deps=``); not shown to the model.
+        self.context_param = context_parameter(fn)
         self._validator, self.definition = _build_schema(
-            fn, self.name, self.description, self.signature, param_docs
+            fn, self.name, self.description, self.signature, param_docs, self.context_param
         )
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
@@ -120,6 +123,8 @@ class Tool(Generic[R]):
         except ValidationError as exc:
             raise ToolInputError(_describe_validation(exc)) from None
         kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+        if self.context_param is not None:
+            kwargs[self.context_param] = current(f"Tool {self.name!r}")
         bound = self.signature.bind(**kwargs)
         for contract in self.contracts:
             if contract.kind == "require" and not contract.predicate(bound):
@@ -262,6 +267,7 @@ def _build_schema(
     description: str,
     signature: inspect.Signature,
     param_docs: Mapping[str, str],
+    context_param: str | None = None,
 ) -> tuple[Any, ToolDefinition]:
     from pydantic import ConfigDict, Field, create_model
 
@@ -272,6 +278,8 @@ def _build_schema(
     field_defs: dict[str, Any] = {}
     all_required = True
     for param in signature.parameters.values():
+        if param.name == context_param:
+            continue  # given by alloy (the call's deps), never by the model
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigurationError(
                 f"Tool {name!r}: *args and **kwargs cannot be described to a model"

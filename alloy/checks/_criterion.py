@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, get_args, runtime_checkable
 
 from .._blocking import run_blocking
+from .._deps import context_parameter, current
 from .._output import OutputType
 from ..errors import ConfigurationError
 
@@ -93,10 +94,17 @@ class Criterion:
 class Check(Criterion):
     """A criterion from a plain function; see :func:`check`."""
 
-    fn: Callable[[Any], Any] = field(default=lambda value: True)
+    # Equal only to itself: equal checks of different functions would be one and the same to
+    # typing's cache of Annotated[...], and a command would run another command's check.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    fn: Callable[..., Any] = field(default=lambda value: True)
     label: str = "check"
     fix_fn: Callable[[Any], Any] | None = None
     rule_text: str | None = None
+    #: The parameter of ``fn`` that receives the call's Context (``deps=``), if it has one.
+    context_param: str | None = None
 
     @property
     def name(self) -> str:
@@ -111,7 +119,11 @@ class Check(Criterion):
 
     def validate(self, value: Any) -> str | None:
         try:
-            verdict = self.fn(value)
+            if self.context_param is None:
+                verdict = self.fn(value)
+            else:
+                context = current(f"Check {self.label!r}")
+                verdict = self.fn(value, **{self.context_param: context})
         except (ValueError, AssertionError) as exc:
             return str(exc) or self.rule()
         if isinstance(verdict, str):
@@ -125,7 +137,7 @@ class Check(Criterion):
 
 
 def check(
-    fn: Callable[[Any], Any],
+    fn: Callable[..., Any],
     *,
     name: str | None = None,
     fix: Callable[[Any], Any] | None = None,
@@ -136,10 +148,14 @@ def check(
 
     ``fn`` passes by returning True or None; it fails by returning False (the error is ``rule``),
     by returning an error string, or by raising ValueError/AssertionError with the error.
-    ``fix`` (optional) maps a failing value to a repaired one.
+    ``fix`` (optional) maps a failing value to a repaired one. A parameter annotated
+    ``alloy.Context[...]`` receives the call's ``deps=``.
     """
     label = name or getattr(fn, "__name__", "check").replace("_", "-")
-    return Check(fn=fn, label=label, fix_fn=fix, rule_text=rule, on_fail=on_fail)
+    context = context_parameter(fn)
+    return Check(
+        fn=fn, label=label, fix_fn=fix, rule_text=rule, on_fail=on_fail, context_param=context
+    )
 
 
 # -- LLM-judged criteria ----------------------------------------------------------------
@@ -161,6 +177,11 @@ class Judge(Protocol):
 @dataclass(frozen=True, eq=False)
 class Judged(Criterion):
     """A criterion decided by an alloy command answering yes or no; see :func:`judged_by`."""
+
+    # Equal only to itself: equal checks of different functions would be one and the same to
+    # typing's cache of Annotated[...], and a command would run another command's check.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     command: Any = None
     label: str = "judged"
