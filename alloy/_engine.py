@@ -90,6 +90,7 @@ from .events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from .pricing import cost
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
@@ -695,7 +696,8 @@ class _Run:
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
         reports = tuple(self.reports) if self.reports else ()
-        return Result(value, text, self.transcript(), reports, self.plan.model)
+        model = self.plan.model
+        return Result(value, text, self.transcript(), reports, model, cost(self.usage, model))
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""

@@ -421,6 +421,9 @@ class Result(Generic[R]):
     reports: tuple[Any, ...] = ()
     #: The model that answered, as ``provider:model``.
     model: str | None = None
+    #: Estimated cost in USD at the prices known when the call ended (``alloy.pricing``);
+    #: None when the model has no price.
+    cost: float | None = None
 
     @property
     def usage(self) -> Usage:
@@ -439,13 +442,6 @@ class Result(Generic[R]):
     def new_messages(self) -> tuple[Message, ...]:
         """This call's own turns: its prompt and everything after it."""
         return self.transcript.messages[self.transcript.own :]
-
-    @property
-    def cost(self) -> float | None:
-        """Estimated cost in USD from the price table (None when the model has no price)."""
-        from .pricing import cost
-
-        return cost(self.usage, self.model) if self.model else None
 
 
 def dump_args(args: Mapping[str, Any]) -> str:

@@ -16,13 +16,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "alloy"
 
-#: Imports that close a cycle and are being taken out in other work, as (importer, imported).
-#: They are left out of the graph; one that no longer exists fails the test, so that its entry
-#: is removed with the fix.
-BEING_REMOVED: list[tuple[str, str]] = [
-    ("alloy._types", "alloy.pricing"),  # Result.cost, in the provider descriptor's work
-]
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -162,10 +155,6 @@ def test_a_cycle_is_found_and_named() -> None:
 
 def test_the_import_graph_of_alloy_has_no_cycle() -> None:
     edges = graph()
-    gone = [edge for edge in BEING_REMOVED if edge[1] not in edges[edge[0]]]
-    assert not gone, f"remove these imports from BEING_REMOVED, they are gone: {gone}"
-    for importer, imported_module in BEING_REMOVED:
-        edges[importer].discard(imported_module)
     found = tangles(edges)
     assert not found, "import cycles in alloy/ (one per tangle of modules):\n" + "\n".join(
         " -> ".join(shortest_cycle(c, edges)) for c in found
@@ -175,7 +164,7 @@ def test_the_import_graph_of_alloy_has_no_cycle() -> None:
 def test_the_core_types_import_nothing_above_them() -> None:
     """The bottom of the core: the normalized types and the protocols stay low."""
     edges = graph()
-    assert edges["alloy._types"] <= {"alloy._text", "alloy.pricing"}
+    assert edges["alloy._types"] <= {"alloy._text"}
     assert edges["alloy._rail"] <= {"alloy._types", "alloy._blocking", "alloy._deps"}
     assert edges["alloy._deps"] <= {"alloy.errors"}
     assert edges["alloy._output"] <= {"alloy._schema", "alloy.errors"}
