@@ -250,13 +250,18 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts, normalized across providers and summable over turns."""
+    """Token counts, normalized across providers and summable over turns.
+
+    ``input_tokens`` counts the whole prompt; ``cached_tokens`` (read from the provider's prompt
+    cache) and ``cache_write_tokens`` (written to it) are parts of it, priced at their own rates.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
     requests: int = 0
+    cache_write_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not (
@@ -265,9 +270,13 @@ class Usage:
             and isinstance(self.cached_tokens, int)
             and isinstance(self.reasoning_tokens, int)
             and isinstance(self.requests, int)
+            and isinstance(self.cache_write_tokens, int)
         ):
             counts = (self.input_tokens, self.output_tokens, self.cached_tokens)
-            raise _wrong("token count", [*counts, self.reasoning_tokens, self.requests])
+            raise _wrong(
+                "token count",
+                [*counts, self.reasoning_tokens, self.requests, self.cache_write_tokens],
+            )
 
     @property
     def total_tokens(self) -> int:
@@ -280,6 +289,7 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
             self.requests + other.requests,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -4,11 +4,13 @@ Prices come from the provider descriptors (:attr:`alloy.providers.Provider.price
 million tokens, list prices at the time of writing, by model id prefix), so a registered
 provider brings its own. Prices change, so :func:`set_price` overrides or adds entries. Model
 ids match by longest prefix, so dated snapshots (``gpt-4o-2024-08-06``) use their family's
-price; a :func:`set_price` entry wins over a descriptor's price of the same length. Cached input
-tokens are charged at the cached rate instead of the input rate.
+price; a :func:`set_price` entry wins over a descriptor's price of the same length. Input tokens
+read from the provider's prompt cache are charged at the cached rate, and those written to it at
+the cache-write rate, instead of the input rate.
 
-Usage is read by duck typing (any object with ``input_tokens``, ``output_tokens`` and
-``cached_tokens``), so this module does not depend on alloy's core types.
+Usage is read by duck typing (any object with ``input_tokens``, ``output_tokens``,
+``cached_tokens`` and ``cache_write_tokens``), so this module does not depend on alloy's core
+types.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The providers alloy ships, described once (see :class:`~alloy.providers.Provider`).
 
 Prices are list prices in USD per million tokens at the time of writing; they change, so
-:func:`alloy.pricing.set_price` overrides them. Key and endpoint variables are listed in the
+:func:`alloy.pricing.set_price` overrides them. Anthropic charges writes to its prompt cache
+(five-minute lifetime, what ``prompt_cache=True`` asks for) at 1.25 times the input rate; OpenAI
+and Gemini charge no more than input for implicit cache writes. Key and endpoint variables are listed in the
 order each SDK reads them (google-genai prefers ``GOOGLE_API_KEY`` over ``GEMINI_API_KEY``).
 """
 
@@ -65,10 +67,10 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         dialect="alloy.providers._dialects:anthropic",
         example_models=("claude-sonnet-4-6", "claude-opus-4-1", "claude-sonnet-4-0"),
         prices={
-            "claude-opus-4": Price(15.0, 75.0, 1.5),
-            "claude-opus-4-5": Price(5.0, 25.0, 0.5),
-            "claude-sonnet-4": Price(3.0, 15.0, 0.3),
-            "claude-haiku-4-5": Price(1.0, 5.0, 0.1),
+            "claude-opus-4": Price(15.0, 75.0, 1.5, 18.75),
+            "claude-opus-4-5": Price(5.0, 25.0, 0.5, 6.25),
+            "claude-sonnet-4": Price(3.0, 15.0, 0.3, 3.75),
+            "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
         },
         wire="anthropic",
     ),

@@ -135,7 +135,9 @@ def usage_from(
     """Normalized usage from either API's usage object (``requests=1``: one model request)."""
     if not raw:
         return Usage(requests=1)
-    cached = (raw.get(input_details) or {}).get("cached_tokens") or 0
+    details = raw.get(input_details) or {}
+    cached = details.get("cached_tokens") or 0
+    written = details.get("cache_write_tokens") or 0  # Responses only (explicit breakpoints)
     reasoning = (raw.get(output_details) or {}).get("reasoning_tokens") or 0
     return Usage(
         input_tokens=int(raw.get(input_key) or 0),
@@ -143,6 +145,7 @@ def usage_from(
         cached_tokens=int(cached),
         reasoning_tokens=int(reasoning),
         requests=1,
+        cache_write_tokens=int(written),
     )
 
 

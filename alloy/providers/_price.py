@@ -25,22 +25,31 @@ class TokenCounts(Protocol):
     @property
     def cached_tokens(self) -> int: ...
 
+    @property
+    def cache_write_tokens(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens; cached input tokens cost ``cached_input`` (the input rate if None)."""
+    """USD per million tokens. Input read from the provider's prompt cache costs
+    ``cached_input``, input written to it ``cache_write`` (each the input rate if None)."""
 
     input: float
     output: float
     cached_input: float | None = None
+    cache_write: float | None = None
 
     def cost(self, usage: TokenCounts) -> float:
-        """USD for ``usage``: cached input at the cached rate, the rest of the input at ``input``."""
+        """USD for ``usage``: cached reads and cache writes at their rates, the rest of the input
+        at ``input``. Both are parts of ``input_tokens``, so neither can exceed it."""
         cached = min(usage.cached_tokens, usage.input_tokens)
+        written = min(usage.cache_write_tokens, usage.input_tokens - cached)
         cached_rate = self.cached_input if self.cached_input is not None else self.input
+        write_rate = self.cache_write if self.cache_write is not None else self.input
         total = (
-            (usage.input_tokens - cached) * self.input
+            (usage.input_tokens - cached - written) * self.input
             + cached * cached_rate
+            + written * write_rate
             + usage.output_tokens * self.output
         )
         return total / 1_000_000

@@ -37,7 +37,8 @@ Deliberate choices:
   strict tools get the dialect schema, non-strict tools the full canonical schema.
 - Usage: ``input_tokens`` counts all prompt tokens (uncached + cache writes + cache reads, so
   cached tokens are a part of input as with the other providers); ``cached_tokens`` is
-  ``cache_read_input_tokens``; ``reasoning_tokens`` is ``output_tokens_details.thinking_tokens``.
+  ``cache_read_input_tokens``, ``cache_write_tokens`` is ``cache_creation_input_tokens``;
+  ``reasoning_tokens`` is ``output_tokens_details.thinking_tokens``.
 - ``thinking``/``redacted_thinking`` and server-tool blocks come back as ``Opaque`` parts and are
   echoed untouched on the next turn, which tool use with thinking requires.
 - Errors: every SDK exception is mapped in :meth:`AnthropicModel.map_error` (429 with
@@ -436,6 +437,7 @@ def usage_from(data: Mapping[str, Any] | None) -> Usage:
         cached_tokens=read,
         reasoning_tokens=details.get("thinking_tokens") or 0,
         requests=1,
+        cache_write_tokens=written,
     )
 
 

@@ -497,9 +497,10 @@ def test_parse_usage_cache_thinking_and_refusal() -> None:
     assert (
         usage.input_tokens,
         usage.cached_tokens,
+        usage.cache_write_tokens,
         usage.output_tokens,
         usage.reasoning_tokens,
-    ) == (115, 100, 30, 12)
+    ) == (115, 100, 5, 30, 12)
 
 
 @pytest.mark.parametrize(

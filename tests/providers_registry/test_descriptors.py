@@ -132,10 +132,24 @@ def test_cost_reads_any_object_with_token_counts() -> None:
     assert cost(usage, "openai:gpt-4o") == pytest.approx(0.5 * 2.50 + 0.5 * 1.25 + 10.0)
 
     class Counts:
-        input_tokens, output_tokens, cached_tokens = 2_000_000, 0, 0
+        input_tokens, output_tokens, cached_tokens, cache_write_tokens = 2_000_000, 0, 0, 0
 
     assert cost(Counts(), "anthropic:claude-sonnet-4-5") == pytest.approx(6.0)
     assert cost(usage, "nobody:knows") is None
+
+
+def test_cache_reads_and_writes_are_priced_at_their_own_rates() -> None:
+    # Anthropic: reads at a tenth of the input rate, writes (five minutes) at 1.25 times it.
+    usage = Usage(
+        input_tokens=1_000_000, cached_tokens=500_000, cache_write_tokens=250_000, requests=1
+    )
+    sonnet = "anthropic:claude-sonnet-4-5"
+    assert cost(usage, sonnet) == pytest.approx(0.25 * 3.0 + 0.5 * 0.3 + 0.25 * 3.75)
+    assert cost(Usage(input_tokens=1_000_000), sonnet) == pytest.approx(3.0)
+    # Without a write rate, writes cost what input costs; counts above the input are capped.
+    assert Price(1.0, 0.0).cost(usage) == pytest.approx(1.0)
+    overcounted = Usage(input_tokens=100, cached_tokens=80, cache_write_tokens=80)
+    assert Price(1_000_000.0, 0.0, 0.0, 0.0).cost(overcounted) == pytest.approx(0.0)
 
 
 def test_pricing_does_not_import_the_core_types() -> None:
