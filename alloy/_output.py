@@ -7,6 +7,7 @@ Schemas are built once, when the command is decorated.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -178,12 +179,15 @@ class JsonOutput:
         try:
             value = self._validate_json(text, strict=True)
         except ValueError as exc:  # pydantic's ValidationError is one; imported only when needed
-            value = self._parse_unfenced(text, exc)
+            return self._parse_again(text, exc)
         return value["value"] if self.wrapped else value
 
-    def _parse_unfenced(self, text: str, exc: ValueError) -> Any:
-        """The value inside the one code fence wrapping the reply whole, or InvalidOutput.
+    def _parse_again(self, text: str, exc: ValueError) -> Any:
+        """The value of a reply the first reading refused, or InvalidOutput.
 
+        Two more readings are tried: the inside of one code fence wrapping the reply whole, and,
+        for a type sent wrapped as ``{"value": ...}``, the bare value (``[1, 2]`` for a
+        ``list[int]``), which models often answer. A reply that is an envelope is judged as one.
         One fence is unwrapped, not fences inside it: recursing into those would let a reply of
         thousands of nested fences exhaust the stack, at quadratic cost on the way.
         """
@@ -191,13 +195,32 @@ class JsonOutput:
 
         if not isinstance(exc, ValidationError):
             raise exc
-        candidate = _unfence(text)
-        if candidate is not None and candidate != text:
+        body = _unfence(text)
+        if body is not None and body != text:
             try:
-                return self._validate_json(candidate, strict=True)
+                value = self._validate_json(body, strict=True)
+                return value["value"] if self.wrapped else value
             except ValidationError as inner:
                 exc = inner
-        raise InvalidOutput(_summary(exc, self.expected), _feedback(exc, self.wrapped)) from exc
+        else:
+            body = text
+        if self.wrapped and not _is_envelope(body):
+            try:
+                return self._validate_bare(body, strict=True)
+            except ValidationError as bare:
+                raise InvalidOutput(
+                    _summary(bare, self.expected, False), _feedback(bare, False)
+                ) from bare
+        raise InvalidOutput(
+            _summary(exc, self.expected, self.wrapped), _feedback(exc, self.wrapped)
+        ) from exc
+
+    @functools.cached_property
+    def _validate_bare(self) -> Any:
+        """The validator of the type itself, without the ``{"value": ...}`` envelope."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(self.type).validator.validate_json
 
     def __repr__(self) -> str:
         return f"JsonOutput({self.expected})"
@@ -230,6 +253,17 @@ def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
+def _is_envelope(text: str) -> bool:
+    """Whether ``text`` is a JSON object with a ``value`` key: an answer in the envelope."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError):
+        return True  # not JSON at all: the envelope's error is as good as any
+    return isinstance(loaded, dict) and "value" in loaded
+
+
 def _unfence(text: str) -> str | None:
     """The body of a reply wrapped whole in a code fence, which some models add even in JSON mode."""
     match = _FENCE.match(text)
@@ -246,9 +280,11 @@ def _location(loc: tuple[int | str, ...], wrapped: bool) -> str:
     return out
 
 
-def _summary(exc: Any, expected: str) -> str:
+def _summary(exc: Any, expected: str, wrapped: bool) -> str:
     first = exc.errors(include_url=False)[0]
-    return f"Failed to parse model output as {expected}: {first['msg']}"
+    where = _location(tuple(first["loc"]), wrapped)
+    problem = first["msg"] if where == "the answer" else f"{where}: {first['msg']}"
+    return f"Failed to parse model output as {expected}: {problem}"
 
 
 def _feedback(exc: Any, wrapped: bool) -> str:

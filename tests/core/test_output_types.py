@@ -278,3 +278,58 @@ def test_fenced_json_is_accepted(call: Call) -> None:
 
 def test_wrapped_reply_helper_round_trip(call: Call) -> None:
     assert roundtrip(call, list[int], json.loads(json_reply([1, 2], wrap=True))) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("tp", "reply", "expected"),
+    [
+        (list[int], "[2300]", [2300]),
+        (bool, "true", True),
+        (int, "```json\n7\n```", 7),
+        (Optional[Point], '{"x": 1, "y": 2}', Point(1, 2)),
+        (list[int], '{"value": [1]}', [1]),
+    ],
+)
+def test_a_bare_value_is_read_where_the_envelope_is_sent(
+    call: Call, tp: Any, reply: str, expected: Any
+) -> None:
+    @command(output=tp, max_reasks=0)
+    def make() -> str:
+        return "x"
+
+    with override_model(script(reply)):
+        assert call(make) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "feedback"),
+    [
+        (
+            '["a"]',
+            '- [0]: Input should be a valid integer (got "a")',
+        ),
+        (
+            '{"value": ["a"]}',
+            '- [0]: Input should be a valid integer (got "a")',
+        ),
+        ('{"items": [1]}', "- the answer: Input should be a valid array (got {…})"),
+    ],
+)
+def test_a_bad_bare_value_is_reasked_about_itself(reply: str, feedback: str) -> None:
+    @command(output=list[int], max_reasks=1)
+    def make() -> str:
+        return "x"
+
+    with override_model(script(reply, "[1]")) as model:
+        assert make() == [1]
+    assert model.requests[1].messages[-1].parts[0].errors == feedback
+
+
+def test_a_parse_error_names_the_field() -> None:
+    @command(output=Point, max_reasks=0)
+    def make() -> str:
+        return "x"
+
+    with override_model(script('{"x": 1}')), pytest.raises(ParseError) as info:
+        make()
+    assert str(info.value).startswith("Failed to parse model output as Point: y: Field required")
