@@ -72,6 +72,10 @@ class Options(TypedDict, total=False):
     skip_rails: Sequence[str]
     token_budget: int | None
     log_content: bool
+    reasoning_effort: str | int | None
+    prompt_cache: bool
+    prompt_cache_key: str | None
+    cached_content: str | None
 
 
 class Command(Generic[P, R]):

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pydantic import SecretStr
 
 OutputModeOption = Literal["auto", "native", "tool", "prompt"]
+#: Reasoning effort levels, the union of what the providers name (each maps or refuses its own).
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,16 @@ class Config:
     skip_rails: tuple[Literal["input", "output", "tool"], ...] = ()
     token_budget: int | None = None
     log_content: bool = False
+    #: How much the model reasons before answering: an effort level, or a thinking budget in
+    #: tokens (0 turns thinking off); each adapter maps it to its provider's own field.
+    reasoning_effort: ReasoningEffort | int | None = None
+    #: Ask the provider to cache the prompt's stable prefix where it must be asked (Anthropic
+    #: cache breakpoints). Not ``cache``: that name is for alloy's own response cache.
+    prompt_cache: bool = False
+    #: OpenAI's ``prompt_cache_key``: requests sharing it are routed to the same prompt cache.
+    prompt_cache_key: str | None = None
+    #: Gemini's ``cached_content``: the name of a cache made with the SDK's ``caches.create``.
+    cached_content: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):  # Config(api_key="...") built by hand
@@ -82,6 +94,10 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "skip_rails": ("ALLOY_SKIP_RAILS",),
     "token_budget": ("ALLOY_TOKEN_BUDGET",),
     "log_content": ("ALLOY_LOG_CONTENT",),
+    "reasoning_effort": ("ALLOY_REASONING_EFFORT",),
+    "prompt_cache": ("ALLOY_PROMPT_CACHE",),
+    "prompt_cache_key": ("ALLOY_PROMPT_CACHE_KEY",),
+    "cached_content": ("ALLOY_CACHED_CONTENT",),
 }
 
 _global_overrides: dict[str, Any] = {}
@@ -200,6 +216,26 @@ _MAX_SECONDS = 7 * 24 * 3600
 _SECONDS_OPTIONS = ("timeout", "deadline", "tool_timeout")
 
 
+#: OpenAI refuses a longer ``prompt_cache_key`` (400 ``string_above_max_length``).
+_MAX_PROMPT_CACHE_KEY = 64
+
+
+def _cache_name_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What is wrong with a ``prompt_cache_key`` or ``cached_content`` name, before it is sent."""
+    problems = []
+    key = options.get("prompt_cache_key")
+    if key is not None and not (0 < len(key) <= _MAX_PROMPT_CACHE_KEY and key.isprintable()):
+        why = f"must be 1 to {_MAX_PROMPT_CACHE_KEY} printable characters (OpenAI's limit)"
+        problems.append(("prompt_cache_key", why))
+    name = options.get("cached_content")
+    if name is not None and not (
+        name and name.isascii() and name.isprintable() and " " not in name
+    ):
+        why = "must be a cache name such as 'cachedContents/abc123' (printable ASCII, no spaces)"
+        problems.append(("cached_content", why))
+    return problems
+
+
 def _check_ranges(options: Mapping[str, Any], source: str) -> None:
     problems = []
     temperature = options.get("temperature")
@@ -213,6 +249,10 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
         value = options.get(name)
         if value is not None and value < 0:
             problems.append((name, "must not be negative"))
+    effort = options.get("reasoning_effort")
+    if isinstance(effort, int) and effort < 0:
+        problems.append(("reasoning_effort", "a thinking budget must not be negative"))
+    problems.extend(_cache_name_problems(options))
     for name in _SECONDS_OPTIONS:
         value = options.get(name)
         if value is not None and value <= 0:
@@ -281,7 +321,7 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         return _check_model_name(name, raw.strip())
     if option == "skip_rails":
         return tuple(kind.strip() for kind in raw.split(",") if kind.strip())
-    if option in ("auto_finalize_missing_output", "log_content"):
+    if option in ("auto_finalize_missing_output", "log_content", "prompt_cache"):
         lowered = raw.strip().lower()
         if lowered in ("1", "true", "yes", "on"):
             return True

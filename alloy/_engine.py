@@ -270,7 +270,14 @@ def _request_parts(plan: Plan) -> RequestParts:
         spec,
         _system(plan, mode, spec),
         ModelSettings(
-            config.temperature, config.max_tokens, config.timeout, dict(config.extra_json)
+            config.temperature,
+            config.max_tokens,
+            config.timeout,
+            dict(config.extra_json),
+            reasoning_effort=config.reasoning_effort,
+            prompt_cache=config.prompt_cache,
+            prompt_cache_key=config.prompt_cache_key,
+            cached_content=config.cached_content,
         ),
     )
 

@@ -227,12 +227,20 @@ class OutputSpec:
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
-    """Sampling and transport settings that reach the wire."""
+    """Sampling, reasoning, prompt-cache and transport settings that reach the wire."""
 
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: An effort level (``"low"``...) or a thinking budget in tokens; adapters map or refuse it.
+    reasoning_effort: str | int | None = None
+    #: Mark the stable prompt prefix for caching where the provider must be asked to cache.
+    prompt_cache: bool = False
+    #: OpenAI's ``prompt_cache_key``.
+    prompt_cache_key: str | None = None
+    #: Gemini's ``cached_content``: a cache made beforehand, by name.
+    cached_content: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

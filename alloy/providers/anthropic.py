@@ -6,9 +6,10 @@ Output modes:
   in the Anthropic dialect (:mod:`._anthropic_dialect`); the answer is the text block(s).
 - ``tool``: the schema becomes an output tool named ``spec.name``. ``tool_choice`` forces it
   (``{"type": "tool"}``) when it is the only tool, or ``{"type": "any"}`` when the command also
-  has tools, so those stay callable. With extended thinking on (``extra_json`` with
-  ``{"thinking": {...}}``) the API refuses a forced ``tool_choice``, so ``auto`` is sent instead
-  and the output tool is described as the way to answer.
+  has tools, so those stay callable. With extended thinking on (a thinking budget in
+  ``reasoning_effort``, or ``extra_json`` with ``{"thinking": {...}}``) the API refuses a forced
+  ``tool_choice``, so ``auto`` is sent instead and the output tool is described as the way to
+  answer.
 - ``prompt``: nothing special is sent.
 
 Capabilities: Claude 4.1 and later (sonnet-4-5, opus-4-1/4-5/4-6, haiku-4-5, sonnet-4-6, opus-5,
@@ -19,7 +20,14 @@ streaming (with tools), images and PDFs.
 Deliberate choices:
 
 - ``max_tokens`` is required by the API; without a setting :data:`DEFAULT_MAX_TOKENS` (4096) is
-  sent and a DEBUG line says so.
+  sent (plus the thinking budget, which counts toward it) and a DEBUG line says so.
+- ``reasoning_effort``: a level (low, medium, high, xhigh, max) is ``output_config.effort``; a
+  number of tokens is extended thinking, ``thinking: {type: enabled, budget_tokens}`` (at least
+  1024); ``"none"`` or 0 is ``thinking: {type: disabled}``; ``"minimal"`` has no Anthropic
+  match and is refused. ``prompt_cache=True`` puts ``cache_control`` breakpoints on the last
+  tool, the system prompt and the last block of the conversation
+  (:func:`mark_cache_breakpoints`). ``prompt_cache_key`` and ``cached_content`` are other
+  providers' and refused.
 - anthropic 2.12's ``messages.create()`` has no ``temperature`` parameter: it goes through
   ``extra_body`` and reaches the wire verbatim. With thinking on, the API accepts only the default
   temperature; a value other than 1 is still sent (it was asked for) and a WARNING is logged.
@@ -96,6 +104,7 @@ from ..errors import (
 from ._anthropic_dialect import anthropic_schema
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._parts import misplaced
+from ._settings import refuse_cache_names, unsupported
 
 logger = logging.getLogger("alloy.providers.anthropic")
 
@@ -107,6 +116,18 @@ OUTPUT_TOOL_DESCRIPTION = (
     "Call it once, when you have everything you need."
 )
 STUB_TOOL_DESCRIPTION = "Used earlier in this conversation; not available now."
+#: ``output_config.effort`` levels; ``"none"`` turns thinking off and ``"minimal"`` has no match.
+EFFORT_LEVELS = frozenset({"low", "medium", "high", "xhigh", "max"})
+#: The smallest ``thinking.budget_tokens`` the API takes.
+MIN_THINKING_BUDGET = 1024
+_EFFORTS_TAKEN = (
+    "it takes low, medium, high, xhigh or max (output_config.effort), 'none' or 0 (thinking "
+    f"off), or a thinking budget of at least {MIN_THINKING_BUDGET} tokens"
+)
+#: A prompt-cache breakpoint with the default five-minute lifetime.
+EPHEMERAL = {"type": "ephemeral"}
+#: Blocks that take ``cache_control`` (thinking blocks do not).
+_CACHEABLE_BLOCKS = frozenset({"text", "image", "document", "tool_use", "tool_result"})
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 #: ``messages.create()`` keyword arguments in anthropic 2.12; other body keys go in ``extra_body``.
@@ -208,18 +229,17 @@ def thinking_enabled(extra: Mapping[str, Any]) -> bool:
 def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[str, Any]:
     """The JSON body sent to ``POST /v1/messages`` for ``request`` (before ``stream``)."""
     settings = request.settings
-    thinking = thinking_enabled(settings.extra)
-    max_tokens = settings.max_tokens
-    if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
-        logger.debug("anthropic: no max_tokens set; sending the default %d", max_tokens)
+    refuse_cache_names(settings, "Anthropic")
+    reasoning = reasoning_fields(settings.reasoning_effort)
+    thinking = thinking_enabled({**reasoning, **settings.extra})
     body: dict[str, Any] = {
-        "max_tokens": max_tokens,
+        "max_tokens": _max_tokens(settings.max_tokens, reasoning),
         "messages": build_messages(request.messages),
         "model": model_id,
     }
     if request.system:
         body["system"] = request.system
+    body.update(reasoning)
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
         if thinking and settings.temperature != 1:
@@ -236,7 +256,8 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
     mode = spec.mode if spec is not None else None
     if spec is not None and spec.mode == "native":
         body["output_config"] = {
-            "format": {"type": "json_schema", "schema": anthropic_schema(spec.schema)}
+            **body.get("output_config", {}),
+            "format": {"type": "json_schema", "schema": anthropic_schema(spec.schema)},
         }
     elif spec is not None and spec.mode == "tool":
         output_tool = ToolDefinition(
@@ -268,6 +289,8 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
         body["tools"] = tools
     if tool_choice is not None:
         body["tool_choice"] = tool_choice
+    if settings.prompt_cache:
+        mark_cache_breakpoints(body)
     logger.debug(
         "anthropic: model=%s output mode=%s tools=%d tool_choice=%s",
         model_id,
@@ -276,6 +299,70 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
         tool_choice,
     )
     return merge_extra(body, settings.extra)
+
+
+def reasoning_fields(effort: str | int | None) -> dict[str, Any]:
+    """The body fields for the ``reasoning_effort`` option: a level is ``output_config.effort``;
+    a budget in tokens is extended thinking with that ``budget_tokens``; ``"none"`` and ``0``
+    turn thinking off."""
+    if effort is None:
+        return {}
+    if effort in ("none", 0):
+        return {"thinking": {"type": "disabled"}}
+    if isinstance(effort, int):
+        if effort < MIN_THINKING_BUDGET:
+            raise unsupported("Anthropic", "reasoning_effort", effort, _EFFORTS_TAKEN)
+        return {"thinking": {"type": "enabled", "budget_tokens": effort}}
+    if effort not in EFFORT_LEVELS:
+        raise unsupported("Anthropic", "reasoning_effort", effort, _EFFORTS_TAKEN)
+    return {"output_config": {"effort": effort}}
+
+
+def _max_tokens(asked: int | None, reasoning: Mapping[str, Any]) -> int:
+    """``max_tokens``, which the API requires and which must leave room above a thinking budget:
+    unset, it is the budget plus :data:`DEFAULT_MAX_TOKENS` for the answer."""
+    budget = reasoning.get("thinking", {}).get("budget_tokens")
+    if asked is None:
+        asked = DEFAULT_MAX_TOKENS + (budget or 0)
+        logger.debug(
+            "anthropic: no max_tokens set; sending the default %d plus the thinking budget %d",
+            DEFAULT_MAX_TOKENS,
+            budget or 0,
+        )
+    elif budget is not None and asked <= budget:
+        raise ConfigurationError(
+            f"max_tokens={asked} leaves no room for an answer after a thinking budget of {budget} "
+            "tokens (reasoning_effort): Anthropic counts thinking toward max_tokens, so raise "
+            "max_tokens above the budget, or leave it unset"
+        )
+    return asked
+
+
+def mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """``cache_control`` on the last tool, the system prompt and the conversation's last block.
+
+    Anthropic caches a prompt prefix that ends at a breakpoint, in the order tools, system,
+    messages, so one after each part keeps the earlier parts cached when a later one changes:
+    a new prompt still reads the tools and system prompt, and a tool round or re-ask reads the
+    whole conversation before it. Three of the four breakpoints the API allows; an output tool
+    (forced-tool mode) is the last tool, so the schema is cached with the tools. A native
+    ``output_config`` schema takes no breakpoint (Anthropic keeps its compiled grammars itself).
+    """
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
+    system = body.get("system")
+    if isinstance(system, str):
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+    messages = body["messages"]
+    if not messages:
+        return
+    last = messages[-1]
+    content = last["content"]
+    if isinstance(content, str):
+        last["content"] = [{"type": "text", "text": content, "cache_control": dict(EPHEMERAL)}]
+    elif content and content[-1].get("type") in _CACHEABLE_BLOCKS:
+        content[-1] = {**content[-1], "cache_control": dict(EPHEMERAL)}
 
 
 def tool_param(tool: ToolDefinition, strict_ok: bool) -> dict[str, Any]:

@@ -23,6 +23,12 @@ What goes on the wire, and why:
   be an object: a tool's JSON object goes as is, anything else as ``{"result": ...}``, and a
   failed tool as ``{"error": ...}``. No call is left unanswered: a re-ask after a forced output
   call with invalid arguments is sent as that call's ``{"error": ...}`` response.
+- ``reasoning_effort`` is ``thinking_config`` (:func:`thinking_config`): ``thinking_level`` on
+  Gemini 3, ``thinking_budget`` on 2.5 or for a budget in tokens. ``cached_content`` names a
+  context cache made beforehand with the SDK (``client.caches.create``) and is sent as is;
+  Gemini refuses a system instruction or tools beside it, so that is a ConfigurationError
+  before sending. Implicit caching (Gemini 2.5 and later) needs no field, so ``prompt_cache``
+  adds nothing; ``prompt_cache_key`` is OpenAI's and refused.
 - Settings: ``system_instruction``, ``temperature``, ``max_output_tokens``; ``timeout`` becomes
   the per-request ``HttpOptions.timeout`` (milliseconds, rounded up); ALLOY_EXTRA_JSON becomes
   ``HttpOptions.extra_body``, which the SDK merges recursively into the REST body, so it is
@@ -83,6 +89,7 @@ from ..errors import (
 from ._base import Reply, SDKModel, Streamed, retry_after_from
 from ._gemini_dialect import gemini_schema
 from ._parts import misplaced
+from ._settings import refuse_cache_names, unsupported
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -110,6 +117,11 @@ OUTPUT_TOOL_DESCRIPTION = (
 
 _OLD_MODEL = re.compile(r"^gemini-(1|2)(\.|-)")
 _ORDERED_MODEL = re.compile(r"^gemini-(1|2\.0)(\.|-)")
+_NO_THINKING = _ORDERED_MODEL  # Gemini 2.0 and older: no thinking either
+#: Gemini 2.5's thinking budgets for effort levels, as Google's OpenAI-compatible API maps them.
+LEVEL_BUDGETS = {"none": 0, "low": 1024, "medium": 8192, "high": 24576}
+#: Gemini 3's ``thinking_level`` values (``types.ThinkingLevel``), as effort levels.
+THINKING_LEVELS = frozenset({"minimal", "low", "medium", "high", "xhigh"})
 
 _FILTERED = frozenset(
     {
@@ -225,6 +237,13 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
         config["temperature"] = settings.temperature
     if settings.max_tokens is not None:
         config["max_output_tokens"] = settings.max_tokens
+    thinking = thinking_config(model_id, settings.reasoning_effort)
+    if thinking:
+        config["thinking_config"] = thinking
+    refuse_cache_names(settings, "Gemini", content=True)
+    if settings.cached_content is not None:
+        _check_cacheable(config)
+        config["cached_content"] = settings.cached_content
     http: dict[str, Any] = {}
     if settings.timeout is not None:
         http["timeout"] = max(1, math.ceil(settings.timeout * 1000))
@@ -233,6 +252,59 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
     if http:
         config["http_options"] = http
     return config
+
+
+def thinking_config(model_id: str, effort: str | int | None) -> dict[str, Any]:
+    """``thinking_config`` for the ``reasoning_effort`` option (empty when it is unset).
+
+    A budget in tokens is ``thinking_budget`` (0 turns thinking off). A level is Gemini 3's
+    ``thinking_level``; Gemini 2.5 takes budgets only, so a level there is the budget Google's
+    own OpenAI-compatible endpoint maps it to (none 0, low 1024, medium 8192, high 24576).
+    Gemini 2.0 and 1.x do not think at all.
+    """
+    if effort is None:
+        return {}
+    name = _base_id(model_id)
+    if _NO_THINKING.match(name):
+        raise unsupported(
+            "Gemini",
+            "reasoning_effort",
+            effort,
+            f"{model_id} has no thinking (Gemini 2.5 and later)",
+        )
+    if isinstance(effort, int):
+        return {"thinking_budget": effort}
+    if _OLD_MODEL.match(name):
+        if effort not in LEVEL_BUDGETS:
+            raise unsupported(
+                "Gemini",
+                "reasoning_effort",
+                effort,
+                f"{model_id} takes none, low, medium or high, or a thinking budget in tokens",
+            )
+        return {"thinking_budget": LEVEL_BUDGETS[effort]}
+    if effort not in THINKING_LEVELS:
+        raise unsupported(
+            "Gemini",
+            "reasoning_effort",
+            effort,
+            "Gemini 3 takes minimal, low, medium, high or xhigh (it cannot turn thinking off), "
+            "or a thinking budget in tokens",
+        )
+    return {"thinking_level": effort.upper()}
+
+
+def _check_cacheable(config: Mapping[str, Any]) -> None:
+    """Gemini refuses a system instruction, tools or a tool config beside ``cached_content``
+    (they must be in the cache): say so before sending, with what to do instead."""
+    found = [key for key in ("system_instruction", "tools", "tool_config") if key in config]
+    if found:
+        raise ConfigurationError(
+            f"Gemini refuses {', '.join(found)} beside cached_content: put the system prompt "
+            "in the cache when you create it (caches.create(config={'system_instruction': "
+            "...})) and use cached_content with commands that have no system prompt, no "
+            "tools and no forced-tool output"
+        )
 
 
 class ConfigObjects:

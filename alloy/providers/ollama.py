@@ -19,6 +19,10 @@ What goes on the wire, and why:
   call id).
 - Images go as base64 in ``images``; Ollama takes no image URLs and no PDFs, which are a
   ConfigurationError.
+- ``reasoning_effort`` is ``think``: ``"none"`` is false, low/medium/high go as they are;
+  other levels and budgets in tokens are refused. The server keeps the loaded model's context
+  between calls by itself, so ``prompt_cache`` adds nothing; ``prompt_cache_key`` and
+  ``cached_content`` are other providers' and refused.
 - Settings: ``options.temperature`` and ``options.num_predict`` (max tokens); ``timeout`` is
   the request's own (httpx's per-request timeout). ALLOY_EXTRA_JSON: ``options`` merges into the
   options, keys that are model options (``top_k``, ``num_ctx``, ``seed``...) go into
@@ -67,6 +71,7 @@ from ..errors import (
 )
 from ._base import Reply, SDKModel, Streamed
 from ._parts import misplaced
+from ._settings import refuse_cache_names, unsupported
 
 if TYPE_CHECKING:
     pass
@@ -79,6 +84,8 @@ PROVIDER = "ollama"
 CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
 CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False)
+#: The levels Ollama's ``think`` field takes besides true and false.
+THINK_LEVELS = frozenset({"low", "medium", "high"})
 
 
 @memoize_by_identity
@@ -105,6 +112,7 @@ def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str,
         logger.debug("ollama %s: output mode %s", model_id, spec.mode)
     options: dict[str, Any] = {}
     settings = request.settings
+    refuse_cache_names(settings, "Ollama")
     if settings.temperature is not None:
         options["temperature"] = settings.temperature
     if settings.max_tokens is not None:
@@ -118,11 +126,28 @@ def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str,
     }
     if fmt is not None:
         body["format"] = fmt
+    if settings.reasoning_effort is not None:
+        body["think"] = think(settings.reasoning_effort)
     if settings.extra:
         _apply_extra(body, options, settings.extra)
     if options:
         body["options"] = options
     return body
+
+
+def think(effort: str | int) -> bool | str:
+    """Ollama's ``think`` for the ``reasoning_effort`` option: ``"none"`` turns thinking off;
+    low, medium and high are levels (gpt-oss) that other thinking models read as on."""
+    if effort == "none":
+        return False
+    if effort in THINK_LEVELS:
+        return str(effort)
+    raise unsupported(
+        "Ollama",
+        "reasoning_effort",
+        effort,
+        "its think field takes none (off), low, medium or high; it has no thinking budget",
+    )
 
 
 @functools.cache

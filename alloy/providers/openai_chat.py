@@ -18,7 +18,8 @@ Wire choices, and why:
   ``role: tool`` message per result.
 * Settings: ``system`` -> a leading system message; ``max_tokens`` -> ``max_tokens``, or
   ``max_completion_tokens`` for OpenAI reasoning models, which refuse ``max_tokens``;
-  ``timeout`` -> the SDK's per-call timeout; ALLOY_EXTRA_JSON is merged into the body last (keys
+  ``reasoning_effort`` -> ``reasoning_effort`` (a level; a budget in tokens, or a model known
+  not to reason, is refused); ``prompt_cache_key`` as is; ``timeout`` -> the SDK's per-call timeout; ALLOY_EXTRA_JSON is merged into the body last (keys
   the SDK does not know go through ``extra_body``). ``temperature`` is not sent to reasoning
   models (o-series, gpt-5, codex), which reject it: logged at WARNING once per model, DEBUG
   afterwards, and the call goes on.
@@ -69,10 +70,12 @@ from ._openai_common import (
     data_url,
     is_reasoning_model,
     openai_strict_schema,
+    reasoning_effort_for,
     temperature_for,
     usage_from,
 )
 from ._parts import misplaced
+from ._settings import refuse_cache_names
 
 logger = logging.getLogger("alloy.providers.openai_chat")
 
@@ -118,12 +121,18 @@ def build(
     if tools:
         body["tools"] = tools
     settings = request.settings
+    refuse_cache_names(settings, "OpenAI", key=True)
     temperature = temperature_for(model_id, settings, notice or TemperatureNotice())
     if temperature is not None:
         body["temperature"] = temperature
     if settings.max_tokens is not None:
         key = "max_completion_tokens" if is_reasoning_model(model_id) else "max_tokens"
         body[key] = settings.max_tokens
+    effort = reasoning_effort_for(model_id, settings)
+    if effort is not None:
+        body["reasoning_effort"] = effort
+    if settings.prompt_cache_key is not None:
+        body["prompt_cache_key"] = settings.prompt_cache_key
     return merge_extra(body, settings.extra)
 
 

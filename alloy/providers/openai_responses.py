@@ -18,6 +18,9 @@ Wire choices, and why:
   models are asked for ``include: ["reasoning.encrypted_content"]`` so that echo also works
   with ``store: false``.
 * Settings: ``system`` -> ``instructions``; ``max_tokens`` -> ``max_output_tokens``;
+  ``reasoning_effort`` -> ``reasoning.effort`` (a level; a budget in tokens, or a model known
+  not to reason, is refused); ``prompt_cache_key`` as is (OpenAI caches prompt prefixes by
+  itself, so ``prompt_cache`` adds nothing; ``cached_content`` is Gemini's and refused);
   ``timeout`` -> the SDK's per-call timeout; ALLOY_EXTRA_JSON is merged into the body last
   (keys the SDK does not know go through ``extra_body``). ``temperature`` is not sent to
   reasoning models (o-series, gpt-5, codex), which reject it: that is logged at WARNING once
@@ -69,11 +72,13 @@ from ._openai_common import (
     data_url,
     is_reasoning_model,
     openai_strict_schema,
+    reasoning_effort_for,
     stream_error,
     temperature_for,
     usage_from,
 )
 from ._parts import misplaced
+from ._settings import refuse_cache_names
 
 logger = logging.getLogger("alloy.providers.openai")
 
@@ -112,11 +117,17 @@ def build(
     if is_reasoning_model(model_id):
         body["include"] = [ENCRYPTED_REASONING]
     settings = request.settings
+    refuse_cache_names(settings, "OpenAI", key=True)
     temperature = temperature_for(model_id, settings, notice or TemperatureNotice())
     if temperature is not None:
         body["temperature"] = temperature
     if settings.max_tokens is not None:
         body["max_output_tokens"] = settings.max_tokens
+    effort = reasoning_effort_for(model_id, settings)
+    if effort is not None:
+        body["reasoning"] = {"effort": effort}
+    if settings.prompt_cache_key is not None:
+        body["prompt_cache_key"] = settings.prompt_cache_key
     return merge_extra(body, settings.extra)
 
 
