@@ -92,7 +92,7 @@ class Walk:
         for criterion in criteria:
             if value is None:
                 continue  # an absent optional value has nothing to check
-            error = _validate(criterion, value)
+            error = validate_value(criterion, value)
             if error is None:
                 self._record(criterion, path, "passed", value)
                 continue
@@ -103,7 +103,7 @@ class Walk:
                 self._record(criterion, path, "reasked", value, error)
             elif action in ("fix", "fix_reask"):
                 fixed = criterion.fix(value)
-                if fixed is not NO_FIX and _validate(criterion, fixed) is None:
+                if fixed is not NO_FIX and validate_value(criterion, fixed) is None:
                     self._record(criterion, path, "fixed", value, error, fixed)
                     value = fixed
                 elif action == "fix_reask":
@@ -147,7 +147,8 @@ class Walk:
         return CriterionFailed(message, field=result.path, criterion=result.criterion)
 
 
-def _validate(criterion: Criterion, value: Any) -> str | None:
+def validate_value(criterion: Criterion, value: Any) -> str | None:
+    """The criterion's error for ``value`` (a type error for a type it cannot check), or None."""
     if not isinstance(value, criterion.accepts) or (
         isinstance(value, bool)
         and bool not in criterion.accepts
@@ -167,6 +168,7 @@ _KIND_NAMES: dict[type, str] = {
     list: "a list",
     tuple: "a list",
     bool: "true or false",
+    dict: "an object",
 }
 
 
@@ -179,7 +181,14 @@ def matches(node: Node, value: Any) -> bool:
             return False
         keys = set(value)
         required: frozenset[str] = getattr(node.base, "__required_keys__", frozenset())
-        return required <= keys <= set(getattr(node.base, "__annotations__", keys))
+        if not required <= keys <= set(getattr(node.base, "__annotations__", keys)):
+            return False
+        # A Literal field tells the options of a discriminated union apart.
+        return all(
+            matches(f.node, value[f.attr])
+            for f in node.fields
+            if f.attr in value and get_origin(f.node.base) is Literal
+        )
     if node.kind == "list":
         return isinstance(value, (list, tuple))
     if node.kind == "union":

@@ -10,7 +10,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -91,7 +91,7 @@ class LowerCase(Criterion):
 
 @dataclass(frozen=True)
 class OneLine(Criterion):
-    """A single line. Fix: join the non-empty lines with spaces."""
+    """A single line. Fix: keep the first line (as Guardrails' one-line does)."""
 
     _name: ClassVar[str] = "one-line"
     accepts: ClassVar[tuple[type, ...]] = (str,)
@@ -104,18 +104,19 @@ class OneLine(Criterion):
         return None if len(lines) <= 1 else f"must be a single line, but it has {len(lines)}"
 
     def fix(self, value: str) -> str:
-        return " ".join(line.strip() for line in value.splitlines() if line.strip())
+        return value.strip().splitlines()[0]
 
 
 @dataclass(frozen=True)
 class Length(Criterion):
-    """Length bounds (inclusive): characters of a string, items of a list. Fix: truncate."""
+    """Length bounds (inclusive): characters of a string, items of a list, keys of an object.
+    Fix: truncate a string or list."""
 
     min: int | None = None
     max: int | None = None
 
     _name: ClassVar[str] = "length"
-    accepts: ClassVar[tuple[type, ...]] = (str, list, tuple)
+    accepts: ClassVar[tuple[type, ...]] = (str, list, tuple, dict)
 
     def __post_init__(self) -> None:
         _check_bounds(self.name, self.min, self.max)
@@ -124,15 +125,17 @@ class Length(Criterion):
     def rule(self) -> str:
         return f"must have a length of {_between(self.min, self.max)}"
 
-    def validate(self, value: Sequence[Any]) -> str | None:
+    def validate(self, value: Sized) -> str | None:
         n = len(value)
         if (self.min is None or n >= self.min) and (self.max is None or n <= self.max):
             return None
-        unit = "character" if isinstance(value, str) else "item"
+        unit = (
+            "character" if isinstance(value, str) else "key" if isinstance(value, dict) else "item"
+        )
         return f"must have {_between(self.min, self.max, unit)}, but it has {_plural(n, unit)}"
 
-    def fix(self, value: Sequence[Any]) -> Any:
-        if self.max is not None and len(value) > self.max:
+    def fix(self, value: Any) -> Any:
+        if self.max is not None and len(value) > self.max and not isinstance(value, dict):
             return value[: self.max]
         return NO_FIX
 

@@ -138,18 +138,31 @@ CRITERIA: dict[str, Factory] = {
 }
 
 
+#: Names Guardrails Hub gives the built-in validators where they differ from the RAIL names.
+_ALIASES = {"uppercase": "upper-case", "lowercase": "lower-case"}
+
+
 def normalize(name: str) -> str:
-    """``guardrails/Two_Words`` -> ``two-words``."""
-    return name.strip().rsplit("/", 1)[-1].lower().replace("_", "-")
+    """``guardrails/Two_Words`` -> ``two-words``; ``hub://guardrails/uppercase`` -> ``upper-case``."""
+    plain = name.strip().rsplit("/", 1)[-1].lower().replace("_", "-")
+    return _ALIASES.get(plain, plain)
 
 
 def parse_format(spec: str) -> list[tuple[str, list[Any], dict[str, Any]]]:
     """``"two-words; length: 1 10"`` -> ``[("two-words", [], {}), ("length", [1, 10], {})]``."""
+    return [(normalize(name), args, kwargs) for name, args, kwargs in split_format(spec)]
+
+
+def split_format(spec: str) -> list[tuple[str, list[Any], dict[str, Any]]]:
+    """Like :func:`parse_format`, with each name as written (``guardrails/two_words``)."""
     out = []
     for item in _split(spec, ";"):
         if not item.strip():
             continue
         name, sep, rest = item.partition(":")
+        if sep and name.strip().lower() in ("hub", "http", "https") and rest.startswith("//"):
+            more, sep, rest = rest.partition(":")  # hub://owner/name: args
+            name = f"{name}:{more}"
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for token in _tokens(rest) if sep else []:
@@ -158,7 +171,7 @@ def parse_format(spec: str) -> list[tuple[str, list[Any], dict[str, Any]]]:
                 kwargs[key.replace("-", "_")] = _value(raw)
             else:
                 args.append(_value(token))
-        out.append((normalize(name), args, kwargs))
+        out.append((name.strip(), args, kwargs))
     return out
 
 

@@ -38,7 +38,7 @@ CASES: list[tuple[Criterion, Any, Any, str, Any]] = [
     ),
     (UpperCase(), "HELLO", "Hello", "must be upper case", "HELLO"),
     (LowerCase(), "hello", "Hello", "must be lower case", "hello"),
-    (OneLine(), "one line", "two\n  lines", "must be a single line, but it has 2", "two lines"),
+    (OneLine(), "one line", "two\n  lines", "must be a single line, but it has 2", "two"),
     (
         Length(2, 4),
         "abc",
@@ -49,6 +49,13 @@ CASES: list[tuple[Criterion, Any, Any, str, Any]] = [
     (Length(max=2), [1, 2], [1, 2, 3], "must have at most 2 items, but it has 3 items", [1, 2]),
     (Length(3, 3), "abc", "ab", "must have exactly 3 characters, but it has 2 characters", NO_FIX),
     (Length(min=1), ["a"], [], "must have at least 1 item, but it has 0 items", NO_FIX),
+    (
+        Length(max=1),
+        {"a": 1},
+        {"a": 1, "b": 2},
+        "must have at most 1 key, but it has 2 keys",
+        NO_FIX,
+    ),
     (ValidRange(0, 10), 5, 11, "must be between 0 and 10", 10),
     (ValidRange(min=0), 0.0, -0.5, "must be at least 0", 0.0),
     (ValidRange(max=-1), -3, 2, "must be at most -1", -1),

@@ -16,7 +16,7 @@ from alloy.checks import (
     ValidRange,
     parse_criteria,
 )
-from alloy.checks._spec import parse_format
+from alloy.checks._spec import parse_format, split_format
 
 
 def test_parse_format_arguments() -> None:
@@ -31,6 +31,19 @@ def test_parse_format_arguments() -> None:
     assert parse_format("Two_Words; guardrails/valid_length: 2") == [
         ("two-words", [], {}),
         ("valid-length", [2], {}),
+    ]
+
+
+def test_guardrails_hub_names() -> None:
+    """Names as Guardrails' RAIL docs write validators (docs/how_to_guides/rail.md)."""
+    assert parse_format("guardrails/uppercase; guardrails/lowercase; guardrails/two_words") == [
+        ("upper-case", [], {}),
+        ("lower-case", [], {}),
+        ("two-words", [], {}),
+    ]
+    assert split_format(r"hub://guardrails/regex_match: ^[A-Z][a-z]+\s[A-Z]$; one-line") == [
+        ("hub://guardrails/regex_match", ["^[A-Z][a-z]+\\s[A-Z]$"], {}),
+        ("one-line", [], {}),
     ]
 
 

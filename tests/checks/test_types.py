@@ -221,7 +221,7 @@ def test_checked_helper_on_a_type() -> None:
         ),
         (
             list[Annotated[float, Length(max=2)]],
-            "Criterion length checks str or list or tuple values, but the answer[] is float",
+            "Criterion length checks str or list or tuple or dict values, but the answer[] is float",
         ),
         (Annotated[bool, ValidRange(0, 1)], None),
     ],
@@ -238,7 +238,7 @@ def test_a_criterion_on_the_wrong_type_fails_at_decoration(tp: Any, message: Opt
 def test_a_value_of_another_union_member_fails_with_a_type_error() -> None:
     out = CheckedOutput(Annotated[Union[str, int], Length(max=2, on_fail="noop")])
     (result,) = out.parse('{"value": 5}').report.results
-    assert (result.outcome, result.error) == ("recorded", "must be a string or a list")
+    assert (result.outcome, result.error) == ("recorded", "must be a string or a list or an object")
 
 
 def test_none_is_never_checked() -> None:
