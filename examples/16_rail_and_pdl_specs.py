@@ -6,8 +6,8 @@ from alloy.compat import load_pdl, load_rail
 RAIL = """
 <rail version="0.1">
     <output>
-        <string name="text" description="The generated text" format="upper-case" on-fail-upper-case="fix"/>
-        <float name="score" description="The score of the generated text" format="min-val: 0" on-fail-min-val="fix"/>
+        <string name="text" description="The generated text" validators="upper-case" on-fail-upper-case="fix"/>
+        <float name="score" description="The score of the generated text" validators="min-val: 0" on-fail-min-val="fix"/>
     </output>
 </rail>
 """

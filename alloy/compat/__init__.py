@@ -1,7 +1,7 @@
 """Output specs from other tools, loaded as alloy output types.
 
-- :func:`load_rail`: a Guardrails RAIL ``<output>`` element (structure, descriptions, ``format``
-  criteria and ``on-fail-*`` actions, strict or lenient).
+- :func:`load_rail`: a Guardrails RAIL ``<output>`` element (structure, descriptions,
+  validators and ``on-fail-*`` actions applied as Guardrails applies them, strict or lenient).
 - :func:`load_pdl`: a ragit PDL schema string (``[{name: str, age: int}]{min: 3, max: 3}``).
 """
 
