@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._legacy import translate_options
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ _VALIDATOR: Any = None
 
 def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
     """Validate a partial set of options; return them coerced. ``source`` names where they came from."""
+    options = translate_options(options, source)
     unknown = set(options) - OPTION_NAMES
     if unknown:
         raise ConfigurationError(
