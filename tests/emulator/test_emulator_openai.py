@@ -221,6 +221,34 @@ async def test_responses_stream_tool_calls(client: Any, alloy_emulator: Emulator
     assert [o.name for o in events[-1].response.output] == ["get_weather", "get_weather"]
 
 
+async def test_split_streams_cuts_text_and_arguments_as_asked(
+    client: Any, alloy_emulator: Emulator
+) -> None:
+    alloy_emulator.split_streams(1).push("openai", Text("héllo 😀"))
+    events = await collect(
+        await run(client.responses.create(model="gpt-4o", input="hi", stream=True))
+    )
+    assert [e.delta for e in events if e.type == "response.output_text.delta"] == list("héllo 😀")
+
+    alloy_emulator.split_streams(lambda text: [text[:3], "", text[3:]])
+    alloy_emulator.push("openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"})))
+    stream = await run(
+        client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL], stream=True)
+    )
+    pieces = [
+        e.delta for e in await collect(stream) if e.type == "response.function_call_arguments.delta"
+    ]
+    assert pieces == ['{"c', 'ity":"Paris","unit":"c"}']  # the empty piece is dropped
+
+    alloy_emulator.reset()  # back to the usual 12 characters
+    events = await collect(
+        await run(client.responses.create(model="gpt-4o", input="hi", stream=True))
+    )
+    assert len([e for e in events if e.type == "response.output_text.delta"]) == 3
+    with pytest.raises(ValueError, match="at least 1"):
+        alloy_emulator.split_streams(0)
+
+
 def test_responses_stream_helper_parses(alloy_emulator: Emulator) -> None:
     client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test")
     alloy_emulator.push("openai", Json({"city": "Oslo", "temperature_c": -3.0, "humidity": None}))

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import random
 import string
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar, Literal
 
 from ._call import Call, Turn
@@ -132,8 +134,36 @@ def output_tokens(turn: Turn) -> int:
 
 
 def pieces(text: str, size: int = 12) -> list[str]:
-    """Split text into stream deltas; always at least one piece for non-empty text."""
+    """Split text into stream deltas; always at least one piece for non-empty text.
+
+    While a reply is rendered under :func:`splitting`, its splitter decides instead.
+    """
+    split = _SPLITTING.split
+    if split is not None and text:
+        return [piece for piece in split(text) if piece]
     return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+Splitter = Callable[[str], Sequence[str]]
+
+
+class _Splitting(threading.local):
+    split: Splitter | None = None
+
+
+_SPLITTING = _Splitting()
+
+
+@contextmanager
+def splitting(split: Splitter | None) -> Iterator[None]:
+    """Render the replies of this thread with ``split`` cutting their streamed text and tool
+    arguments into deltas (None: the usual 12 characters)."""
+    before = _SPLITTING.split
+    _SPLITTING.split = split
+    try:
+        yield
+    finally:
+        _SPLITTING.split = before
 
 
 def request_id() -> str:

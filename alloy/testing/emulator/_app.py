@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ._anthropic import AnthropicMessages
-from ._api import BadRequest, Reason, WireAPI
+from ._api import BadRequest, Reason, Splitter, WireAPI, splitting
 from ._call import Call
 from ._gemini import PATH as GEMINI_PATH
 from ._gemini import GeminiGenerate
@@ -62,6 +62,8 @@ class App:
         self, *, seed: int = 0, strict_schemas: bool = True, default_text: str = DEFAULT_TEXT
     ) -> None:
         self.script = Script()
+        #: How streamed text and tool arguments are cut into deltas (None: 12 characters).
+        self.split: Splitter | None = None
         self.seed = seed
         self.strict_schemas = strict_schemas
         self.default_text = default_text
@@ -202,7 +204,8 @@ class App:
             head = inner.frames[: item.after]
             return replace(inner, frames=(*head, api.stream_error(message, len(head))))
         turn = resolve_turn(item, call, seed=self.seed, default_text=self.default_text)
-        return api.render(call, turn)
+        with splitting(self.split):
+            return api.render(call, turn)
 
     # -- everything that is not a model call --------------------------------------------------
 

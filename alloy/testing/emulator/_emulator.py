@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -188,9 +188,31 @@ class Emulator:
         self.app.script.push(chosen, queued)
         return len(queued)
 
+    def split_streams(self, split: int | Callable[[str], Sequence[str]] | None) -> Emulator:
+        """Cut streamed text and tool-call arguments into deltas of ``split`` characters, or
+        into the pieces ``split(text)`` returns (empty ones are dropped), for every reply until
+        :meth:`reset`; None restores the usual 12 characters. Gemini and Ollama send tool
+        calls whole, as they do.
+        """
+        if isinstance(split, int):
+            size = split
+            if size < 1:
+                raise ValueError("split_streams() needs a size of at least 1")
+
+            def fixed(text: str) -> list[str]:
+                return [text[i : i + size] for i in range(0, len(text), size)]
+
+            self.app.split = fixed
+        else:
+            self.app.split = split
+        return self
+
     def reset(self) -> None:
-        """Drop queued items and recorded requests (the server keeps running)."""
+        """Drop queued items and recorded requests (the server keeps running), and split
+        streams as usual again."""
         self.app.script.reset()
+        self.app.prompt_cache.clear()
+        self.app.split = None
 
     # -- reading back ----------------------------------------------------------------------
 
