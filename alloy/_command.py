@@ -28,6 +28,7 @@ from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
+from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
@@ -163,7 +164,9 @@ class Command(Generic[P, R]):
 
     def with_options(self, **options: Unpack[Options]) -> Command[P, R]:
         """A copy of this command with per-call options (the highest-precedence layer)."""
-        checked = check_options(options, source=f"{self.name}.with_options()")
+        return self._with_checked(check_options(options, source=f"{self.name}.with_options()"))
+
+    def _with_checked(self, checked: Mapping[str, Any]) -> Command[P, R]:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._call_options = {**self._call_options, **checked}
@@ -471,15 +474,20 @@ def _prepare(
     """Validate decorator options, turn ``tools=`` entries into Tools and check ``rails=``, eagerly."""
     opts = dict(options)
     rails = _flatten_rails(opts.pop("rails", None) or ())
-    raw_tools = opts.pop("tools", None) or ()
-    if isinstance(raw_tools, (str, bytes)) or not isinstance(raw_tools, Sequence):
+    tools = _as_tools(opts.pop("tools", None) or ())
+    return check_options(opts, source=where), tools, rails
+
+
+def _as_tools(entries: Any) -> tuple[Tool[Any], ...]:
+    """``tools=`` entries as Tools, each name used once."""
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
         raise ConfigurationError("tools= must be a list of functions, @tool objects or commands")
-    tools = tuple(as_tool(t) for t in raw_tools)
+    tools = tuple(as_tool(t) for t in entries)
     names = [t.name for t in tools]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise ConfigurationError(f"Duplicate tool names: {sorted(duplicates)}")
-    return check_options(opts, source=where), tools, rails
+    return tools
 
 
 def _flatten_rails(entries: Any) -> tuple[Rail, ...]:
@@ -613,26 +621,78 @@ def command(
 
 
 class _Ask:
-    """``ask(prompt, **options)``: a one-off text question, with ``.stream`` and async twins."""
+    """``ask(prompt, **options)``: a one-off text question, with ``.stream`` and async twins.
+
+    ``tools=`` lets the model call functions before it answers. ``context=`` is put before the
+    prompt the way alloy-ai put it (``Context: {context}`` then ``Task: {prompt}``), so prompts
+    written for alloy-ai read the same.
+    """
 
     _base: Command[[str], str] | None = None
 
-    def _command(self, options: Mapping[str, Any]) -> Command[[str], str]:
+    def _command(
+        self, tools: Sequence[Any] | None, options: Mapping[str, Any]
+    ) -> Command[[str], str]:
         if self._base is None:
             self._base = _build(_ask_prompt, _TEXT, {}, ())
-        return self._base.with_options(**options) if options else self._base
+        command = _build(_ask_prompt, _TEXT, {}, _as_tools(tools)) if tools else self._base
+        return command._with_checked(check_options(options, source="ask()")) if options else command
 
-    def __call__(self, prompt: str, **options: Unpack[Options]) -> str:
-        return self._command(options)(prompt)
+    def __call__(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[Any] | None = None,
+        context: Any = None,
+        **options: Unpack[Options],
+    ) -> str:
+        return self._command(tools, options)(_with_context(prompt, context))
 
-    async def acall(self, prompt: str, **options: Unpack[Options]) -> str:
-        return await self._command(options).acall(prompt)
+    async def acall(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[Any] | None = None,
+        context: Any = None,
+        **options: Unpack[Options],
+    ) -> str:
+        return await self._command(tools, options).acall(_with_context(prompt, context))
 
-    def stream(self, prompt: str, **options: Unpack[Options]) -> Iterator[str]:
-        return self._command(options).stream(prompt)
+    def stream(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[Any] | None = None,
+        context: Any = None,
+        **options: Unpack[Options],
+    ) -> Iterator[str]:
+        return self._command(tools, options).stream(_with_context(prompt, context))
 
-    def astream(self, prompt: str, **options: Unpack[Options]) -> AsyncIterator[str]:
-        return self._command(options).astream(prompt)
+    def astream(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[Any] | None = None,
+        context: Any = None,
+        **options: Unpack[Options],
+    ) -> AsyncIterator[str]:
+        return self._command(tools, options).astream(_with_context(prompt, context))
+
+    def stream_async(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[Any] | None = None,
+        context: Any = None,
+        **options: Unpack[Options],
+    ) -> AsyncIterator[str]:
+        """alloy-ai's name for :meth:`astream`."""
+        deprecated("ask.stream_async() is alloy-ai's name: use ask.astream()")
+        return self.astream(prompt, tools=tools, context=context, **options)
+
+
+def _with_context(prompt: str, context: Any) -> str:
+    return f"Context: {context}\n\nTask: {prompt}" if context else prompt
 
 
 def _ask_prompt(prompt: str) -> str:

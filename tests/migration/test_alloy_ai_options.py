@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from alloy import ConfigurationError, command, configure, use_config
+from alloy import ConfigurationError, ask, command, configure, use_config
 from alloy.testing import FunctionModel, override_model
 
 
@@ -20,6 +20,7 @@ from alloy.testing import FunctionModel, override_model
         ("configure()", lambda **o: (configure(**o), command(lambda: "x")())),
         ("use_config()", lambda **o: _in_use_config(o)),
         ("with_options()", lambda **o: command(lambda: "x").with_options(**o)()),
+        ("ask()", lambda **o: ask("x", **o)),
     ],
 )
 def test_retry_default_system_and_extra_warn_and_apply(where: str, run: Any) -> None:
