@@ -102,6 +102,10 @@ class Command(Generic[P, R]):
         self._rails = rails
         self._handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
         self._output = output
+        #: What stream() reads: text for ``output=str`` too, which is a text command to stream.
+        self._stream_output: OutputType = (
+            _TEXT if isinstance(output, JsonOutput) and output.type is str else output
+        )
         self._options = dict(options)
         self._call_options = dict(call_options or {})
         self._tools = tools
@@ -252,7 +256,7 @@ class Command(Generic[P, R]):
         return turns
 
     def _check_streamable(self) -> None:
-        if self._output.schema is not None:
+        if self._stream_output.schema is not None:
             raise ConfigurationError(
                 f"{self.name} returns {self._output.expected}; stream() streams text, so use it on "
                 "commands without output= (call the command to get the typed value)"
@@ -272,13 +276,14 @@ class Command(Generic[P, R]):
             return prepared[1], prepared[2].model, prepared[2]
         observed = bool(listeners[0] or listeners[1]) or listeners[2]
         config: Config = resolve(self._options, self._call_options)
+        output = self._stream_output if stream else self._output
         model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
         if isinstance(model, StandIn):
-            model = model.for_output(self._output)
+            model = model.for_output(output)
         plan = _engine.Plan(
             command=self.name,
             model=model.name,
-            output=self._output,
+            output=output,
             config=config,
             tools=self._tool_defs,
             capabilities=model.capabilities,
@@ -322,6 +327,11 @@ class AsyncCommand(Command[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
         return self.acall(*args, **kwargs)
+
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:  # type: ignore[override]
+        """The same async iterator as :meth:`astream`, as alloy-ai's ``stream()`` gave for an
+        async prompt function."""
+        return self.astream(*args, **kwargs)
 
 
 def _start(
