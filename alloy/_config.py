@@ -1,5 +1,8 @@
 """Settings resolution: per call > decorator > ``use_config`` > ``configure()`` > env > defaults.
 
+Above them all, for tests and offline runs, a forced model: ``override_model()``, then
+``ALLOY_FORCE_MODEL``.
+
 Every option has one name everywhere (decorator keyword, ``configure()`` keyword, and an
 ``ALLOY_*`` variable). Values are validated on the way in, so a bad value is a
 ConfigurationError that names where it came from, never a failure deep inside a call.
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._legacy import translate_options
+from ._legacy import deprecated, translate_options
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -271,7 +274,9 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
         raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")
 
 
-_ENV_NAMES = tuple(name for names in ENV_VARS.values() for name in names)
+#: Variables that force a model on every command, above every layer but ``override_model()``.
+FORCE_VARS = ("ALLOY_FORCE_MODEL", "ALLOY_BACKEND")
+_ENV_NAMES = (*(name for names in ENV_VARS.values() for name in names), *FORCE_VARS)
 _encodekey = getattr(os.environ, "encodekey", None)
 _ENV_KEYS = tuple(_encodekey(name) for name in _ENV_NAMES) if _encodekey else _ENV_NAMES
 
@@ -309,6 +314,36 @@ def _env_layer() -> dict[str, Any]:
     return layer
 
 
+def check_forced_model(model: str, source: str) -> str:
+    """A model name to force on every command, checked as ``ALLOY_MODEL`` is."""
+    if not _is_utf8(model):
+        raise ConfigurationError(f"{source} is not valid UTF-8 text")
+    return _check_model_name(source, model.strip())
+
+
+def _env_forced() -> dict[str, Any]:
+    """The model ``ALLOY_FORCE_MODEL`` forces on every command, whatever the code names, so
+    examples and test suites run offline (or on one model) without edits.
+
+    alloy-ai's ``ALLOY_BACKEND=fake`` did the same with its fake backend: it still forces the
+    offline model, with a DeprecationWarning.
+    """
+    forced = os.environ.get("ALLOY_FORCE_MODEL")
+    if forced and forced.strip():
+        return {"model": check_forced_model(forced, "environment variable ALLOY_FORCE_MODEL")}
+    backend = (os.environ.get("ALLOY_BACKEND") or "").strip()
+    if not backend:
+        return {}
+    if backend.lower() != "fake":
+        raise ConfigurationError(
+            f"ALLOY_BACKEND={backend!r} was alloy-ai's backend switch; alloy picks the provider "
+            "from the model: set ALLOY_MODEL (such as 'openai:gpt-5-mini'), or ALLOY_FORCE_MODEL "
+            "to force one model on every command"
+        )
+    deprecated("ALLOY_BACKEND=fake was alloy-ai's offline switch: use ALLOY_FORCE_MODEL=offline")
+    return {"model": "offline"}
+
+
 def _parse_env(option: str, name: str, raw: str) -> Any:
     """Turn a variable's text into a value; empty means unset. Types are checked afterwards."""
     if not raw.strip():
@@ -320,7 +355,7 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
     if option == "extra_json":
         return _parse_json_object(name, raw)
     if option == "model":
-        return _check_model_name(name, raw.strip())
+        return _check_model_name(f"environment variable {name}", raw.strip())
     if option == "skip_rails":
         return tuple(kind.strip() for kind in raw.split(",") if kind.strip())
     if option in ("auto_finalize_missing_output", "log_content", "prompt_cache"):
@@ -356,8 +391,8 @@ def _parse_json_object(name: str, raw: str) -> dict[str, Any]:
     return value
 
 
-def _check_model_name(name: str, model: str) -> str:
-    """Refuse a model string no registered provider serves, naming the variable it came from.
+def _check_model_name(source: str, model: str) -> str:
+    """Refuse a model string no registered provider serves, naming where it was set.
 
     Without this, the registry refuses it at the first call in words that do not say where it
     was set. The registry is read at that first call, and a refused layer is not cached, so a
@@ -365,7 +400,7 @@ def _check_model_name(name: str, model: str) -> str:
     """
     from .providers import providers, split_model
 
-    where = f"Invalid value for option 'model' in environment variable {name}"
+    where = f"Invalid value for option 'model' in {source}"
     if not (model.isascii() and model.isprintable()) or " " in model:
         raise ConfigurationError(
             f"{where}: a model name is printable ASCII without spaces, such as 'openai:gpt-5-mini'"
@@ -519,6 +554,7 @@ def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
     merged.update(_context_overrides.get())
     merged.update(decorator)
     merged.update(call)
+    merged.update(_env_forced())
     merged.update(_forced_overrides.get())
     if not merged:
         return _DEFAULTS

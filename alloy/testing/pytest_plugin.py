@@ -7,6 +7,9 @@
   those of providers you registered) and each provider's base-URL and dummy-key variables
   pointing at it, so clients built with no arguments talk to it.
 * ``alloy_emulator_session``: the session-wide server itself, without the per-test reset.
+* ``--alloy-force-model=MODEL`` (or ``alloy_force_model = MODEL`` in the ini file): every
+  command of the run uses MODEL, such as ``offline``, whatever the code names; it sets
+  ``ALLOY_FORCE_MODEL`` for the run, so subprocesses the tests start use it too.
 
 The server is shared because starting one per test would cost a port and a thread each time;
 the per-test reset keeps tests independent anyway.
@@ -16,11 +19,49 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Union
 
 import pytest
 
+from alloy._config import check_forced_model
+from alloy.errors import ConfigurationError
 from alloy.providers import env_prefixes
 from alloy.testing.emulator import Emulator
+
+_FORCED = "ALLOY_FORCE_MODEL"
+_before_run = pytest.StashKey[Union[str, None]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("alloy").addoption(
+        "--alloy-force-model",
+        metavar="MODEL",
+        default=None,
+        help="use MODEL (such as 'offline') for every alloy command, whatever the code names",
+    )
+    parser.addini("alloy_force_model", "model every alloy command uses (see --alloy-force-model)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    model = config.getoption("--alloy-force-model") or config.getini("alloy_force_model")
+    if not model:
+        return
+    try:
+        check_forced_model(model, "--alloy-force-model")
+    except ConfigurationError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[_before_run] = os.environ.get(_FORCED)
+    os.environ[_FORCED] = model
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _before_run not in config.stash:
+        return
+    before = config.stash[_before_run]
+    if before is None:
+        os.environ.pop(_FORCED, None)
+    else:
+        os.environ[_FORCED] = before
 
 
 @pytest.fixture(scope="session")
