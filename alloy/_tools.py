@@ -21,7 +21,7 @@ from ._deps import context_parameter, current
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._types import ToolCall, ToolDefinition, ToolResult
-from .errors import ConfigurationError
+from .errors import ConfigurationError, ToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -106,7 +106,29 @@ class Tool(Generic[R]):
         self.__wrapped__ = fn
 
     def __call__(self, *args: Any, **kwargs: Any) -> R:
-        return self.fn(*args, **kwargs)
+        """Call the function. Its contracts hold here too: a broken ``require`` or ``ensure``
+        raises ToolError (a model's call reports it to the model instead)."""
+        if not self.contracts:
+            return self.fn(*args, **kwargs)
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        self._direct(self.check_arguments, bound)
+        result = self.fn(*bound.args, **bound.kwargs)
+        if self.is_async:
+            return self._ensured(result)  # type: ignore[return-value]
+        self._direct(self.check_result, result)
+        return result
+
+    async def _ensured(self, pending: Any) -> Any:
+        result = await pending
+        self._direct(self.check_result, result)
+        return result
+
+    def _direct(self, check: Callable[[Any], None], subject: Any) -> None:
+        try:
+            check(subject)
+        except ContractViolation as violation:
+            raise ToolError(f"Tool {self.name!r}: {violation}", tool=self.name) from None
 
     def __repr__(self) -> str:
         return f"<alloy tool {self.name}>"
@@ -126,10 +148,13 @@ class Tool(Generic[R]):
         if self.context_param is not None:
             kwargs[self.context_param] = current(f"Tool {self.name!r}")
         bound = self.signature.bind(**kwargs)
+        self.check_arguments(bound)
+        return bound
+
+    def check_arguments(self, bound: inspect.BoundArguments) -> None:
         for contract in self.contracts:
             if contract.kind == "require" and not contract.predicate(bound):
                 raise ContractViolation(f"precondition failed: {contract.message}")
-        return bound
 
     def check_result(self, result: Any) -> None:
         for contract in self.contracts:
