@@ -648,6 +648,9 @@ class _Run:
                         ToolLoopLimitExceeded,
                         f"Model still requested tools after {tool_turns} tool turns "
                         f"(max_tool_turns={self.config.max_tool_turns})",
+                        output=response.text or None,
+                        max_turns=self.config.max_tool_turns,
+                        turns_taken=tool_turns,
                     )
                 tool_turns += 1
                 yield from self.run_tools(calls)

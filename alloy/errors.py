@@ -245,7 +245,27 @@ class ToolError(CommandError):
 
 
 class ToolLoopLimitExceeded(CommandError):
-    """The model kept requesting tools beyond ``max_tool_turns``."""
+    """The model kept requesting tools beyond ``max_tool_turns``.
+
+    ``max_turns`` is the limit, ``turns_taken`` the tool rounds that ran, and ``partial_text``
+    whatever text the model wrote alongside its last tool calls (alloy-ai's attributes).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        max_turns: int | None = None,
+        turns_taken: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.max_turns = max_turns
+        self.turns_taken = turns_taken
+
+    @property
+    def partial_text(self) -> str | None:
+        return self.output
 
 
 class CriterionFailed(CommandError):

@@ -1,5 +1,5 @@
 """alloy-ai's tools: calling a ``@tool`` function from Python runs its ``require``/``ensure``
-contracts (issue 21, item 5)."""
+contracts (issue 21, item 5), and ``ToolLoopLimitExceeded`` keeps alloy-ai's attributes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import asyncio
 
 import pytest
 
-from alloy import ToolError, ensure, require, tool
+from alloy import ToolError, ToolLoopLimitExceeded, command, ensure, require, tool
+from alloy._types import Response, Text, ToolCall
+from alloy.testing import override_model, script, tool_call
 
 
 @tool
@@ -48,3 +50,25 @@ def test_a_contract_added_above_tool_holds_on_direct_calls_too() -> None:
 
     with pytest.raises(ToolError, match="n below 10"):
         small(11)
+
+
+def test_tool_loop_limit_exceeded_carries_alloy_ais_attributes() -> None:
+    @tool
+    def lookup() -> int:
+        """A number."""
+        return 1
+
+    @command(tools=[lookup], max_tool_turns=1)
+    def loop() -> str:
+        return "Keep looking"
+
+    again = Response(
+        (Text("still thinking"), ToolCall("c2", "lookup", {})), finish_reason="tool_calls"
+    )
+    with (
+        override_model(script(tool_call("lookup", {}), again)),
+        pytest.raises(ToolLoopLimitExceeded) as caught,
+    ):
+        loop()
+    error = caught.value
+    assert (error.max_turns, error.turns_taken, error.partial_text) == (1, 1, "still thinking")
