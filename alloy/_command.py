@@ -412,6 +412,12 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
                     f"Assistant or role dicts), got {type(item).__name__}"
                 )
         return tuple(parts)
+    if prompt is None:
+        raise ConfigurationError(
+            f"{command}'s prompt function returned None: return the prompt text. A docstring is "
+            "not the prompt, and a function that returns nothing is refused (alloy-ai sent the "
+            "text 'None' to the model)"
+        )
     raise ConfigurationError(
         f"A command's function must return the prompt (a str, a list of str and media, or a "
         f"list of messages), "

@@ -24,6 +24,7 @@ from ._api import (
 )
 from ._call import Call, ToolDef, ToolResult, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
+from ._prompt_cache import CacheUse, prefixes
 from ._schema_rules import anthropic_problem
 
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "refusal": "refusal"}
@@ -52,6 +53,8 @@ _MESSAGES: dict[str, str] = {
     "other": "Request failed",
 }
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
+#: Blocks with ``cache_control`` one request may carry.
+MAX_CACHE_BREAKPOINTS = 4
 
 
 class AnthropicMessages(WireAPI):
@@ -74,6 +77,12 @@ class AnthropicMessages(WireAPI):
         messages = body.get("messages")
         if not isinstance(messages, list):
             raise BadRequest("messages: Field required")
+        marks = sum(marked for _, marked in cache_pieces(body))
+        if marks > MAX_CACHE_BREAKPOINTS:
+            raise BadRequest(
+                f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
+                f"provided. Found {marks}."
+            )
         schema = _output_schema(body)
         tools = tuple(
             ToolDef(t["name"], t["input_schema"], t.get("strict") is True)
@@ -129,9 +138,9 @@ class AnthropicMessages(WireAPI):
                     "caller": {"type": "direct"},
                 }
             )
-        prompt = count_tokens(call.body.get("messages", [])) + count_tokens(
-            call.body.get("system") or ""
-        )
+        pieces = cache_pieces(call.body)
+        prompt = sum(count_tokens(content) for content, _ in pieces)
+        cache = self.prompt_cache.use(prefixes(call.model, pieces))
         completion = output_tokens(turn)
         message = {
             "model": call.model,
@@ -142,14 +151,12 @@ class AnthropicMessages(WireAPI):
             "stop_reason": _STOP[turn.stop],
             "stop_sequence": None,
             "stop_details": None,
-            "usage": _usage(prompt, completion),
+            "usage": _usage(prompt, completion, cache),
         }
         rid = new_id("req_011C", 20, _ALPHABET)
         if not call.stream:
             return json_send(200, message, (("request-id", rid),))
-        return Stream(
-            200, tuple(_events(message, prompt, completion)), headers=(("request-id", rid),)
-        )
+        return Stream(200, tuple(_events(message, completion)), headers=(("request-id", rid),))
 
     def error(
         self,
@@ -226,20 +233,51 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
     return tuple(results)
 
 
-def _usage(prompt: int, completion: int) -> dict[str, Any]:
-    """Anthropic's usage object, cache fields included (the SDK models expect them)."""
+def cache_pieces(body: Mapping[str, Any]) -> list[tuple[Any, bool]]:
+    """The prompt block by block in the order Anthropic caches it (tools, system, messages),
+    each without its ``cache_control`` and with whether it had one. A top-level
+    ``cache_control`` marks the last block, as the API's automatic caching does."""
+    blocks: list[Any] = list(body.get("tools") or [])
+    system = body.get("system")
+    blocks.extend([{"type": "text", "text": system}] if isinstance(system, str) else system or [])
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        role = message.get("role") if isinstance(message, Mapping) else None
+        blocks.extend({"role": role, **b} if isinstance(b, Mapping) else b for b in content or [])
+    pieces = [_unmarked(block) for block in blocks]
+    if isinstance(body.get("cache_control"), Mapping) and pieces:
+        pieces[-1] = (pieces[-1][0], True)
+    return pieces
+
+
+def _unmarked(block: Any) -> tuple[Any, bool]:
+    if not isinstance(block, Mapping) or "cache_control" not in block:
+        return block, False
+    return {k: v for k, v in block.items() if k != "cache_control"}, block[
+        "cache_control"
+    ] is not None
+
+
+def _usage(prompt: int, completion: int, cache: CacheUse) -> dict[str, Any]:
+    """Anthropic's usage object, cache fields included (the SDK models expect them):
+    ``input_tokens`` is what was neither read from the cache nor written to it."""
     return {
-        "input_tokens": prompt,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "input_tokens": prompt - cache.read - cache.written,
+        "cache_creation_input_tokens": cache.written,
+        "cache_read_input_tokens": cache.read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": cache.written,
+            "ephemeral_1h_input_tokens": 0,
+        },
         "output_tokens": completion,
         "service_tier": "standard",
         "inference_geo": "not_available",
     }
 
 
-def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes]:
+def _events(message: dict[str, Any], completion: int) -> list[bytes]:
     """message_start, per block start/ping/deltas/stop, message_delta, message_stop."""
     frames: list[bytes] = []
 
@@ -282,11 +320,10 @@ def _events(message: dict[str, Any], prompt: int, completion: int) -> list[bytes
         "message_delta",
         delta={"stop_reason": message["stop_reason"], "stop_sequence": None},
         usage={
-            "input_tokens": prompt,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": completion,
-        },
+            key: message["usage"][key]
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        }
+        | {"output_tokens": completion},
     )
     emit("message_stop")
     return frames

@@ -14,11 +14,14 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send
 from ._script import Provider
+
+if TYPE_CHECKING:
+    from ._prompt_cache import PromptCache
 
 #: Why an error is being sent; each provider maps this to its own error type and message.
 Reason = Literal[
@@ -38,12 +41,14 @@ _IDS = random.Random()
 
 
 class BadRequest(Exception):
-    """The body is not a request the provider would accept; carries the 400 message."""
+    """The body is not a request the provider would accept; carries the message and status
+    (400, or another 4xx such as Gemini's 403 for a cache it does not know)."""
 
-    def __init__(self, message: str, param: str | None = None) -> None:
+    def __init__(self, message: str, param: str | None = None, *, status: int = 400) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
+        self.status = status
 
 
 class SchemaProblem(BadRequest):
@@ -61,6 +66,10 @@ class WireAPI(ABC):
 
     provider: ClassVar[Provider]
     name: ClassVar[str]
+
+    def __init__(self, prompt_cache: PromptCache) -> None:
+        #: What the emulator's prompt caches hold, shared by its wire APIs (``_prompt_cache``).
+        self.prompt_cache = prompt_cache
 
     def authorized(self, incoming: Incoming) -> bool:
         """Whether the request carries a usable key (any non-empty one)."""

@@ -24,12 +24,14 @@ from urllib.parse import unquote
 from ._anthropic import AnthropicMessages
 from ._api import BadRequest, Reason, Splitter, WireAPI, splitting
 from ._call import Call
+from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
 from ._gemini import PATH as GEMINI_PATH
 from ._gemini import GeminiGenerate
 from ._http import Drop, Incoming, Outcome, Send, Stream, json_send
 from ._ollama import VERSION, OllamaChat, tags
 from ._openai_chat import OpenAIChat
 from ._openai_responses import OpenAIResponses
+from ._prompt_cache import PromptCache
 from ._script import (
     DEFAULT_TEXT,
     Auto,
@@ -67,11 +69,12 @@ class App:
         self.seed = seed
         self.strict_schemas = strict_schemas
         self.default_text = default_text
-        self.openai_responses = OpenAIResponses()
-        self.openai_chat = OpenAIChat()
-        self.anthropic = AnthropicMessages()
-        self.gemini = GeminiGenerate()
-        self.ollama = OllamaChat()
+        self.prompt_cache = PromptCache()
+        self.openai_responses = OpenAIResponses(self.prompt_cache)
+        self.openai_chat = OpenAIChat(self.prompt_cache)
+        self.anthropic = AnthropicMessages(self.prompt_cache)
+        self.gemini = GeminiGenerate(self.prompt_cache)
+        self.ollama = OllamaChat(self.prompt_cache)
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -112,7 +115,8 @@ class App:
             return api.error(400, "bad_request", parse_error)
         if bad is not None or call is None:
             message = bad.message if bad else "Invalid request."
-            return api.error(400, "bad_request", message, param=bad.param if bad else None)
+            status = bad.status if bad else 400
+            return api.error(status, "bad_request", message, param=bad.param if bad else None)
         key = presented_key(incoming)
         fault = _fault_for_model(call.model)
         if fault is not None:
@@ -225,6 +229,11 @@ class App:
             )
         elif method == "GET" and re.search(r"/v1/models/?$", path):
             provider, outcome = "openai", json_send(200, _model_list())
+        elif method == "POST" and GEMINI_CACHES_PATH.search(path):
+            provider, outcome = (
+                "gemini",
+                self.gemini.create_cache(incoming, _parse(incoming.body)[0]),
+            )
         elif path.startswith("/api/"):
             outcome = Send(404, b"404 page not found", "text/plain")
         else:

@@ -211,6 +211,7 @@ class Emulator:
         """Drop queued items and recorded requests (the server keeps running), and split
         streams as usual again."""
         self.app.script.reset()
+        self.app.prompt_cache.clear()
         self.app.split = None
 
     # -- reading back ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,13 @@ from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._schema_rules import gemini_problem
 
 PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/]+?):(generateContent|streamGenerateContent)$")
+#: Where ``client.caches.create`` makes a context cache.
+CACHES_PATH = re.compile(r"/(v1|v1beta|v1alpha)/cachedContents$")
+_BESIDE_CACHE = (
+    "CachedContent can not be used with GenerateContent request setting system_instruction, "
+    "tools or tool_config.\n\nProposed fix: move those values to CachedContent from "
+    "GenerateContent request."
+)
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"}
 _STATUS = {
@@ -88,7 +96,12 @@ class GeminiGenerate(WireAPI):
         if not isinstance(contents, list) or not contents:
             raise BadRequest("* GenerateContentRequest.contents: contents is not specified")
         _check_signatures(contents)
+        self._check_cached_content(body)
         config = _get(body, "generationConfig", "generation_config") or {}
+        thinking = _get(config, "thinkingConfig", "thinking_config") or {}
+        budget = _get(thinking, "thinkingBudget", "thinking_budget")
+        if budget is not None and _get(thinking, "thinkingLevel", "thinking_level") is not None:
+            raise BadRequest("Only one of thinking_budget and thinking_level may be set.")
         json_schema = _get(config, "responseJsonSchema", "response_json_schema")
         openapi = _get(config, "responseSchema", "response_schema")
         schema = (
@@ -116,6 +129,41 @@ class GeminiGenerate(WireAPI):
             tool_results=_tool_results(contents),
         )
 
+    def _check_cached_content(self, body: Mapping[str, Any]) -> None:
+        """A named cache must exist, and the request may not add what belongs in it."""
+        name = _get(body, "cachedContent", "cached_content")
+        if name is None:
+            return
+        if not isinstance(name, str) or self.prompt_cache.tokens_of(name) is None:
+            raise BadRequest("CachedContent not found (or permission denied)", status=403)
+        beside = ("systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config")
+        if any(body.get(key) for key in beside):
+            raise BadRequest(_BESIDE_CACHE)
+
+    def create_cache(self, incoming: Incoming, body: Any) -> Send:
+        """``POST /{version}/cachedContents``: remember the cache, answer its ``CachedContent``
+        (name, model, times and ``usageMetadata.totalTokenCount``)."""
+        if not self.authorized(incoming):
+            return self.missing_key()
+        if not isinstance(body, Mapping) or not isinstance(body.get("model"), str):
+            return self.error(400, "bad_request", "* CachedContent.model: model is required")
+        held = [body.get(key) for key in ("contents", "systemInstruction", "tools")]
+        tokens = sum(count_tokens(value) for value in held if value)
+        name = self.prompt_cache.create(max(1, tokens))
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        later = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(time.time() + 3600))
+        cached = {
+            "name": name,
+            "model": body["model"],
+            "createTime": now,
+            "updateTime": now,
+            "expireTime": later,
+            "usageMetadata": {"totalTokenCount": max(1, tokens)},
+        }
+        if isinstance(body.get("displayName"), str):
+            cached["displayName"] = body["displayName"]
+        return json_send(200, cached)
+
     def schema_problem(self, call: Call) -> SchemaProblem | None:
         """Only ``responseJsonSchema`` has the documented keyword list to enforce."""
         config = _get(call.body, "generationConfig", "generation_config") or {}
@@ -128,7 +176,10 @@ class GeminiGenerate(WireAPI):
     def render(self, call: Call, turn: Turn) -> Outcome:
         """One response, or SSE chunks with text spread over them and the finish on the last."""
         response_id = new_id("", 22)
-        prompt = count_tokens(call.body.get("contents", []))
+        name = _get(call.body, "cachedContent", "cached_content")
+        cached = (self.prompt_cache.tokens_of(name) or 0) if isinstance(name, str) else 0
+        # The prompt count includes the cached content, as Gemini reports it.
+        prompt = count_tokens(call.body.get("contents", [])) + cached
         completion = output_tokens(turn)
         full_usage = {
             "promptTokenCount": prompt,
@@ -136,6 +187,8 @@ class GeminiGenerate(WireAPI):
             "totalTokenCount": prompt + completion,
             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
         }
+        if cached:
+            full_usage["cachedContentTokenCount"] = cached
 
         def response(candidate: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
             """A GenerateContentResponse around one candidate."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._api import Reason, SchemaProblem, WireAPI, request_id
-from ._call import ToolDef
+from ._api import BadRequest, Reason, SchemaProblem, WireAPI, request_id
+from ._call import Call, ToolDef
 from ._http import Send, json_send, sse_frame
+from ._prompt_cache import prefixes
 from ._schema_rules import openai_strict_problem
 
 _MESSAGES: dict[str, str] = {
@@ -52,10 +53,24 @@ _TYPES_CODES: dict[str, tuple[str, str | None]] = {
 }
 
 
+#: The longest ``prompt_cache_key`` OpenAI takes.
+MAX_PROMPT_CACHE_KEY = 64
+
+
 class OpenAIBase(WireAPI):
     """Shared behaviour of ``/v1/responses`` and ``/v1/chat/completions``."""
 
     provider = "openai"
+
+    def cached_tokens(self, call: Call, head: Mapping[str, Any], pieces: list[Any]) -> int:
+        """Prompt tokens read from the cache: the longest prefix of ``pieces`` (instructions,
+        input items, messages) an earlier request under the same ``prompt_cache_key``, model
+        and ``head`` (tools, output format) had. Without a key the emulator caches nothing."""
+        key = call.body.get("prompt_cache_key")
+        if not isinstance(key, str):
+            return 0
+        seed = {"model": call.model, "prompt_cache_key": key, **head}
+        return self.prompt_cache.use(prefixes(seed, [(p, True) for p in pieces])).read
 
     def error(
         self,
@@ -123,6 +138,23 @@ class OpenAIBase(WireAPI):
                     "invalid_function_parameters",
                 )
         return None
+
+
+def check_prompt_cache_key(body: Mapping[str, Any]) -> None:
+    """OpenAI's 400 for a ``prompt_cache_key`` that is not a string of at most 64 characters."""
+    key = body.get("prompt_cache_key")
+    if key is None:
+        return
+    if not isinstance(key, str):
+        raise BadRequest(
+            "Invalid type for 'prompt_cache_key': expected a string.", "prompt_cache_key"
+        )
+    if len(key) > MAX_PROMPT_CACHE_KEY:
+        raise BadRequest(
+            f"Invalid 'prompt_cache_key': string too long. Expected a string with maximum "
+            f"length {MAX_PROMPT_CACHE_KEY}, but got a string with length {len(key)} instead.",
+            "prompt_cache_key",
+        )
 
 
 def forced_tool(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:

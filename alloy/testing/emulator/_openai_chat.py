@@ -13,7 +13,7 @@ from typing import Any
 from ._api import BadRequest, SchemaProblem, count_tokens, mapping, new_id, output_tokens, pieces
 from ._call import Call, ToolDef, ToolResult, Turn
 from ._http import Incoming, Outcome, Stream, json_send, sse_frame
-from ._openai import OpenAIBase, forced_tool
+from ._openai import OpenAIBase, check_prompt_cache_key, forced_tool
 
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "refusal": "stop"}
 _FINGERPRINT = "fp_alloyemu01"
@@ -32,6 +32,7 @@ class OpenAIChat(OpenAIBase):
         messages = body.get("messages")
         if not isinstance(messages, list):
             raise BadRequest("Missing required parameter: 'messages'.", "messages")
+        check_prompt_cache_key(body)
         fmt = mapping(body.get("response_format"))
         spec = mapping(fmt.get("json_schema"))
         schema = None
@@ -86,7 +87,9 @@ class OpenAIChat(OpenAIBase):
             }
             for c in turn.tool_calls
         ]
-        usage = _usage(call, turn)
+        head = {"tools": call.body.get("tools"), "format": call.body.get("response_format")}
+        cached = self.cached_tokens(call, head, list(call.body.get("messages") or []))
+        usage = _usage(call, turn, cached)
         if call.stream:
             return Stream(200, tuple(_chunks(call, turn, cid, created, calls, usage)))
         message: dict[str, Any] = {
@@ -139,7 +142,7 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
     )
 
 
-def _usage(call: Call, turn: Turn) -> dict[str, Any]:
+def _usage(call: Call, turn: Turn, cached: int) -> dict[str, Any]:
     """Chat usage, with the detail objects newer SDK models carry."""
     prompt = count_tokens(call.body.get("messages", []))
     completion = output_tokens(turn)
@@ -147,7 +150,7 @@ def _usage(call: Call, turn: Turn) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": min(cached, prompt), "audio_tokens": 0},
         "completion_tokens_details": {
             "reasoning_tokens": 0,
             "audio_tokens": 0,

@@ -15,7 +15,7 @@ from typing import Any
 from ._api import BadRequest, SchemaProblem, count_tokens, mapping, new_id, output_tokens, pieces
 from ._call import Call, ToolDef, ToolResult, Turn
 from ._http import Incoming, Outcome, Stream, json_send, sse_frame
-from ._openai import OpenAIBase, forced_tool
+from ._openai import OpenAIBase, check_prompt_cache_key, forced_tool
 
 _OBFUSCATION = "alloyemu"
 
@@ -30,6 +30,7 @@ class OpenAIResponses(OpenAIBase):
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("Missing required parameter: 'model'.", "model")
+        check_prompt_cache_key(body)
         fmt = mapping(mapping(body.get("text")).get("format"))
         schema = None
         if fmt.get("type") == "json_schema":
@@ -71,7 +72,12 @@ class OpenAIResponses(OpenAIBase):
         created = int(time.time())
         items = _output_items(turn)
         status = "incomplete" if turn.stop == "length" else "completed"
-        usage = _usage(call, turn)
+        body = call.body
+        given = body.get("input")
+        instructions = [body["instructions"]] if body.get("instructions") else []
+        head = {"tools": body.get("tools"), "text": body.get("text")}
+        pieces = instructions + (given if isinstance(given, list) else [given])
+        usage = _usage(call, turn, self.cached_tokens(call, head, pieces))
         final = _response(call, rid, created, status, items, usage)
         if not call.stream:
             return json_send(200, final, (("x-request-id", new_id("req_", 24)),))
@@ -140,15 +146,16 @@ def _message(part: dict[str, Any], status: str) -> dict[str, Any]:
     }
 
 
-def _usage(call: Call, turn: Turn) -> dict[str, Any]:
-    """Responses usage; ``cache_write_tokens`` is required by openai 3.54."""
+def _usage(call: Call, turn: Turn, cached: int) -> dict[str, Any]:
+    """Responses usage; ``cache_write_tokens`` is required by openai 3.54 (always 0 here: the
+    emulator has no explicit breakpoints)."""
     prompt = count_tokens(call.body.get("input", "")) + count_tokens(
         call.body.get("instructions") or ""
     )
     completion = output_tokens(turn)
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": min(cached, prompt), "cache_write_tokens": 0},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": prompt + completion,
