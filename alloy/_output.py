@@ -7,12 +7,13 @@ Schemas are built once, when the command is decorated.
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, get_args, get_origin, runtime_checkable
 
 from ._schema import is_object_root, strict_schema, wrap_value
 from .errors import ConfigurationError
@@ -141,6 +142,9 @@ class JsonOutput:
 
         self.type = self.value_type = tp
         self.expected = type_name(tp)
+        # Iterable[T] and Iterator[T] are read as list[T]: pydantic would hand back a lazy
+        # iterator whose bad items fail only while it is consumed, after the call, unrepaired.
+        tp = self._eager = eager(tp)
         try:
             raw = TypeAdapter(tp).json_schema()
         except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
@@ -220,17 +224,32 @@ class JsonOutput:
         """The validator of the type itself, without the ``{"value": ...}`` envelope."""
         from pydantic import TypeAdapter
 
-        return TypeAdapter(self.type).validator.validate_json
+        return TypeAdapter(self._eager).validator.validate_json
 
     def __repr__(self) -> str:
         return f"JsonOutput({self.expected})"
+
+
+def eager(tp: Any) -> Any:
+    """``list[T]`` for ``Iterable[T]`` and ``Iterator[T]`` (also inside ``Annotated``); else
+    ``tp`` itself."""
+    if get_origin(tp) is Annotated:
+        inner, *metadata = get_args(tp)
+        read = eager(inner)
+        return tp if read is inner else Annotated.__class_getitem__((read, *metadata))
+    if get_origin(tp) in (collections.abc.Iterable, collections.abc.Iterator):
+        args = get_args(tp)
+        return list[args[0]] if args else list  # type: ignore[valid-type]
+    return tp
 
 
 def type_name(tp: Any) -> str:
     """A readable name for a type, as a user would write it."""
     if isinstance(tp, type) and not getattr(tp, "__args__", None):
         return tp.__qualname__
-    return re.sub(r"\b(typing|typing_extensions|builtins)\.", "", repr(tp)).replace("__main__.", "")
+    return re.sub(
+        r"\b(typing|typing_extensions|builtins|collections\.abc)\.", "", repr(tp)
+    ).replace("__main__.", "")
 
 
 def schema_name(expected: str) -> str:

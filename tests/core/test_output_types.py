@@ -6,6 +6,7 @@ import datetime as dt
 import enum
 import json
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional, Union
@@ -15,6 +16,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from alloy import ConfigurationError, ParseError, command
+from alloy._output import eager
 from alloy.testing import json_reply, override_model, script
 
 from ..conftest import Call
@@ -158,6 +160,20 @@ def test_list_of_dataclasses(call: Call) -> None:
 
 def test_nested_lists(call: Call) -> None:
     assert roundtrip(call, list[list[int]], {"value": [[1], [2, 3]]}) == [[1], [2, 3]]
+
+
+def test_iterables_are_read_whole_so_a_bad_item_is_reasked(call: Call) -> None:
+    @command(output=Iterable[int])
+    def numbers() -> str:
+        return "Some numbers."
+
+    model = script(json_reply({"value": [1, "two"]}), json_reply({"value": [1, 2]}))
+    with override_model(model):
+        assert call(numbers) == [1, 2]  # a list, not a lazy iterator that fails later
+    assert len(model.requests) == 2
+    assert numbers.schema == command(output=list[int])(lambda: "x").schema
+    assert numbers.output_type.expected == "Iterable[int]"
+    assert eager(Annotated[Iterator[str], "note"]) == Annotated[list[str], "note"]
 
 
 def test_enum_and_literal(call: Call) -> None:
