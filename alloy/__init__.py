@@ -10,7 +10,7 @@ from ._config import Config, configure, reset_configuration, use_config
 from ._deps import Context
 from ._tools import Tool, ensure, require, tool
 from ._types import ModelTurn as Assistant
-from ._types import Result, System, Usage
+from ._types import PromptModeWarning, Result, System, Usage
 from ._types import UserTurn as User
 from .checks import (
     CheckedOutput,
@@ -78,6 +78,7 @@ __all__ = [
     "KeyValues",
     "OutputError",
     "ParseError",
+    "PromptModeWarning",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -46,6 +47,7 @@ from ._types import (
     OutputMode,
     OutputSpec,
     Part,
+    PromptModeWarning,
     Request,
     Response,
     Result,
@@ -237,7 +239,10 @@ def resolve_mode(plan: Plan) -> OutputMode | None:
     requested = plan.config.output_mode
     caps = plan.capabilities
     if requested == "auto":
-        return caps.default_output_mode()
+        mode = caps.default_output_mode()
+        if mode == "prompt":
+            _warn_prompt_mode(plan)
+        return mode
     if requested == "native" and not caps.native_schema:
         raise ConfigurationError(
             f"Model {plan.model!r} has no native structured output; use output_mode='tool' or 'prompt'"
@@ -247,6 +252,26 @@ def resolve_mode(plan: Plan) -> OutputMode | None:
             f"Model {plan.model!r} cannot call tools; use output_mode='prompt'"
         )
     return requested
+
+
+#: The (command, model) pairs already warned that prompt mode was chosen for them.
+_PROMPT_MODE_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_prompt_mode(plan: Plan) -> None:
+    """Say once per command and model that the answer will be read out of free text."""
+    key = (plan.command, plan.model)
+    if key in _PROMPT_MODE_WARNED:
+        return
+    _PROMPT_MODE_WARNED.add(key)
+    warnings.warn(
+        f"Model {plan.model!r} has neither native structured output nor tool calling, so "
+        f"command {plan.command!r} asks for its {plan.output.expected} in the prompt and reads "
+        "it out of the reply (prompt mode). Pass output_mode='prompt' to choose this and "
+        "silence the warning.",
+        PromptModeWarning,
+        stacklevel=2,
+    )
 
 
 class RequestParts(NamedTuple):
@@ -674,7 +699,8 @@ class _Run:
                     output=text,
                 )
             try:
-                candidate = extract_json(text) if self.mode == "prompt" else text
+                prompted = self.mode == "prompt"
+                candidate = extract_json(text, self.plan.output.schema) if prompted else text
                 value = self.plan.output.parse(candidate)
             except InvalidOutput as invalid:
                 self.reports.append(invalid.report)
@@ -707,7 +733,9 @@ class _Run:
     def outcome(self, value: Any, text: str) -> Result[Any]:
         reports = tuple(self.reports) if self.reports else ()
         model = self.plan.model
-        return Result(value, text, self.transcript(), reports, model, cost(self.usage, model))
+        return Result(
+            value, text, self.transcript(), reports, model, cost(self.usage, model), self.mode
+        )
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""

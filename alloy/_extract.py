@@ -2,10 +2,13 @@
 
 Tried in order: the whole text, fenced code blocks (```json or untagged, by CommonMark's fence
 rules), then bracket-balanced ``{...}``/``[...]`` spans in the prose (looking inside a span that
-does not even start like JSON). Reasoning blocks (``<think>...</think>``) are ignored. Objects win over arrays, since every schema alloy
-sends has an object at its root (so a citation like ``[1]`` is not a candidate). Python-style
-literals (single quotes, ``True``, trailing commas) are accepted as a last resort. Several
-*different* candidates are an error rather than a guess.
+does not even start like JSON), then, for a number or a boolean answer, its literal in the prose
+(``The answer is 7.``). Reasoning blocks (``<think>...</think>``) are ignored. What counts as a
+candidate follows the schema the reply answers: an object (or a ``{"value": ...}`` envelope),
+an array, a scalar; objects win over arrays when both may answer, so a citation like ``[1]`` is
+not taken for an object's answer. Python-style literals (single quotes, ``True``, trailing
+commas) are accepted as a last resort. Several *different* candidates are an error rather than
+a guess.
 
 Replies are untrusted input, so every step takes time linear in the reply (each character is
 parsed as JSON at most once), and JSON nested too deeply to load is an InvalidOutput like any
@@ -18,6 +21,7 @@ import ast
 import json
 import re
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import Any
 
 from ._output import InvalidOutput
@@ -33,22 +37,30 @@ _WORD_VALUE = re.compile(r"(?:true|false|null|True|False|None|NaN|Infinity)\b")
 ASK = "answer with the JSON value only"
 
 
-def extract_json(text: str) -> str:
-    """Return the one JSON value in ``text`` as a string, or raise InvalidOutput."""
+def extract_json(text: str, schema: Mapping[str, Any] | None = None) -> str:
+    """Return the one JSON value in ``text`` that may answer ``schema`` as a string, or raise
+    InvalidOutput. Without a schema, an object or an array answers."""
+    kinds = answer_kinds(schema)
     text = _without_reasoning(text).strip().lstrip("\ufeff")
-    whole = _load(text)
-    if isinstance(whole, (dict, list)):
+    whole = _load(text, _MISSING)
+    if whole is not _MISSING and _kind(whole) in kinds:
         return text
-    if isinstance(whole, str) and isinstance(_load(whole.strip()), dict):
+    if isinstance(whole, str) and isinstance(_load(whole.strip()), dict) and "object" in kinds:
         return whole.strip()  # the JSON was sent as a JSON string
 
     fenced = [body.strip() for tag, body in code_blocks(text) if tag.lower() in _JSON_TAGS]
-    candidates = [(body, value) for body in fenced if (value := _container(body)) is not None]
+    candidates = [
+        (body, value)
+        for body in fenced
+        if (value := _load(body, _MISSING)) is not _MISSING and _kind(value) in kinds
+    ]
     broken = fenced
     if not candidates:
         spans, python, invalid = _scan(text)
-        candidates = spans or python
+        candidates = [(c, v) for c, v in spans or python if _kind(v) in kinds]
         broken = broken or invalid
+    if not candidates and kinds & _SCALARS:
+        candidates = _literals(text, kinds)
     if any(c.startswith("{") for c, _ in candidates):
         candidates = [(c, v) for c, v in candidates if c.startswith("{")]
 
@@ -60,9 +72,91 @@ def extract_json(text: str) -> str:
             f"Found {len(distinct)} different JSON values in the model output",
             f"- the reply contains {len(distinct)} different JSON values; {ASK}, exactly one",
         )
+    if "integer" in kinds and "number" not in kinds and _literals(text, {"number"}):
+        raise InvalidOutput(
+            "Found only a fractional number in the model output",
+            f"- the reply has a number with a fraction, but the answer is a whole number; {ASK}",
+        )
     if not broken and 0 <= text.find("{") < text.rfind("}"):
         broken = [text[text.find("{") : text.rfind("}") + 1]]  # unbalanced: show the parse error
-    raise InvalidOutput("No JSON found in the model output", _why_not(broken, bool(fenced)))
+    wanted = "JSON value" if schema is None else _wanted(kinds)
+    raise InvalidOutput("No JSON found in the model output", _why_not(broken, bool(fenced), wanted))
+
+
+#: Scalar kinds whose literal may be read out of prose.
+_SCALARS = frozenset({"integer", "number", "boolean"})
+_MISSING: Any = object()
+#: A number standing alone: not part of a word, a version, a date, a time or a grouped number.
+_NUMBER = re.compile(
+    r"(?<![\w.,:/\-])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.,:/\-]\d)(?!\w)", re.ASCII
+)
+_BOOLEAN = re.compile(r"\b(?:true|false)\b", re.IGNORECASE)
+
+
+def answer_kinds(schema: Mapping[str, Any] | None) -> frozenset[str]:
+    """The JSON kinds a reply may give for ``schema``: ``object``, ``array``, ``string``,
+    ``integer``, ``number``, ``boolean`` or ``null``. A ``{"value": ...}`` envelope may also be
+    answered with the bare value."""
+    if schema is None:
+        return frozenset({"object", "array"})
+    kinds = set(_schema_kinds(schema, schema.get("$defs", {}), 0))
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and list(properties) == ["value"]:
+        kinds |= _schema_kinds(properties["value"], schema.get("$defs", {}), 0)
+    if "number" in kinds:
+        kinds.add("integer")
+    return frozenset(kinds)
+
+
+_ALL_KINDS = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+def _schema_kinds(schema: Any, defs: Mapping[str, Any], depth: int) -> set[str]:
+    if not isinstance(schema, Mapping) or depth > 32:
+        return set(_ALL_KINDS)
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _schema_kinds(defs.get(ref.removeprefix("#/$defs/")), defs, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}
+    options = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+    if options:
+        return set().union(*(_schema_kinds(o, defs, depth + 1) for o in options))
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if isinstance(values, list):
+        return {_kind(v) for v in values}
+    return set(_ALL_KINDS)
+
+
+def _kind(value: Any) -> str:
+    """The JSON kind of a loaded value (an integral float such as ``7.0`` is a number)."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "null"
+
+
+def _literals(text: str, kinds: frozenset[str] | set[str]) -> list[tuple[str, Any]]:
+    """Number or boolean literals standing in the prose (``The answer is 7.``), as candidates."""
+    found: list[tuple[str, Any]] = []
+    if kinds & {"integer", "number"}:
+        for match in _NUMBER.finditer(text):
+            value = _load(match.group(), None)
+            if value is not None and _kind(value) in kinds:
+                found.append((match.group(), value))
+    if "boolean" in kinds:
+        found += [(m.group().lower(), m.group().lower() == "true") for m in _BOOLEAN.finditer(text)]
+    return found
 
 
 def _without_reasoning(text: str) -> str:
@@ -89,12 +183,12 @@ def _without_reasoning(text: str) -> str:
     return "".join(kept)
 
 
-def _load(text: str) -> Any:
-    """The JSON value of ``text``, or None (also when it is nested too deeply to load)."""
+def _load(text: str, default: Any = None) -> Any:
+    """The JSON value of ``text``, or ``default`` (also when it is nested too deeply to load)."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        return None
+        return default
 
 
 def _container(text: str) -> Any:
@@ -255,8 +349,8 @@ def _json_only(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
-def _why_not(broken: list[str], fenced: bool) -> str:
-    """The most useful reason, for the model, that no JSON was found."""
+def _why_not(broken: list[str], fenced: bool, wanted: str) -> str:
+    """The most useful reason, for the model, that no answer was found."""
     where = "the code block" if fenced else "the JSON in the reply"
     for attempt in broken:
         if not _looks_like_json(attempt):
@@ -270,4 +364,19 @@ def _why_not(broken: list[str], fenced: bool) -> str:
             )
         except RecursionError:
             return f"- {where} is nested too deeply to read; {ASK}, with less nesting"
-    return f"- the reply contains no JSON value; {ASK}"
+    return f"- the reply contains no {wanted}; {ASK}"
+
+
+def _wanted(kinds: frozenset[str]) -> str:
+    """What a re-ask calls the answer it did not find (an envelope's object left out)."""
+    return _WANTED.get(kinds - {"object"} if len(kinds) > 1 else kinds, "JSON value")
+
+
+#: What the re-ask calls the answer it did not find, by the kinds that may answer.
+_WANTED = {
+    frozenset({"object"}): "JSON object",
+    frozenset({"array"}): "JSON array",
+    frozenset({"integer"}): "whole number",
+    frozenset({"integer", "number"}): "number",
+    frozenset({"boolean"}): "true or false",
+}

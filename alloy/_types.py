@@ -25,6 +25,12 @@ PROMPT_MODE_INSTRUCTIONS = (
 FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
 _FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content_filter"))
 OutputMode = Literal["native", "tool", "prompt"]
+
+
+class PromptModeWarning(UserWarning):
+    """alloy chose prompt mode for a model without native structured output or tool calling: the
+    answer is read out of the reply's text, which a model may get wrong more often. Warned once
+    per command and model; choose ``output_mode="prompt"`` to silence it."""
 MediaKind = Literal["image", "pdf"]
 R = TypeVar("R")
 
@@ -442,6 +448,9 @@ class Result(Generic[R]):
     #: Estimated cost in USD at the prices known when the call ended (``alloy.pricing``);
     #: None when the model has no price.
     cost: float | None = None
+    #: How the typed answer was asked for: ``native`` (the provider's structured output),
+    #: ``tool`` (a forced tool call) or ``prompt`` (read out of the reply's text); None for text.
+    output_mode: OutputMode | None = None
 
     @property
     def usage(self) -> Usage:

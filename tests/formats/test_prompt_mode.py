@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -187,3 +189,106 @@ def test_large_nested_reply_behind_unbalanced_prose() -> None:
     value: Any = {"items": [{"id": i, "tags": ["x"] * 5} for i in range(2000)]}
     reply = "Thinking { about [ it ( ...\n" * 200 + json.dumps(value)
     assert json.loads(extract_json(reply)) == value
+
+
+# -- scalar and list answers, bare or in prose ------------------------------------------------
+
+
+def prompted(tp: Any, *replies: str, call: Call) -> tuple[Any, FunctionModel]:
+    """Run a command for ``tp`` in prompt mode on a scripted model; (value, model)."""
+
+    @command(output=tp, output_mode="prompt", max_reasks=len(replies) - 1)
+    def ask(question: str) -> str:
+        return question
+
+    with override_model(plain_model(*replies)) as model:
+        value = call(ask, "q")
+    return value, model
+
+
+@pytest.mark.parametrize(
+    ("tp", "reply", "expected"),
+    [
+        (bool, "true", True),
+        (bool, "```json\nfalse\n```", False),
+        (bool, '{"value": true}', True),
+        (bool, "The answer is true", True),
+        (int, "7", 7),
+        (int, "The answer is 7.", 7),
+        (int, "Answer: -3", -3),
+        (float, "The answer is 7.", 7.0),
+        (float, "정답은 1.5입니다.", 1.5),
+        (list[int], "[2300]", [2300]),
+        (list[int], "```json\n[1, 2]\n```", [1, 2]),
+        (list[int], "I guess [1, 2, 3] would be good.\n\nAnswer: [1, 2, 3]", [1, 2, 3]),
+        (list[str], 'Stop using regex and write your own parser: ["]", "["]', ["]", "["]),
+        (str, '"Paris"', "Paris"),
+        (int | None, "null", None),
+    ],
+)
+def test_bare_values_are_read(tp: Any, reply: str, expected: Any, call: Call) -> None:
+    value, model = prompted(tp, reply, call=call)
+    assert value == expected
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("tp", "reply", "feedback"),
+    [
+        (bool, "It's either true or false.", "- the reply contains 2 different JSON values"),
+        (float, "It's either 1.5 or 2", "- the reply contains 2 different JSON values"),
+        (int, "The answer is 7.5.", "- the reply has a number with a fraction, but the answer"),
+        (int, "No idea.", "- the reply contains no whole number; answer with the JSON value only"),
+        (bool, "No idea.", "- the reply contains no true or false; answer with the JSON value"),
+        (list[int], "No idea.", "- the reply contains no JSON array; answer with the JSON value"),
+        (list[int], "[1, 2, 3] ... no, Answer: [1, 3]", "- the reply contains 2 different JSON"),
+        (City, "[]", "- the reply contains no JSON object; answer with the JSON value only"),
+    ],
+)
+def test_reasks_name_the_real_problem(tp: Any, reply: str, feedback: str, call: Call) -> None:
+    with override_model(plain_model(reply, reply)) as model, pytest.raises(ParseError):
+
+        @command(output=tp, output_mode="prompt")
+        def ask() -> str:
+            return "q"
+
+        call(ask)
+    part = model.requests[1].messages[-1].parts[0]
+    assert isinstance(part, RetryPrompt)
+    assert part.errors.startswith(feedback)
+
+
+def test_auto_prompt_mode_warns_once_per_command_and_model(run_result: Call) -> None:
+    from alloy import PromptModeWarning
+
+    @command(output=int)
+    def legs(animal: str) -> str:
+        return f"How many legs does a {animal} have?"
+
+    name = f"plain-{uuid.uuid4().hex[:8]}"  # a model this test alone has used
+    plain = Capabilities(native_schema=False, tools=False)
+    model = FunctionModel(lambda r: "8", name=name, capabilities=plain)
+    with pytest.warns(PromptModeWarning, match=rf"'{name}'.*'test_auto_prompt_mode.*legs'"):
+        result = run_with(model, run_result, legs)
+    assert (result.value, result.output_mode) == (8, "prompt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_with(model, run_result, legs).value == 8
+
+
+def run_with(model: FunctionModel, run_result: Call, cmd: Any) -> Any:
+    with override_model(model):
+        return run_result(cmd, "spider")
+
+
+def test_chosen_prompt_mode_does_not_warn_and_result_shows_the_mode(run_result: Call) -> None:
+    @command(output=int, output_mode="prompt")
+    def legs(animal: str) -> str:
+        return f"How many legs does a {animal} have?"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with override_model(plain_model("8")):
+            assert run_result(legs, "spider").output_mode == "prompt"
+    with override_model(script('{"value": 8}')):
+        assert run_result(legs.with_options(output_mode="native"), "spider").output_mode == "native"
