@@ -138,8 +138,8 @@ class AnthropicMessages(WireAPI):
                     "caller": {"type": "direct"},
                 }
             )
-        pieces = cache_pieces(call.body)
-        prompt = sum(count_tokens(content) for content, _ in pieces)
+        pieces = [(block, count_tokens(block), marked) for block, marked in cache_pieces(call.body)]
+        prompt = sum(tokens for _, tokens, _ in pieces)
         cache = self.prompt_cache.use(prefixes(call.model, pieces))
         completion = output_tokens(turn)
         message = {

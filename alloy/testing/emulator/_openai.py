@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._api import BadRequest, Reason, SchemaProblem, WireAPI, request_id
+from ._api import BadRequest, Reason, SchemaProblem, WireAPI, count_tokens, request_id
 from ._call import Call, ToolDef
 from ._http import Send, json_send, sse_frame
 from ._prompt_cache import prefixes
@@ -70,7 +70,8 @@ class OpenAIBase(WireAPI):
         if not isinstance(key, str):
             return 0
         seed = {"model": call.model, "prompt_cache_key": key, **head}
-        return self.prompt_cache.use(prefixes(seed, [(p, True) for p in pieces])).read
+        counted = [(piece, count_tokens(piece), True) for piece in pieces]
+        return self.prompt_cache.use(prefixes(seed, counted)).read
 
     def error(
         self,

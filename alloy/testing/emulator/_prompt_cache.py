@@ -18,11 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from ._api import count_tokens, new_id
 
 
 @dataclass(frozen=True)
@@ -43,16 +42,17 @@ class CacheUse:
     written: int = 0
 
 
-def prefixes(seed: Any, pieces: Iterable[tuple[Any, bool]]) -> list[Prefix]:
-    """The prefixes of a prompt made of ``pieces`` (each its content and whether it is marked),
-    keyed by ``seed`` (what must also match: the model, a cache key) and the content so far."""
+def prefixes(seed: Any, pieces: Iterable[tuple[Any, int, bool]]) -> list[Prefix]:
+    """The prefixes of a prompt made of ``pieces`` (each its content, its tokens and whether it
+    is marked), keyed by ``seed`` (what must also match: the model, a cache key) and the content
+    so far. A leaf module: the wire APIs count the tokens, as they do for their usage."""
     digest = hashlib.sha256(_canonical(seed)).hexdigest()
     found: list[Prefix] = []
-    tokens = 0
-    for content, marked in pieces:
+    total = 0
+    for content, tokens, marked in pieces:
         digest = hashlib.sha256(digest.encode() + _canonical(content)).hexdigest()
-        tokens += count_tokens(content)
-        found.append(Prefix(digest, tokens, marked))
+        total += tokens
+        found.append(Prefix(digest, total, marked))
     return found
 
 
@@ -84,7 +84,7 @@ class PromptCache:
 
     def create(self, tokens: int) -> str:
         """Remember a named cache of ``tokens`` tokens; its name, ``cachedContents/…``."""
-        name = "cachedContents/" + new_id("", 16, "abcdefghijklmnopqrstuvwxyz0123456789")
+        name = "cachedContents/" + uuid.uuid4().hex[:16]
         with self._lock:
             self._named[name] = tokens
         return name
