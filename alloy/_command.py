@@ -15,6 +15,7 @@ from collections.abc import (
     Awaitable,
     Callable,
     Coroutine,
+    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overlo
 from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
+from ._answer import ItemReader, PartialReader
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
@@ -32,6 +34,7 @@ from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
+from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._types import Media, Message, Part, Result, Text, UserTurn
@@ -39,6 +42,7 @@ from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
 from .providers import get_model, model_cache_generation
+from .streaming import AsyncItemStream, ItemStream, Partial
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
+E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
 
@@ -111,6 +116,10 @@ class Command(Generic[P, R]):
         self._tools = tools
         self._tool_map = {t.name: t for t in tools}
         self._tool_defs = tuple(t.definition for t in tools)
+        #: How the output is shown while it streams, and how a list element is validated:
+        #: worked out on the first stream_partial() or stream_items().
+        self._answer: AnswerShape | None = None
+        self._validate_element: Callable[[str], Any] | None = None
         # (what it was resolved from, plan, driver runtime) of the last call: see _plan.
         self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
         functools.update_wrapper(self, fn)
@@ -240,6 +249,109 @@ class Command(Generic[P, R]):
         async for chunk in chunks:
             yield chunk
 
+    # -- typed streaming --
+    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Partial[R]]:
+        """Yield the typed answer as it arrives: :class:`~alloy.streaming.Partial` views of
+        its complete values, the last one carrying the validated value a call returns.
+
+        Tool rounds run first; a re-asked or retried answer streams again (``attempt`` one
+        higher). What is shown, field by field, is set with ``alloy.streaming`` markers.
+        """
+        return self._read_sync(args, kwargs, self._partial_reader)
+
+    async def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Partial[R]]:
+        """Async twin of :meth:`stream_partial`."""
+        async for partial in self._read_async(args, kwargs, self._partial_reader):
+            yield partial
+
+    @overload
+    def stream_items(
+        self: Command[P, list[E]], *args: P.args, **kwargs: P.kwargs
+    ) -> ItemStream[E]: ...
+    @overload
+    def stream_items(
+        self: Command[P, Iterable[E]], *args: P.args, **kwargs: P.kwargs
+    ) -> ItemStream[E]: ...
+    def stream_items(self, *args: Any, **kwargs: Any) -> ItemStream[Any]:
+        """Yield each element of a list answer (``output=list[T]`` or ``Iterable[T]``) once,
+        as soon as it is complete and validated as a ``T``; see :class:`~alloy.streaming.ItemStream`."""
+        return ItemStream(self._read_sync(args, kwargs, self._item_reader))
+
+    @overload
+    def astream_items(
+        self: Command[P, list[E]], *args: P.args, **kwargs: P.kwargs
+    ) -> AsyncItemStream[E]: ...
+    @overload
+    def astream_items(
+        self: Command[P, Iterable[E]], *args: P.args, **kwargs: P.kwargs
+    ) -> AsyncItemStream[E]: ...
+    def astream_items(self, *args: Any, **kwargs: Any) -> AsyncItemStream[Any]:
+        """Async twin of :meth:`stream_items`."""
+        return AsyncItemStream(self._read_async(args, kwargs, self._item_reader))
+
+    def _read_sync(self, args: Any, kwargs: Any, reader: _ReaderFactory) -> Iterator[Any]:
+        if self._async_prompt:
+            raise ConfigurationError(
+                f"{self.name} has an async prompt function: use astream_partial() or "
+                "astream_items()"
+            )
+        answer = self._answer_shape()
+        history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
+        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        plan, call_id, runtime = self._typed_plan()
+        engine = _start(plan, prompt, history, self._examples_sync(), call_id)
+        outputs = _drivers.read_sync(engine, runtime, reader(answer, plan, call_id))
+        return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
+
+    async def _read_async(
+        self, args: Any, kwargs: Any, reader: _ReaderFactory
+    ) -> AsyncIterator[Any]:
+        answer = self._answer_shape()
+        history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
+        prompt = await _prompt_async(self._fn, args, kwargs)
+        plan, call_id, runtime = self._typed_plan()
+        engine = _start(plan, prompt, history, await self._examples_async(), call_id)
+        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id))
+        if deps is not _NO_DEPS:
+            outputs = ascoped_iter(deps, outputs)
+        async for output in outputs:
+            yield output
+
+    def _answer_shape(self) -> AnswerShape:
+        """How the output type is shown while it streams, worked out on the first use."""
+        answer = self._answer
+        if answer is None:
+            answer = self._answer = answer_shape(self._output, self.name)
+        return answer
+
+    def _typed_plan(self) -> tuple[_engine.Plan, str, _drivers.Runtime]:
+        plan, _, runtime = self._plan(stream=True)
+        if plan.output is not self._output:  # output=str: its answer streams as text
+            raise ConfigurationError(
+                f"{self.name} returns {self._output.expected}, whose answer streams as text: "
+                "use stream()"
+            )
+        return plan, new_call_id() if plan.observed else "", runtime
+
+    def _partial_reader(
+        self, answer: AnswerShape, plan: _engine.Plan, call_id: str
+    ) -> PartialReader:
+        early = not plan.rails_by_kind.get("output")
+        return PartialReader(answer, command=self.name, call_id=call_id, early=early)
+
+    def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
+        element = check_items(answer, self.name, self._output.expected)
+        validate = self._validate_element
+        if validate is None:
+            from pydantic import TypeAdapter
+
+            validate_json = TypeAdapter(element).validator.validate_json
+            validate = self._validate_element = functools.partial(validate_json, strict=True)
+        early = not answer.checked and not plan.rails_by_kind.get("output")
+        return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
+
     # -- internals --
     def _examples_sync(self) -> tuple[Message, ...]:
         turns = self._example_turns
@@ -258,8 +370,8 @@ class Command(Generic[P, R]):
     def _check_streamable(self) -> None:
         if self._stream_output.schema is not None:
             raise ConfigurationError(
-                f"{self.name} returns {self._output.expected}; stream() streams text, so use it on "
-                "commands without output= (call the command to get the typed value)"
+                f"{self.name} returns {self._output.expected}; stream() streams text: use "
+                "stream_partial() (or stream_items() for a list) to stream the typed value"
             )
 
     def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model, _drivers.Runtime]:
@@ -339,9 +451,11 @@ def _start(
     prompt: tuple[Part, ...] | Conversation,
     history: Any,
     examples: tuple[Message, ...],
+    call_id: str | None = None,
 ) -> _drivers.Engine:
     """The engine for one call; a call anyone observes gets an id that ties its events."""
-    call_id = new_call_id() if plan.observed else ""
+    if call_id is None:
+        call_id = new_call_id() if plan.observed else ""
     if history is None and not examples and not isinstance(prompt, Conversation):
         return _engine.run(plan, prompt, call_id=call_id)  # the usual call
     parts, prelude = _opening(plan.command, prompt, history, examples)
@@ -379,6 +493,7 @@ def _opening(
     )
 
 
+_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], _drivers.Reader[Any]]
 _NO_TURNS = Conversation(None, ())
 #: No ``deps=`` was passed (None is a value a caller may pass).
 _NO_DEPS: Any = object()
@@ -538,9 +653,7 @@ def _build(
         raise ConfigurationError(f"@command decorates a function that returns a prompt, got {fn!r}")
     _check_output_tool_name(output_type, tools)
     cls = AsyncCommand if inspect.iscoroutinefunction(fn) else Command
-    return cls(
-        fn, output=output_type, options=options, tools=tools, rails=rails, examples=examples
-    )
+    return cls(fn, output=output_type, options=options, tools=tools, rails=rails, examples=examples)
 
 
 def _check_output_tool_name(output: OutputType, tools: tuple[Tool[Any], ...]) -> None:

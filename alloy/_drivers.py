@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from typing_extensions import assert_never
 
@@ -26,9 +26,9 @@ from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTool
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
-from ._types import Done, Request, Response, Result, TextDelta
+from ._types import Done, Request, Response, Result, TextDelta, ToolCallDelta
 from .errors import ProviderError
-from .events import Handler, logger
+from .events import Event, Handler, logger
 
 if TYPE_CHECKING:
     from ._model import Model
@@ -271,3 +271,104 @@ def _refused(rail: Rail, why: Block | Exception) -> Blocked:
     if isinstance(why, Block):
         return Blocked(rail.name, why.reason)
     return Blocked(rail.name, f"rail raised {type(why).__name__}: {why}", why)
+
+
+# -- streamed outputs ---------------------------------------------------------------------
+
+Out = TypeVar("Out")
+
+
+class Reader(Protocol[Out]):
+    """What a streamed call's outputs are made from: told when each model call begins, given
+    each delta, and given the call's Result at the end (see ``_answer`` for typed answers)."""
+
+    def begin(self, request: Request) -> Sequence[Out]: ...
+
+    def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[Out]: ...
+
+    def finish(self, result: Result[Any]) -> Sequence[Out]: ...
+
+    def event(self, output: Out) -> Event | None:
+        """The event observers are told of ``output``, or None."""
+        ...
+
+
+def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator[Out]:
+    """A streamed call, blocking: what ``reader`` makes of the model's deltas as they arrive,
+    tool rounds in between."""
+    step = drive_sync(engine, runtime, stream=True)
+    while isinstance(step, CallModel):
+        for output in reader.begin(step.request):
+            _tell_sync(output, reader, runtime)
+            yield output
+        model = runtime.model
+        reply: Response | Failed | None = None
+        try:
+            for event in model.stream(step.request):
+                if isinstance(event, Done):
+                    reply = event.response
+                    break
+                for output in reader.feed(event):
+                    _tell_sync(output, reader, runtime)
+                    yield output
+        except ProviderError as error:
+            reply = Failed(error)
+        if reply is None:
+            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+        step = drive_sync(engine, runtime, reply, stream=True)
+    for output in reader.finish(step):
+        _tell_sync(output, reader, runtime)
+        yield output
+
+
+async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> AsyncIterator[Out]:
+    """A streamed call, on the running event loop; as :func:`read_sync`."""
+    step = await drive_async(engine, runtime, stream=True)
+    while isinstance(step, CallModel):
+        for output in reader.begin(step.request):
+            await _tell_async(output, reader, runtime)
+            yield output
+        model = runtime.model
+        reply: Response | Failed | None = None
+        try:
+            async for event in model.astream(step.request):
+                if isinstance(event, Done):
+                    reply = event.response
+                    continue
+                for output in reader.feed(event):
+                    await _tell_async(output, reader, runtime)
+                    yield output
+        except ProviderError as error:
+            reply = Failed(error)
+        if reply is None:
+            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+        step = await drive_async(engine, runtime, reply, stream=True)
+    for output in reader.finish(step):
+        await _tell_async(output, reader, runtime)
+        yield output
+
+
+def _tell_sync(output: Out, reader: Reader[Out], runtime: Runtime) -> None:
+    """Tell the observers of an output, when anyone listens."""
+    event = reader.event(output) if runtime.handlers else None
+    if event is None:
+        return
+    effect = Emit(event)
+    for pending in _notify(effect, runtime):
+        try:
+            run_blocking(pending)
+        except Exception:
+            _handler_failed(effect)
+
+
+async def _tell_async(output: Out, reader: Reader[Out], runtime: Runtime) -> None:
+    """Async twin of :func:`_tell_sync`."""
+    event = reader.event(output) if runtime.handlers else None
+    if event is None:
+        return
+    effect = Emit(event)
+    for pending in _notify(effect, runtime):
+        try:
+            await pending
+        except Exception:
+            _handler_failed(effect)

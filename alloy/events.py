@@ -32,9 +32,11 @@ __all__ = [
     "Handler",
     "ModelRequest",
     "ModelResponse",
+    "OutputItem",
     "OutputParsed",
     "OutputReady",
     "OutputRejected",
+    "PartialOutput",
     "PromptRendered",
     "ProviderRetry",
     "Reask",
@@ -167,6 +169,31 @@ class Reask(Event):
 @dataclass(frozen=True)
 class FinalizeTurn(Event):
     """The model stopped after tool calls without an answer; one more turn, without tools."""
+
+
+@dataclass(frozen=True)
+class PartialOutput(Event):
+    """``stream_partial()`` showed more of the answer: ``partial`` is the
+    :class:`~alloy.streaming.Partial` it yielded; ``attempt`` counts answers streamed again."""
+
+    attempt: int
+    partial: Any
+
+    def describe(self, *, content: bool = False) -> str:
+        base = f"{super().describe()} attempt={self.attempt}"
+        return f"{base} data={self.partial.data!r}" if content else base
+
+
+@dataclass(frozen=True)
+class OutputItem(Event):
+    """``stream_items()`` yielded an element of the list answer, complete and validated."""
+
+    attempt: int
+    item: Any
+
+    def describe(self, *, content: bool = False) -> str:
+        base = f"{super().describe()} attempt={self.attempt}"
+        return f"{base} item={self.item!r}" if content else base
 
 
 @dataclass(frozen=True)

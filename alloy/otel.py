@@ -3,7 +3,8 @@
 :func:`instrument` subscribes to alloy's events and turns them into spans: one per command call,
 with a child span per model request (``chat {model}``) and per tool call (``execute_tool {name}``),
 carrying the GenAI semantic-convention attributes (provider, model, token usage, finish reason,
-errors). Prompts and outputs are never recorded. Call the returned function to stop.
+errors). A streamed typed value marks its first partial (per attempt) on the command's span.
+Prompts and outputs are never recorded. Call the returned function to stop.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class _SpanBuilder:
         self.commands: dict[str, Any] = {}
         self.models: dict[tuple[str, int], Any] = {}
         self.tools: dict[tuple[str, str], Any] = {}
+        #: The attempt whose first partial (or list element) each streamed call has marked.
+        self.streamed: dict[str, int] = {}
 
     def start(self, name: str, parent: Any, attributes: dict[str, Any]) -> Any:
         context = self.trace.set_span_in_context(parent) if parent is not None else None
@@ -113,7 +116,13 @@ class _SpanBuilder:
                     span.set_attribute("error.type", "tool_error")
                     span.set_status(self.trace.Status(self.trace.StatusCode.ERROR))
                 span.end()
+        elif isinstance(event, (ev.PartialOutput, ev.OutputItem)):
+            span = self.commands.get(call)
+            if span is not None and self.streamed.get(call) != event.attempt:
+                self.streamed[call] = event.attempt
+                span.add_event("alloy.stream.first_output", {"alloy.attempt": event.attempt})
         elif isinstance(event, ev.CommandFinished):
+            self.streamed.pop(call, None)
             span = self.commands.pop(call, None)
             if span is not None:
                 usage = event.transcript.usage
@@ -122,6 +131,7 @@ class _SpanBuilder:
                 span.set_attribute("alloy.attempts", event.transcript.attempts)
                 span.end()
         elif isinstance(event, ev.CommandFailed):
+            self.streamed.pop(call, None)
             self._fail_model_spans(call, event.error)
             span = self.commands.pop(call, None)
             if span is not None:

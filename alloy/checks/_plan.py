@@ -148,7 +148,7 @@ class Builder:
         if isinstance(base, type):
             if base in self.memo:
                 return self.memo[base]
-            container = _container(base)
+            container = container_kind(base)
             if container is not None:
                 node = self._new(kind="object", base=base, container=container)
                 self.memo[base] = node
@@ -159,7 +159,7 @@ class Builder:
 
     def _fields(self, cls: type, container: Container, where: str) -> Iterator[FieldNode]:
         prefix = "" if where == "the answer" else where + "."
-        for attr, shown, tp, optional_key in _declared_fields(cls, container):
+        for attr, shown, tp, optional_key in declared_fields(cls, container):
             node = self.node(tp, prefix + shown)
             drop: Drop | None = None
             if optional_key:
@@ -175,7 +175,7 @@ class Builder:
             yield FieldNode(attr, shown, node, drop)
 
 
-def _container(cls: type) -> Container | None:
+def container_kind(cls: type) -> Container | None:
     if is_typeddict(cls):
         return "typeddict"
     if dataclasses.is_dataclass(cls):
@@ -189,7 +189,7 @@ def _container(cls: type) -> Container | None:
     return None
 
 
-def _declared_fields(cls: type, container: Container) -> Iterator[tuple[str, str, Any, bool]]:
+def declared_fields(cls: type, container: Container) -> Iterator[tuple[str, str, Any, bool]]:
     """(attribute, name shown to the model, annotated type, key may be absent) per field."""
     if container == "pydantic":
         for name, info in cls.model_fields.items():  # type: ignore[attr-defined]

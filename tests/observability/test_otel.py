@@ -96,3 +96,22 @@ def test_prompts_are_not_recorded(call: Call, spans: InMemorySpanExporter) -> No
         call(answer, "a private question 42")
     for span in spans.get_finished_spans():
         assert "private question" not in repr(dict(span.attributes))
+
+
+def test_a_streamed_value_is_one_command_span_from_request_to_final_value(
+    spans: InMemorySpanExporter,
+) -> None:
+    @command(output=list[int])
+    def numbers(question: str) -> str:
+        return question
+
+    with override_model(script(json_reply([1, 2, 3], wrap=True))):
+        stream = numbers.stream_partial("q")
+        first = next(stream)
+        assert spans.get_finished_spans() == ()  # the command is open while its value streams
+        rest = list(stream)
+    assert not first.complete and rest[-1].value == [1, 2, 3]
+    command_span = next(s for s in spans.get_finished_spans() if s.name.startswith("command "))
+    assert by_name(spans)["chat script"].parent.span_id == command_span.context.span_id
+    marks = [e for e in command_span.events if e.name == "alloy.stream.first_output"]
+    assert [dict(e.attributes)["alloy.attempt"] for e in marks] == [1]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import assert_type
 
 from alloy import AsyncCommand, Command, command
+from alloy.streaming import AsyncItemStream, ItemStream, Partial
 
 
 @dataclass
@@ -37,6 +38,11 @@ def notify(who: str) -> str:
     return who
 
 
+@command(output=list[Invoice])
+def invoices(text: str) -> str:
+    return text
+
+
 assert isinstance(read_invoice, Command)
 assert_type(read_invoice("x"), Invoice)
 assert_type(summarize("x"), str)
@@ -44,6 +50,11 @@ assert isinstance(price, AsyncCommand)
 pending = price("x")
 assert_type(pending, Coroutine[Any, Any, float])  # type: ignore[unused-coroutine]
 assert_type(notify("ops"), None)
+assert_type(read_invoice.stream_partial("x"), Iterator[Partial[Invoice]])
+assert_type(next(read_invoice.stream_partial("x")).value, Invoice)
+assert_type(invoices.stream_items("x"), ItemStream[Invoice])
+assert_type(invoices.astream_items("x"), AsyncItemStream[Invoice])
+assert_type(read_invoice.astream_partial("x"), AsyncIterator[Partial[Invoice]])
 
 
 async def main() -> None:

@@ -1,0 +1,253 @@
+"""Typed streaming through every real SDK against the emulator: OpenAI Responses and Chat,
+Anthropic, Gemini and Ollama, in native, tool and prompt output mode, sync and async.
+
+The answers hold nested objects, lists of objects, unions, enums, optionals and strings with
+escapes, braces and unicode. The emulator cuts the answer one character per delta (so every
+boundary between two characters is a boundary between two deltas) and at random chunkings;
+the final value must equal the non-streamed result, no partial may show a value the answer does
+not hold (a number cut short, a half string where none may grow), and list elements must
+arrive once each, in order.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import random
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from alloy import ProviderConnectionError, TruncatedOutputError, command, streaming, tool
+from alloy.testing.emulator import CutStream, Emulator, Json, MaxTokens, Text, ToolCalls
+
+from ..hardening.conftest import PROVIDERS
+from .helpers import Collect, check_partials
+
+
+class Status(enum.Enum):
+    OPEN = "open"
+    SHIPPED = "shipped"
+
+
+class Address(BaseModel):
+    street: Annotated[str, streaming.grow]
+    city: str
+
+
+class Card(BaseModel):
+    kind: Literal["card"]
+    last4: str
+
+
+class Transfer(BaseModel):
+    kind: Literal["transfer"]
+    iban: str
+
+
+class Item(BaseModel):
+    sku: str
+    qty: int
+    price: float
+    note: str | None
+
+
+class Order(BaseModel):
+    id: int
+    status: Status
+    customer: Annotated[str, streaming.grow]
+    address: Address
+    payment: Card | Transfer
+    items: list[Item]
+    gift: bool
+    memo: str | None
+
+
+ORDER = {
+    "id": 90210,
+    "status": "shipped",
+    "customer": 'Zoë "Z" O\'Brien {VIP} \\ 北京 😀',
+    "address": {"street": "1 }{ Main St,\nApt ]", "city": "Montréal"},
+    "payment": {"kind": "transfer", "iban": "DE89 3704 0044 0532 0130 00"},
+    "items": [
+        {"sku": "A-1", "qty": 12, "price": 1299.99, "note": None},
+        {"sku": "B\u00e92", "qty": -3, "price": 0.5, "note": 'say "hi"'},
+        {"sku": "C-3", "qty": 100000, "price": 2e-05, "note": "}]"},
+    ],
+    "gift": False,
+    "memo": None,
+}
+ITEMS = ORDER["items"]
+MODES = ("native", "tool", "prompt")
+
+
+def order_command(model: str, mode: str, **options: Any) -> Any:
+    @command(output=Order, model=model, output_mode=mode, **options)
+    def order(text: str) -> str:
+        return f"Read the order: {text}"
+
+    return order
+
+
+def items_command(model: str, mode: str) -> Any:
+    @command(output=list[Item], model=model, output_mode=mode)
+    def items(text: str) -> str:
+        return f"List the items: {text}"
+
+    return items
+
+
+def reply(command: Any, mode: str, value: Any, *, ascii_only: bool = True) -> Any:
+    """The emulator reply carrying ``value`` in ``mode``: a forced tool call in tool mode, JSON
+    in a code fence after some prose in prompt mode, the bare JSON otherwise."""
+    if mode == "tool":
+        return ToolCalls((command.output_type.name, value))
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    if mode == "prompt":
+        return Text(f"Here is the order {{as asked}}:\n```json\n{text}\n```\nAnything else?")
+    return Text(text)
+
+
+def random_split(seed: int) -> Any:
+    rng = random.Random(seed)
+
+    def split(text: str) -> list[str]:
+        pieces, at = [], 0
+        while at < len(text):
+            size = rng.choice((1, 2, 3, 4, 7, 16))
+            pieces.append(text[at : at + size])
+            at += size
+        return pieces
+
+    return split
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_partials_on_every_transport(
+    provider: str, mode: str, alloy_emulator_env: Emulator, partials: Collect
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    order = order_command(model, mode)
+    emu.push(queue, reply(order, mode, ORDER))
+    expected = order("x")
+
+    emu.split_streams(1).push(queue, reply(order, mode, ORDER, ascii_only=False))
+    got = partials(order, "x")
+    check_partials(got, ORDER)
+    assert got[-1].value == expected
+    assert got[-1].data == ORDER
+    if not (mode == "tool" and provider in ("gemini", "ollama")):  # their tool calls come whole
+        assert len(got) > 20
+        assert any(p.open_path == ("customer",) for p in got)  # a growing string
+
+    emu.split_streams(random_split(len(provider))).push(queue, reply(order, mode, ORDER))
+    again = partials(order, "x")
+    check_partials(again, ORDER)
+    assert again[-1].value == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_items_on_every_transport(
+    provider: str, mode: str, alloy_emulator_env: Emulator, items: Collect
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    listing = items_command(model, mode)
+    emu.split_streams(random_split(len(mode))).push(queue, reply(listing, mode, {"value": ITEMS}))
+    assert items(listing, "x") == [Item(**item) for item in ITEMS]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_partials_start_after_the_tool_rounds(
+    provider: str, alloy_emulator_env: Emulator, partials: Collect
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    looked_up: list[str] = []
+
+    @tool
+    def customer_since(name: str) -> str:
+        """The year a customer first ordered."""
+        looked_up.append(name)
+        return "2019"
+
+    order = order_command(model, "native", tools=[customer_since])
+    emu.split_streams(3).push(
+        queue, ToolCalls(("customer_since", {"name": "Zoë"}), text="Let me check."), Json(ORDER)
+    )
+    got = partials(order, "x")
+    assert looked_up == ["Zoë"]
+    check_partials(got, ORDER)
+    assert {p.attempt for p in got} == {1}
+    assert got[-1].value.customer == ORDER["customer"]
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
+    provider: str, alloy_emulator_env: Emulator, partials: Collect
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    order = order_command(model, "native", retries=0)
+    emu.split_streams(5)
+    emu.push(queue, CutStream(after=12, reply=Json(ORDER)))
+    with pytest.raises(ProviderConnectionError):
+        order("x")
+    emu.push(queue, CutStream(after=12, reply=Json(ORDER)))
+    seen: list[Any] = []
+    with pytest.raises(ProviderConnectionError):
+        partials(order, "x", into=seen)
+    assert seen and not seen[-1].complete
+
+    emu.push(queue, CutStream(after=12, reply=Json(ORDER)), Json(ORDER))
+    got = partials(order.with_options(retries=1), "x")
+    assert got[-1].attempt == 2 and got[-1].data == ORDER
+    check_partials([p for p in got if p.attempt == 2], ORDER)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_truncation_raises_on_every_transport(
+    provider: str, alloy_emulator_env: Emulator, partials: Collect
+) -> None:
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    order = order_command(model, "native")
+    emu.split_streams(4).push(queue, MaxTokens(json.dumps(ORDER)[:150]))
+    seen: list[Any] = []
+    with pytest.raises(TruncatedOutputError):
+        partials(order, "x", into=seen)
+    check_partials([*seen, _Final()], ORDER)
+
+
+class _Final:
+    """Stands for the last partial a truncated stream never got, for check_partials."""
+
+    complete = True
+    attempt = 99
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_every_split_point_on_every_transport(
+    provider: str, alloy_emulator_env: Emulator, fuzz_scale: int
+) -> None:
+    """The answer cut in two at each boundary (every 7th in the suite; all under make fuzz)."""
+    emu = alloy_emulator_env
+    model, queue, _ = PROVIDERS[provider]
+    value = {"value": ITEMS[1:]}
+    listing = items_command(model, "native")
+    emu.push(queue, Json(value))
+    expected = listing("x")
+    text = json.dumps(value)
+    step = 1 if fuzz_scale > 1 else 7
+    for cut in range(0, len(text) + 1, step):
+        emu.split_streams(lambda t, k=cut: [t[:k], t[k:]]).push(queue, Json(value))
+        assert list(listing.stream_items("x")) == expected, cut
+        emu.push(queue, Json(value))
+        got = list(listing.stream_partial("x"))
+        check_partials(got, ITEMS[1:])
+        assert got[-1].value == expected, cut
