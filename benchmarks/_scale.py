@@ -20,6 +20,9 @@ class Scale:
     big_bytes: int = 1_000_000
     big_calls: int = 80  # per side, interleaved
     profile_calls: int = 2000
+    stream_bytes: int = 193 * 1024  # the answer stream_partial reads in 4-byte chunks
+    stream_runs: int = 5  # per size, interleaved
+    stream_baseline_cap: float = 8.0  # CPU seconds each re-parsing baseline may take
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -39,4 +42,7 @@ TINY = Scale(
     big_bytes=20_000,
     big_calls=3,
     profile_calls=20,
+    stream_bytes=8_000,
+    stream_runs=1,
+    stream_baseline_cap=0.5,
 )

@@ -18,12 +18,23 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import _setup, bigoutput, changes, coldstart, concurrency, inprocess, profiling, report, warm
+from . import (
+    _setup,
+    bigoutput,
+    changes,
+    coldstart,
+    concurrency,
+    inprocess,
+    profiling,
+    report,
+    streaming,
+    warm,
+)
 from ._emulator import EmulatorProcess
 from ._measure import SuiteResult
 from ._scale import FULL, TINY, Scale
 
-SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "changes")
+SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "streaming", "changes")
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -49,6 +60,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "concurrency": lambda: concurrency.run(root, scale),
         "cold": lambda: coldstart.run(root, scale.cold_runs),
         "big": lambda: bigoutput.run(scale),
+        "streaming": lambda: streaming.run(scale, peers),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
     }[name]
 
@@ -78,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("benchmarks: preparing virtual environments", flush=True)
     peers: dict[str, str] = {}
-    if "inprocess" in chosen:
+    if "inprocess" in chosen or "streaming" in chosen:
         if args.no_install:
             peers = {
                 name: str(_setup.VENVS / name / "bin" / "python")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alloy.testing.emulator import Emulator
-from benchmarks import _setup, bigoutput, inprocess, report, warm
+from benchmarks import _setup, bigoutput, inprocess, report, streaming, warm
 from benchmarks._measure import Figure, SuiteResult
 from benchmarks._scale import TINY
 
@@ -57,3 +57,15 @@ def test_inprocess_suite_with_peers() -> None:
     peers = {name: str(_setup.VENVS / name / "bin" / "python") for name in _setup.PEERS}
     result = inprocess.run(TINY, peers)
     well_formed(result, len(inprocess.ROWS))
+
+
+def test_streaming_suite() -> None:
+    peers = {
+        name: str(_setup.VENVS / name / "bin" / "python")
+        for name in _setup.PEERS
+        if (_setup.VENVS / name / ".installed").exists()
+    }
+    result = streaming.run(TINY, peers)
+    well_formed(result, 5 if "instructor" in peers else 4)
+    assert [f.target is not None for f in result.figures[:2]] == [True, True]
+    assert result.notes and "partials" in result.notes[0]
