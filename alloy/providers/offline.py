@@ -141,9 +141,11 @@ def _sample_object(schema: Any, seed: int) -> dict[str, Any]:
 
 
 def _chunks(text: str) -> Iterator[str]:
+    """The text a word at a time, and at most 8 characters at a time (compact JSON has no
+    spaces, and a typed answer should stream in pieces too)."""
     start = 0
     while start < len(text):
         end = text.find(" ", start + 1)
-        end = len(text) if end == -1 else end
+        end = min(len(text) if end == -1 else end, start + 8)
         yield text[start:end]
         start = end
