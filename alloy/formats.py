@@ -14,6 +14,7 @@ compete for the same run of blanks), and longer scans are done by hand, line by 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,14 +32,49 @@ def _invalid(summary: str, problem: str) -> InvalidOutput:
 # -- yes / no ---------------------------------------------------------------------------
 
 _DECOR = re.compile(r"[*_`#>\"'\u201c\u201d\u2018\u2019()\[\]]")
-_WORD = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-_ALONE = re.compile(r"^\W*(yes|no)\W*$", re.IGNORECASE)
-_MARKED = re.compile(r"\banswer\b\W{0,3}(?:is\W{0,3})?(yes|no)\b", re.IGNORECASE)
+#: What a reply may say for yes or for no. Whole-reply answers and ``Answer: ...`` lines take
+#: every spelling here (the words distutils' strtobool and pydantic read, and the ones models
+#: write); a yes or no found in prose takes only the first, unambiguous ones.
+_AFFIRM_WORDS = ("yes", "yeah", "yep", "yup")
+_NEGATE_WORDS = ("no", "nope", "nah")
+_AFFIRM_ANSWERS = (
+    *_AFFIRM_WORDS,
+    "y",
+    "true",
+    "t",
+    "correct",
+    "affirmative",
+    "absolutely",
+    "definitely",
+    "certainly",
+    "indeed",
+    "sure",
+)
+_NEGATE_ANSWERS = (
+    "absolutely not",
+    "definitely not",
+    "certainly not",
+    "not at all",
+    "of course not",
+    *_NEGATE_WORDS,
+    "n",
+    "false",
+    "f",
+    "incorrect",
+    "negative",
+    "never",
+)
+_MEANING = {**dict.fromkeys(_AFFIRM_ANSWERS, "yes"), **dict.fromkeys(_NEGATE_ANSWERS, "no")}
+_ANSWERS = "|".join(sorted(map(re.escape, _MEANING), key=len, reverse=True))
+_WORDS = "|".join((*_AFFIRM_WORDS, *_NEGATE_WORDS))
+_WORD = re.compile(rf"\b({_WORDS})\b", re.IGNORECASE)
+_ALONE = re.compile(rf"^\W*({_ANSWERS})\W*$", re.IGNORECASE)
+_MARKED = re.compile(rf"\banswer\b\W{{0,3}}(?:is\W{{0,3}})?({_ANSWERS})\b", re.IGNORECASE)
 # A yes/no that starts the reply, a sentence or a line. The line case is matched from the start of
 # its run of blanks only (the lookbehind), so a long run of newlines is crossed once, not once
 # per newline.
 _LEADING = re.compile(
-    r"(?:^|[.!?:;]\s+|(?<!\s)[^\S\n]*\n\s*)(yes|no)(?=[,.!;:]|\s*$)", re.IGNORECASE
+    rf"(?:^|[.!?:;]\s+|(?<!\s)[^\S\n]*\n\s*)({_WORDS})(?=[,.!;:]|\s*$)", re.IGNORECASE
 )
 _UNSURE = re.compile(
     r"\b(?:do(?:es)?\s*n(?:o|'|\u2019)?t\s+know|not\s+sure|unsure|no\s+idea|uncertain|"
@@ -53,8 +89,9 @@ _YESNO_ASK = "answer with exactly one word: yes or no"
 class YesNo:
     """A bool from a yes/no reply (``yes`` -> True). Often more reliable than a JSON boolean.
 
-    Accepted: a bare ``Yes.``/``**No**``, an ``Answer: yes`` line, or a final yes/no line after
-    reasoning. Errors (re-asked): both yes and no, neither, or "I don't know" (not a no).
+    Accepted: a bare ``Yes.``/``**No**`` (or ``Nope``, ``y``, ``true``, ``correct``, ``not at
+    all``...), an ``Answer: yes`` line, or a final yes/no line after reasoning. Errors (re-asked):
+    both yes and no, neither, or "I don't know" (not a no).
     """
 
     expected: str = field(default="yes or no", init=False)
@@ -90,7 +127,7 @@ class YesNo:
                     f"the reply does not commit to yes or no (it says it cannot tell); {_YESNO_ASK}",
                 )
             strong = _LEADING.findall(clean) or _WORD.findall(clean)
-        found = {word.lower() for word in strong}
+        found = {_MEANING[" ".join(word.lower().split())] for word in strong}
         if found == {"yes"}:
             return True
         if found == {"no"}:
@@ -277,8 +314,9 @@ class Task:
 
 
 # The task's text is taken to the end of the line and stripped in Python: a lazy ``(.*?)\s*$``
-# rescans the blanks after every word, which is quadratic on a long gap.
-_TASK = re.compile(r"(\s*)(?:[-*+]|\d{1,9}[.)])\s+\[( |x|X)\]\s+(.*)")
+# rescans the blanks after every word, which is quadratic on a long gap. Any one character may
+# mark a task, as ragit's PDL reads task lists (``[O]`` for done).
+_TASK = re.compile(r"(\s*)(?:[-*+]|\d{1,9}[.)])[ \t]+\[([^\]\n])\]\s+(.*)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 
 
@@ -288,15 +326,18 @@ class _Draft:
     so that many continuation lines cost linear time, not a copy of the text per line."""
 
     parts: list[str]
-    done: bool
+    mark: str
 
     def task(self) -> Task:
-        return Task(" ".join(self.parts), self.done)
+        return Task(" ".join(self.parts), not self.mark.isspace())
 
 
 @dataclass(frozen=True)
 class TaskList:
     """The markdown task list in the reply (``- [ ] todo``, ``- [x] done``) as ``list[Task]``.
+
+    As in GitHub's task list items, a task whose mark is blank is open and any other mark (``x``,
+    or the ``O`` or tick that models and ragit's PDL also write) is done.
 
     Prose around the list is ignored; two lists separated by prose are an error. Indented lines
     under an item continue its text; nested items are listed in order.
@@ -337,7 +378,7 @@ class TaskList:
                     current = []
                     groups.append(current)
                 indent = len(match.group(1))
-                current.append(_Draft([match.group(3).rstrip()], match.group(2) != " "))
+                current.append(_Draft([match.group(3).rstrip()], match.group(2)))
             elif not line.strip():
                 continue
             elif current and len(line) - len(line.lstrip()) > indent and not _ITEM.match(line):
@@ -432,6 +473,14 @@ class BoundedText:
 
 # -- key: value -------------------------------------------------------------------------
 
+
+def _value_text(lines: list[str]) -> str:
+    """A value's lines as one text: the key line's part, then the lines under it with their
+    shared indentation removed and their own kept; blank lines at either end dropped."""
+    first, rest = lines[0], textwrap.dedent("\n".join(lines[1:])) if len(lines) > 1 else ""
+    return f"{first}\n{rest}".strip("\n").strip() if rest.strip() else first.strip()
+
+
 # Each run of blanks belongs to exactly one ``[ \t]*`` (an optional marker takes its blanks with
 # it), so a line that is not a key line fails in linear time. Two stars next to each other
 # around an optional group made "blanks, a key, blanks and no colon" cubic.
@@ -444,9 +493,11 @@ class KeyValues:
     """``"Key: value"`` lines parsed into a dict with lower-cased keys (a SimpleOutputParser).
 
     Keys match case-insensitively at the start of a line, also bold, bulleted or indented
-    (``**Answer:**``, ``- Answer:``). A value runs to the end of its paragraph; a repeated key's
-    values are joined with a newline; text before the first key (reasoning) is ignored. A
-    missing key is an error.
+    (``**Answer:**``, ``- Answer:``). A value runs to the next key line: blank lines, fenced code
+    blocks (taken as written, key-like lines in them included) and relative indentation are kept.
+    A value whose key is a list item (``- Name: ...``) ends at the next item of that list. A
+    repeated key's values are joined with a newline; text before the first key (reasoning) is
+    ignored. A missing key is an error.
     """
 
     keys: Sequence[str] = ()
@@ -493,25 +544,37 @@ class KeyValues:
         found: dict[str, list[str]] = {}
         key: str | None = None
         value: list[str] = []
+        item_indent: int | None = None  # the key line's indentation, when it is a list item
+        fence: _Fence | None = None  # the code block the line is in, if any
 
         def flush() -> None:
             if key is not None:
-                found.setdefault(key, []).append("\n".join(value).strip())
+                found.setdefault(key, []).append(_value_text(value))
 
-        for line in text.splitlines():
+        for line in _markdown_lines(text):
+            if fence is not None:
+                if fence.closed_by(line):
+                    fence = None
+                if key is not None:
+                    value.append(line)
+                continue
             match = pattern.match(line)
+            indent = len(line) - len(line.lstrip())
             if match:
                 flush()
                 key = match.group("key").lower()
                 first = match.group("value").rstrip()
                 if match.group("open") and first.endswith(match.group("open")):
                     first = first[: -len(match.group("open"))].rstrip()
-                value = [first] if first else []
-            elif key is not None and not line.strip() and value:
-                flush()
-                key, value = None, []  # a paragraph ends the value
-            elif key is not None and line.strip():
-                value.append(line.strip())
+                value = [first]
+                item_indent = indent if _ITEM.match(line) else None
+                continue
+            if item_indent is not None and indent <= item_indent and _ITEM.match(line):
+                flush()  # the next item of the key's list
+                key, value, item_indent = None, [], None
+            fence = _opening_fence(line)
+            if key is not None:
+                value.append(line)
         flush()
         result = {k: "\n".join(part for part in v if part) for k, v in found.items()}
         missing = [k for k in self.keys if not result.get(k.lower())]

@@ -33,6 +33,15 @@ REASONING = (
         ("No, it is not.", False),
         ("There are no implicit casts. Yes.", True),
         ("> yes", True),
+        ("Nope.", False),
+        ("Yep!", True),
+        ("Absolutely not.", False),
+        ("Not at all", False),
+        ("Correct.", True),
+        ("**Answer:** incorrect", False),
+        ("y", True),
+        ("False", False),
+        ("Nah, it is dynamically typed.", False),
     ],
 )
 def test_yesno_reads_the_answer(reply: str, value: bool) -> None:
@@ -66,7 +75,10 @@ def test_yesno_reads_the_answer(reply: str, value: bool) -> None:
             "- the reply does not commit to yes or no (it says it cannot tell); answer with exactly one word: yes or no",
         ),
         ("Maybe.", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
-        ("Nope", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
+        (
+            "Maybe yes, maybe no.",
+            "- the reply says both yes and no; answer with exactly one word: yes or no",
+        ),
         ("", "- the reply does not say yes or no; answer with exactly one word: yes or no"),
     ],
 )
@@ -266,12 +278,39 @@ def test_keyvalues_seed_examples() -> None:
         "  Thought: add them\n  Answer: 4",
         "- Thought: add them\n- Answer: 4",
         "### Thought: add them\n### Answer: 4",
-        "thought: add them\nANSWER:\n\n4\n\nHope this helps!",
-        "Thought: add them\nAnswer: 4\n\nLet me know if you need anything else.",
+        "thought: add them\nANSWER:\n\n4\n",
     ],
 )
 def test_keyvalues_on_real_replies(reply: str) -> None:
     assert KeyValues(["Thought", "Answer"]).parse(reply) == {"thought": "add them", "answer": "4"}
+
+
+def test_keyvalues_value_runs_to_the_next_key() -> None:
+    reply = (
+        "Thought: Let me write it.\n\nIt needs one line.\n\n"
+        "Answer: Here is the function:\n\n"
+        "```python\ndef f():\n    return 1  # Answer: not a key\n```\n\n"
+        "    indented note\n\nHope this helps!\n"
+    )
+    assert KeyValues(["Thought", "Answer"]).parse(reply) == {
+        "thought": "Let me write it.\n\nIt needs one line.",
+        "answer": "Here is the function:\n\n```python\ndef f():\n    return 1  # Answer: not a "
+        "key\n```\n\n    indented note\n\nHope this helps!",
+    }
+
+
+def test_keyvalues_value_keeps_its_indentation() -> None:
+    reply = "Plan:\n    step one\n        detail\n    step two\nAnswer: 4"
+    assert KeyValues(["Plan", "Answer"]).parse(reply)["plan"] == "step one\n    detail\nstep two"
+
+
+def test_keyvalues_bulleted_values_end_at_the_next_item() -> None:
+    reply = "- Name: Alice\n- Age: 30\n- Hobby: chess\n- Steps: go\n  - first\n  - second\n- Done"
+    assert KeyValues(["Name", "Age", "Steps"]).parse(reply) == {
+        "name": "Alice",
+        "age": "30",
+        "steps": "go\n- first\n- second",
+    }
 
 
 def test_keyvalues_value_continues_to_the_end_of_its_paragraph() -> None:
