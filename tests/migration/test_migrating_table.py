@@ -209,7 +209,7 @@ PROBES: dict[str, Probe] = {
     ),
     "`cmd.stream(...)` on a command with a typed `output=`": Probe(
         lambda: command(output=float)(lambda: "Price").stream(),
-        named="call the command to get the typed value",
+        named="stream_partial()",
     ),
     # ask
     "`ask(prompt)`": Probe(lambda: alloy.ask("Say hi")),
