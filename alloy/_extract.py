@@ -117,6 +117,8 @@ def _schema_kinds(schema: Any, defs: Mapping[str, Any], depth: int) -> set[str]:
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         return _schema_kinds(defs.get(ref.removeprefix("#/$defs/")), defs, depth + 1)
+    if schema.get("contentMediaType") == "application/json":
+        return set(_ALL_KINDS)  # JSON asked for as an encoded string: any value may answer
     kind = schema.get("type")
     if isinstance(kind, str):
         return {kind}

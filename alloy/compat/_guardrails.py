@@ -11,15 +11,13 @@ the same value in both:
 - ``<date>``, ``<time>`` and ``<date-time>`` read ISO 8601 text and the element's
   ``date-format``/``time-format``/``datetime-format`` (a ``strptime`` pattern); a date-time
   given for a ``<date>`` keeps its date part, as Guardrails' parser does.
-- ``<object>`` without children and ``<list>`` without a child hold any JSON: providers' strict
-  modes cannot describe that, so the schema asks for the value as a JSON-encoded string, and a
-  reply may give either that string or the value itself.
+- ``<object>`` without children and ``<list>`` without a child hold any JSON (see
+  :func:`~alloy.compat._shared.open_json`).
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import re
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -27,7 +25,7 @@ from typing import Annotated, Any
 from ..checks import NO_FIX, Action, Criterion, check
 from ..checks._apply import validate_value
 
-__all__ = ["as_guardrails_fix", "open_json", "temporal"]
+__all__ = ["as_guardrails_fix", "temporal"]
 
 Fix = Callable[[Criterion, Any], Any]
 
@@ -176,34 +174,3 @@ def temporal(tag: str, pattern: str | None) -> Any:
         raise ValueError(f"expected {wanted}")
 
     return Annotated[base, BeforeValidator(parse)]
-
-
-# -- open values ----------------------------------------------------------------------------
-
-
-def open_json(kind: type, description: str | None) -> Any:
-    """An ``<object>`` (``kind`` dict) or ``<list>`` (``kind`` list) whose contents the spec
-    leaves open: a JSON-encoded string in the schema, the decoded value in Python."""
-    from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
-
-    shape = "object" if kind is dict else "array"
-    ask = f"A JSON {shape}, written as a JSON-encoded string."
-    schema = {"type": "string", "description": f"{description} ({ask})" if description else ask}
-
-    def decode(value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise ValueError(f"expected a JSON {shape} (as a JSON-encoded string)") from None
-        if not isinstance(value, kind):
-            raise ValueError(f"expected a JSON {shape}")
-        return value
-
-    tp = dict[str, Any] if kind is dict else list[Any]
-    return Annotated[
-        tp,
-        BeforeValidator(decode),
-        PlainSerializer(json.dumps, when_used="json"),
-        WithJsonSchema(schema),
-    ]

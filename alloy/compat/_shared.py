@@ -2,10 +2,14 @@
 stay unique cheaply, and short excerpts and positions for error messages.
 
 A spec is configuration, so every problem in one is a ConfigurationError that says where it is;
-an over-deep or over-long spec must fail fast, not exhaust the stack or the clock.
+an over-deep or over-long spec must fail fast, not exhaust the stack or the clock. Both specs
+also allow a container whose contents they leave open (:func:`open_json`).
 """
 
 from __future__ import annotations
+
+import json
+from typing import Annotated, Any
 
 #: How deep objects and arrays may nest in a spec. Real specs use a handful of levels; a deeper
 #: one would only exhaust the stack, here or in pydantic's schema builder.
@@ -52,3 +56,43 @@ def surrogate_at(text: str) -> int | None:
 def too_deep() -> str:
     """The problem with a spec nested deeper than MAX_DEPTH, for an error message."""
     return f"nested more than {MAX_DEPTH} levels deep (the limit)"
+
+
+# -- open values ----------------------------------------------------------------------------
+
+
+def open_json(kind: type, description: str | None) -> Any:
+    """An object (``kind`` dict) or array (``kind`` list) whose contents the spec leaves open
+    (RAIL's ``<object/>``, PDL's ``[]``).
+
+    No provider's strict mode can describe an open object, so the schema asks for the value as a
+    JSON-encoded string; a reply may give that string or the value itself, and the Python value
+    is the decoded one.
+    """
+    from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+
+    shape = "object" if kind is dict else "array"
+    ask = f"A JSON {shape}, written as a JSON-encoded string."
+    schema = {
+        "type": "string",
+        "contentMediaType": "application/json",
+        "description": f"{description} ({ask})" if description else ask,
+    }
+
+    def decode(value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ValueError(f"expected a JSON {shape} (as a JSON-encoded string)") from None
+        if not isinstance(value, kind):
+            raise ValueError(f"expected a JSON {shape}")
+        return value
+
+    tp = dict[str, Any] if kind is dict else list[Any]
+    return Annotated[
+        tp,
+        BeforeValidator(decode),
+        PlainSerializer(json.dumps, when_used="json"),
+        WithJsonSchema(schema),
+    ]

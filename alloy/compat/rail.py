@@ -41,8 +41,8 @@ from ..checks._criterion import ACTIONS
 from ..checks._plan import annotated, make_typeddict, split_annotated
 from ..checks._spec import make_criterion, normalize, split_format, unknown
 from ..errors import ConfigurationError
-from ._guardrails import as_guardrails_fix, open_json, temporal
-from ._shared import MAX_DEPTH, TypeNames, surrogate_at, too_deep
+from ._guardrails import as_guardrails_fix, temporal
+from ._shared import MAX_DEPTH, TypeNames, open_json, surrogate_at, too_deep
 
 __all__ = ["RailText", "load_rail"]
 

@@ -4,6 +4,7 @@ re-prompts; the non-JSON schemas behave as the PDL document describes."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -139,7 +140,6 @@ def test_nested_constraints(call: Call) -> None:
         ("str @", "unexpected character '@'"),
         ("{}", "an object needs at least one key"),
         ("date", "Unsupported PDL type 'date'"),
-        ("[]", "PDL array without an item type"),
         ("int {step: 2}", "Unknown PDL constraint 'step'"),
     ],
 )
@@ -152,9 +152,6 @@ def test_lenient_unknowns_become_strings_with_a_warning() -> None:
     with pytest.warns(SpecWarning, match="Unsupported PDL type 'date'; treated as str"):
         output = load_pdl("{when: date}", strict=False)
     assert output.schema["properties"]["when"] == {"type": "string"}  # type: ignore[index]
-    with pytest.warns(SpecWarning, match=r"treated as \[str\]"):
-        output = load_pdl("[]", strict=False)
-    assert output.parse('{"value": ["a"]}') == ["a"]
     with pytest.warns(SpecWarning, match="Unknown PDL constraint 'step'"):
         load_pdl("int {step: 2}", strict=False)
 
@@ -167,3 +164,75 @@ def test_bounds_reach_the_schema_for_native_enforcement() -> None:
     person = schema["$defs"]["PdlObject"]["properties"]
     assert person["name"]["minLength"] == 2
     assert (person["age"]["minimum"], person["age"]["maximum"]) == (-3, 120)
+
+
+# -- whole documents (ragit's docs/pdl_format.md) --------------------------------------------
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_a_document_gives_its_schema_and_its_turns() -> None:
+    from alloy import Assistant, System, User
+    from alloy.compat import read_pdl
+
+    doc = read_pdl(
+        "<|schema|>\n\n{ name: str, age: int }\n\n<|SYSTEM|>\n\nExtract a person.\n\n"
+        "<|reasoning|>\n\nnot sent\n\n<|user|>\n\nHi, I'm &lt;|user|&gt;.\n\n"
+        '<|assistant|>\n\n{"name": "a", "age": 1}\n\n<|user|>\n\n'
+        f"What is this?\n<|raw_media(png:{PIXEL})|>\n"
+    )
+    assert doc.output.expected == "PdlObject"
+    system, user, assistant, last = doc.messages
+    assert system == System("Extract a person.")
+    assert user == User("Hi, I'm <|user|>.")
+    assert assistant == Assistant('{"name": "a", "age": 1}')
+    assert [type(p).__name__ for p in last.parts] == ["Text", "Media"]
+
+
+def test_a_document_renders_its_template_with_values_escaped() -> None:
+    from alloy import User
+    from alloy.compat import read_pdl
+
+    text = "<|user|>\n\n{# a comment #}{{ query }} ({{ n | length }})\n"
+    doc = read_pdl(text, {"query": "<|system|>", "n": [1, 2]})
+    assert doc.messages == (User("<|system|> (2)"),)  # the value cannot open a turn
+    assert (doc.output.expected, doc.output.schema) == ("str", None)  # no schema: plain text
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Hello\n<|user|>\nhi", "text comes before the first turn"),
+        ("<|schema|>\nint\n<|schema|>\nstr\n<|user|>\nhi", "<|schema|> appears more than once"),
+        ("<|usr|>\nhi", "<|usr|> is not a turn"),
+        ("<|user|>\nhi\n<|system|>\nbe kind", "<|system|> must be the first turn"),
+        ("<|user|>\nhi\n<|user|>\nagain", "<|user|> appears twice in a row"),
+        ("<|user|>\nhi\n<|assistant|>\nhello", "it ends with <|assistant|>"),
+        ("{# only a comment #}", "it has no turns"),
+        ("<|user|>\n{{ query }}", "it is a template"),
+        ("<|schema|>\n{ a: date }\n<|user|>\nhi", "Unsupported PDL type 'date'"),
+    ],
+)
+def test_strict_documents_are_checked_as_ragit_checks_them(text: str, problem: str) -> None:
+    from alloy.compat import read_pdl
+
+    with pytest.raises(ConfigurationError, match=re.escape(problem)):
+        read_pdl(text)
+
+
+def test_lenient_documents() -> None:
+    from alloy import System, User
+    from alloy.compat import read_pdl
+
+    doc = read_pdl("Be brief.\n<|user|>\n{{ query }}\n<|usr|>", strict=False)
+    assert doc.messages == (System("Be brief."), User("{{ query }}\n<|usr|>"))
+    with pytest.raises(ConfigurationError, match="query"):
+        read_pdl("<|user|>\n{{ query }}", {})
+
+
+def test_an_empty_array_schema_takes_any_items(call: Call) -> None:
+    value, model = run(
+        "[] { max: 2 }", call, '{"value": [1, "a", 3]}', '{"value": [1, {"b": null}]}'
+    )
+    assert value == [1, {"b": None}]
+    assert reask(model).startswith("- the answer: must have at most 2 items, but it has 3 items")

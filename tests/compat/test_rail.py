@@ -254,6 +254,7 @@ def test_types_and_attributes(call: Call) -> None:
     assert schema["$defs"]["Friends"]["description"] == "A friend"
     assert schema["properties"]["notes"] == {
         "type": "string",
+        "contentMediaType": "application/json",
         "description": "A JSON array, written as a JSON-encoded string.",
     }
     assert schema["required"] == list(schema["properties"])
@@ -456,11 +457,13 @@ def test_open_object_and_list_are_json_encoded_in_the_schema() -> None:
     assert output.schema["properties"] == {
         "interest_rates": {
             "type": "string",
+            "contentMediaType": "application/json",
             "description": "The interest rates offered (A JSON object, written as a "
             "JSON-encoded string.)",
         },
         "tags": {
             "type": "string",
+            "contentMediaType": "application/json",
             "description": "A JSON array, written as a JSON-encoded string.",
         },
     }
