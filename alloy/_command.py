@@ -37,6 +37,7 @@ from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
+from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
 from .checks import checked_output_for
 from .errors import ConfigurationError
@@ -596,6 +597,7 @@ def output_type_for(output: Any, *, has_output: bool) -> OutputType:
         return NoOutput()
     if not isinstance(output, type) and isinstance(output, OutputType):
         return output
+    output = portable(output)  # typing.TypedDict, which pydantic refuses before Python 3.12
     return checked_output_for(output) or JsonOutput(output)
 
 

@@ -20,6 +20,7 @@ from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
+from ._typeddict import portable
 from ._types import ToolCall, ToolDefinition, ToolResult
 from .errors import ConfigurationError, ToolError
 
@@ -309,7 +310,7 @@ def _build_schema(
             raise ConfigurationError(
                 f"Tool {name!r}: *args and **kwargs cannot be described to a model"
             )
-        annotation = hints.get(param.name, Any)
+        annotation = portable(hints.get(param.name, Any))
         default = ... if param.default is param.empty else param.default
         all_required &= default is ...
         field_defs[param.name] = (

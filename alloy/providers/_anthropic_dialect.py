@@ -17,11 +17,17 @@ that knows only a keyword subset. This mirrors the SDK's own sanitiser
 
 Nothing is lost for correctness: the engine validates every answer against the canonical schema
 and re-asks when a moved constraint was not met.
+
+Claude's grammar compiler refuses recursive schemas, so a recursive type (a tree, a linked list)
+is unrolled first: every ``$ref`` into a definition that can reach itself is inlined, down to
+:data:`UNROLL_DEPTH` levels of such definitions, and below that the reference is cut: dropped from
+an ``anyOf`` (so an optional child is ``null`` there) or else made ``null`` (so a list of children
+is empty there). Answers deeper than that are still checked against the canonical schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -33,9 +39,96 @@ SUPPORTED_STRING_FORMATS = frozenset(
 )
 
 
+#: How many levels of a recursive definition an unrolled schema keeps.
+UNROLL_DEPTH = 4
+
+
 def anthropic_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Return the Anthropic-dialect copy of ``schema`` (the input is not modified)."""
+    defs = schema.get("$defs")
+    if isinstance(defs, Mapping):
+        recursive = _recursive_defs(defs)
+        if recursive:
+            schema = _Unroller(defs, recursive).root(schema)
     return _node(schema, "$")
+
+
+_PREFIX = "#/$defs/"
+
+
+def _refs(node: Any) -> Iterator[str]:
+    """The names of the local definitions ``node`` refers to, anywhere inside it."""
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_PREFIX):
+            yield ref[len(_PREFIX) :]
+        for key, value in node.items():
+            if key != "$defs":
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _recursive_defs(defs: Mapping[str, Any]) -> frozenset[str]:
+    """The definitions that can reach themselves through ``$ref``s."""
+    edges = {name: set(_refs(body)) for name, body in defs.items()}
+    found = set()
+    for start in edges:
+        seen: set[str] = set()
+        todo = list(edges[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name not in seen and name in edges:
+                seen.add(name)
+                todo.extend(edges[name])
+    return frozenset(found)
+
+
+class _Unroller:
+    """Inline the recursive definitions down to UNROLL_DEPTH levels; cut the references below."""
+
+    _CUT: Any = object()
+
+    def __init__(self, defs: Mapping[str, Any], recursive: frozenset[str]) -> None:
+        self.defs = defs
+        self.recursive = recursive
+
+    def root(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        out = self.node({k: v for k, v in schema.items() if k != "$defs"}, 0)
+        kept = {n: self.node(b, 0) for n, b in self.defs.items() if n not in self.recursive}
+        if kept:
+            out["$defs"] = kept
+        return dict(out)
+
+    def node(self, node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [self.node(v, depth) for v in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if (
+            isinstance(ref, str)
+            and ref.startswith(_PREFIX)
+            and ref[len(_PREFIX) :] in self.recursive
+        ):
+            if depth >= UNROLL_DEPTH:
+                return self._CUT
+            inlined = self.node(self.defs[ref[len(_PREFIX) :]], depth + 1)
+            siblings = {k: self.node(v, depth) for k, v in node.items() if k != "$ref"}
+            return {**inlined, **siblings}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("anyOf", "oneOf") and isinstance(value, list):
+                options = [o for o in (self.node(v, depth) for v in value) if o is not self._CUT]
+                out[key] = options or [{"type": "null"}]
+            else:
+                child = self.node(value, depth)
+                out[key] = {"type": "null"} if child is self._CUT else child
+        return out
 
 
 def _node(schema: Mapping[str, Any], path: str) -> dict[str, Any]:

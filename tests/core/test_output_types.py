@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
+import sys
+import typing
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from typing_extensions import TypedDict
 
 from alloy import ConfigurationError, ParseError, command
 from alloy._output import eager
+from alloy.checks import UpperCase
 from alloy.testing import json_reply, override_model, script
 
 from ..conftest import Call
@@ -349,3 +352,81 @@ def test_a_parse_error_names_the_field() -> None:
     with override_model(script('{"x": 1}')), pytest.raises(ParseError) as info:
         make()
     assert str(info.value).startswith("Failed to parse model output as Point: y: Field required")
+
+
+def test_keys_the_type_does_not_declare_are_dropped(call: Call) -> None:
+    class Movie(TypedDict):
+        title: str
+
+    @dataclass
+    class Film:
+        title: str
+
+    class Picture(BaseModel):
+        title: str
+
+    reply = '{"title": "Up", "year": 2009}'
+    assert roundtrip(call, Movie, json.loads(reply)) == {"title": "Up"}
+    assert roundtrip(call, Film, json.loads(reply)) == Film("Up")
+    assert roundtrip(call, Picture, json.loads(reply)) == Picture(title="Up")
+
+
+def test_a_model_that_forbids_extra_keys_has_them_reasked(call: Call) -> None:
+    from pydantic import ConfigDict
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        title: str
+
+    @command(output=Strict)
+    def make() -> str:
+        return "x"
+
+    with override_model(script('{"title": "Up", "year": 2009}', '{"title": "Up"}')) as model:
+        assert call(make) == Strict(title="Up")
+    assert model.requests[1].messages[-1].parts[0].errors == (
+        "- year: Extra inputs are not permitted (got 2009)"
+    )
+
+
+class StdCast(typing.TypedDict, total=False):
+    lead: str
+
+
+class StdMovie(typing.TypedDict):
+    """A film."""
+
+    title: Annotated[str, UpperCase(on_fail="fix")]
+    cast: list[StdCast]
+    sequel: StdCast | None
+
+
+def test_typing_typeddict_works_as_an_output(call: Call) -> None:
+    @command(output=list[StdMovie])
+    def films() -> str:
+        return "x"
+
+    assert films.schema["$defs"]["StdMovie"]["description"] == "A film."
+    reply = json.dumps({"value": [{"title": "up", "cast": [{}], "sequel": None}]})
+    with override_model(script(reply)):
+        assert call(films) == [{"title": "UP", "cast": [{}], "sequel": None}]
+
+
+def test_typing_typeddict_works_as_a_tool_parameter() -> None:
+    from alloy import tool
+
+    @tool
+    def store(movie: StdMovie) -> str:
+        return movie["title"]
+
+    assert store.definition.parameters["properties"]["movie"]["$ref"].endswith("StdMovie")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads typing.TypedDict itself")
+def test_a_self_referring_typing_typeddict_says_what_to_use() -> None:
+    with pytest.raises(ConfigurationError, match=r"typing_extensions\.TypedDict"):
+        command(output=StdTree)
+
+
+class StdTree(typing.TypedDict):
+    children: list[StdTree]

@@ -207,3 +207,73 @@ def test_root_ref_keeps_its_defs() -> None:
 def test_a_node_without_any_type_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="no 'type'"):
         anthropic_schema({"type": "object", "properties": {"x": {"description": "anything"}}})
+
+
+# -- recursive types: Claude refuses recursive schemas, so the dialect unrolls them ----------
+
+
+class TreeNode(BaseModel):
+    value: int
+    children: list[TreeNode]
+
+
+class Link(BaseModel):
+    value: int
+    next: Link | None = None
+
+
+TreeNode.model_rebuild()
+Link.model_rebuild()
+
+
+def depth_of(schema: Any, key: str) -> int:
+    """How many nested levels of ``key`` an unrolled schema spells out."""
+    levels = 0
+    node = schema
+    while True:
+        prop = node.get("properties", {}).get(key)
+        if prop is None:
+            return levels
+        options = prop.get("anyOf", [prop])
+        inner = [o.get("items", o) for o in options if o.get("type") != "null"]
+        inner = [o for o in inner if o.get("type") == "object"]
+        if not inner:
+            return levels
+        levels += 1
+        node = inner[0]
+
+
+@pytest.mark.parametrize(
+    ("tp", "key"), [(TreeNode, "children"), (Link, "next"), (list[TreeNode], "")]
+)
+def test_recursive_types_are_unrolled_into_what_claude_accepts(tp: Any, key: str) -> None:
+    from alloy.providers._anthropic_dialect import UNROLL_DEPTH
+
+    canonical = JsonOutput(tp).schema
+    assert anthropic_problem(canonical) is not None  # the emulator refuses it as Claude does
+    sent = anthropic_schema(canonical)
+    assert anthropic_problem(sent) is None
+    if key:
+        assert depth_of(sent, key) == UNROLL_DEPTH
+
+
+def test_unrolled_schemas_still_take_answers_within_the_depth() -> None:
+    output = JsonOutput(Link)
+    value = output.parse('{"value": 1, "next": {"value": 2, "next": null}}')
+    assert value == Link(value=1, next=Link(value=2))
+
+
+def test_non_recursive_definitions_stay_shared() -> None:
+    @dataclass
+    class Leaf:
+        name: str
+
+    class Branch(BaseModel):
+        leaf: Leaf
+        other: Leaf
+        more: list[Branch]
+
+    Branch.model_rebuild()
+    sent = anthropic_schema(JsonOutput(Branch).schema)
+    assert set(sent["$defs"]) == {"Leaf"}
+    assert anthropic_problem(sent) is None
