@@ -425,10 +425,24 @@ def _load_dotenv_once() -> None:
     global _dotenv_loaded
     if _dotenv_loaded:
         return
-    path = None if os.environ.get("ALLOY_NO_DOTENV") else _dotenv_path()
+    path = None if _skips_dotenv() else _dotenv_path()
     if path is not None:
         _apply_dotenv(path, _read_dotenv(path))
     _dotenv_loaded = True
+
+
+def _skips_dotenv() -> bool:
+    """``ALLOY_NO_DOTENV`` read as a flag: 1/true/yes/on skip the file; unset, empty and
+    0/false/no/off read it."""
+    raw = os.environ.get("ALLOY_NO_DOTENV", "")
+    lowered = raw.strip().lower()
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigurationError(
+        f"ALLOY_NO_DOTENV must be true or false (or 1/0, yes/no, on/off), got {raw!r}"
+    )
 
 
 def _dotenv_path() -> str | None:

@@ -80,17 +80,35 @@ class FunctionModel:
 
     def request(self, request: Request) -> Response:
         self.requests.append(request)
-        reply = self.fn(request)
-        if inspect.isawaitable(reply):  # an async reply function, called from sync code
-            reply = run_blocking(reply)
+        with self._ran_out():
+            reply = self.fn(request)
+            if inspect.isawaitable(reply):  # an async reply function, called from sync code
+                reply = run_blocking(reply)
         return self._coerce(reply)
 
     async def arequest(self, request: Request) -> Response:
         self.requests.append(request)
-        reply = self.fn(request)
-        if inspect.isawaitable(reply):
-            reply = await reply
+        with self._ran_out():
+            reply = self.fn(request)
+            if inspect.isawaitable(reply):
+                reply = await reply
         return self._coerce(reply)
+
+    @contextmanager
+    def _ran_out(self) -> Iterator[None]:
+        """A StopIteration from the function (``next()`` on an exhausted iterator of replies) as
+        the test failure it is: left as it is, a generator or coroutine on the way up turns it
+        into a puzzling RuntimeError, or it ends a loop that was iterating."""
+        try:
+            yield
+        except (StopIteration, RuntimeError) as exc:
+            # An async function's StopIteration arrives as "coroutine raised StopIteration".
+            if not isinstance(exc, StopIteration) and not isinstance(exc.__cause__, StopIteration):
+                raise
+            raise AssertionError(
+                f"the function of FunctionModel {self.name!r} raised StopIteration on request "
+                f"#{len(self.requests)}: it has no reply for it (an iterator of replies ran out?)"
+            ) from None
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         response = self.request(request)
@@ -109,17 +127,36 @@ def _as_stream(response: Response) -> Iterator[StreamEvent]:
     yield Done(response)
 
 
-def script(*replies: Reply) -> FunctionModel:
-    """A FunctionModel that answers with ``replies`` in order (and fails if asked once more)."""
-    queue = list(replies)
+class ScriptedModel(FunctionModel):
+    """The model :func:`script` makes: its replies in order, and ``unused``, those not asked for."""
 
-    def next_reply(request: Request) -> Any:
-        if not queue:
-            raise AssertionError(f"scripted model got an unexpected request #{len(model.requests)}")
-        return queue.pop(0)
+    def __init__(self, replies: Sequence[Reply], *, all_used: bool) -> None:
+        self.unused: list[Reply] = list(replies)
+        self.all_used = all_used
+        super().__init__(self._next, name="script")
 
-    model = FunctionModel(next_reply, name="script")
-    return model
+    def _next(self, request: Request) -> Any:
+        if not self.unused:
+            raise AssertionError(f"scripted model got an unexpected request #{len(self.requests)}")
+        return self.unused.pop(0)
+
+    def check_all_used(self) -> None:
+        """Fail the test when replies are left over: the code under test asked less than meant."""
+        if self.unused:
+            raise AssertionError(
+                f"scripted model has {len(self.unused)} unused repl"
+                f"{'y' if len(self.unused) == 1 else 'ies'} after {len(self.requests)} "
+                f"request(s): {self.unused!r}"
+            )
+
+
+def script(*replies: Reply, all_used: bool = False) -> ScriptedModel:
+    """A model that answers with ``replies`` in order (and fails if asked once more).
+
+    With ``all_used=True``, leaving :func:`override_model` with replies left over fails the test
+    too; ``model.unused`` lists them either way.
+    """
+    return ScriptedModel(replies, all_used=all_used)
 
 
 def json_reply(value: Any, *, wrap: bool = False) -> str:
@@ -175,10 +212,13 @@ def override_model(model: Any) -> Iterator[Any]:
     """Use ``model`` for every command called inside the block, whatever else is configured."""
     with force_config(model=model):
         yield model
+    if isinstance(model, ScriptedModel) and model.all_used:
+        model.check_all_used()
 
 
 __all__ = [
     "FunctionModel",
+    "ScriptedModel",
     "json_reply",
     "override_model",
     "recorded_waits",

@@ -176,3 +176,24 @@ def test_a_bad_value_in_the_file_names_its_variable(workdir: Path) -> None:
     write_env(workdir, b"ALLOY_MODEL=offline\nALLOY_TIMEOUT=nan\n")
     with refusal(match="ALLOY_TIMEOUT"):
         number()
+
+
+@pytest.mark.parametrize(
+    ("flag", "reads"), [("0", True), ("false", True), ("", True), ("1", False), ("yes", False)]
+)
+def test_alloy_no_dotenv_is_a_flag(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, flag: str, reads: bool
+) -> None:
+    write_env(workdir, b"ALLOY_MAX_TOKENS=77\n")
+    monkeypatch.setenv("ALLOY_NO_DOTENV", flag)
+    monkeypatch.setenv("ALLOY_MODEL", "offline")
+    assert isinstance(number(), int)
+    assert (os.environ.get("ALLOY_MAX_TOKENS") == "77") is reads
+
+
+def test_alloy_no_dotenv_that_is_no_flag_is_refused(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALLOY_NO_DOTENV", "sometimes")
+    with refusal(match="ALLOY_NO_DOTENV must be true or false"):
+        number()
