@@ -16,7 +16,6 @@ from typing import Any
 from pydantic_core import to_json
 
 from .._output import OutputType
-from .._sample import sample_value
 from .._types import (
     Capabilities,
     Done,
@@ -30,6 +29,7 @@ from .._types import (
     Usage,
     UserTurn,
 )
+from ..testing._sample import sample_value
 
 OFFLINE_NOTE = "[alloy offline model]"
 

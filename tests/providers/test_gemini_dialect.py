@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from alloy._output import JsonOutput
-from alloy._sample import sample_value
 from alloy.providers._gemini_dialect import GEMINI_KEYWORDS, gemini_schema
+from alloy.testing._sample import sample_value
 from alloy.testing.emulator._schema_rules import gemini_problem, walk
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
-from ..._sample import sample_value
+from .._sample import sample_value
 from ._call import Call, ToolCall, Turn
 from ._http import JSON, NDJSON, SSE
 
