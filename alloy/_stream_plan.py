@@ -68,7 +68,8 @@ def answer_shape(output: OutputType, command: str) -> AnswerShape:
         shape = _with(shape, hide=True)
     if inner.wrapped:
         shape = Shape(fields={"value": shape})
-    return AnswerShape(shape, inner.wrapped, _element(inner.type), builder.checked)
+    checked = builder.checked or root_hidden
+    return AnswerShape(shape, inner.wrapped, _element(inner.type), checked)
 
 
 def _element(tp: Any) -> Any:
@@ -150,21 +151,33 @@ def _with(
     )
 
 
-def _merge(a: Shape, b: Shape) -> Shape:
-    """One shape for two union options: a field is held or hidden if it is in either."""
-    fields = dict(a.fields)
-    for key, shape in b.fields.items():
-        fields[key] = _merge(fields[key], shape) if key in fields else shape
-    item = a.item if b.item is None else (b.item if a.item is None else _merge(a.item, b.item))
-    needs = a.needs & b.needs if a.fields and b.fields else a.needs | b.needs
-    return Shape(
-        fields=fields or None,
-        item=item,
+def _merge(a: Shape, b: Shape, merging: dict[tuple[int, int], Shape] | None = None) -> Shape:
+    """One shape for two union options: a field is held or hidden if it is in either.
+
+    ``merging`` holds the merges under way, so recursive types (whose shapes are cyclic) end.
+    """
+    merging = {} if merging is None else merging
+    key = (id(a), id(b))
+    found = merging.get(key)
+    if found is not None:
+        return found
+    fields: dict[str, Shape] = {}
+    merged = Shape(
+        fields=fields,
         hold=a.hold or b.hold,
         hide=a.hide or b.hide,
         grow=a.grow and b.grow,
-        needs=needs,
+        needs=a.needs & b.needs if a.fields and b.fields else a.needs | b.needs,
     )
+    merging[key] = merged
+    fields.update(a.fields)
+    for name, shape in b.fields.items():
+        fields[name] = _merge(fields[name], shape, merging) if name in fields else shape
+    if a.item is None or b.item is None:
+        merged.item = a.item or b.item
+    else:
+        merged.item = _merge(a.item, b.item, merging)
+    return merged
 
 
 def _makes_string(tp: Any) -> bool:

@@ -348,3 +348,70 @@ def test_what_cannot_stream_typed_values_says_why() -> None:
         invoice_command(model).stream_items("x")
     with pytest.raises(ConfigurationError, match="astream_partial"):
         later.stream_partial("x")
+
+
+@dataclass
+class Folder:
+    name: str
+    children: list[Folder | File]
+
+
+@dataclass
+class File:
+    name: str
+    children: list[File]
+    size: int
+
+
+def test_recursive_types_and_unions_of_them_stream(partials: Collect) -> None:
+    tree = {
+        "name": "root",
+        "children": [
+            {"name": "docs", "children": [{"name": "a.md", "children": [], "size": 3}]},
+            {"name": "b.txt", "children": [], "size": 5},
+        ],
+    }
+
+    @command(output=Folder, model=answering(tree))
+    def folders(path: str) -> str:
+        return path
+
+    got = partials(folders, "/")
+    check_partials(got, tree)
+    assert got[-1].value.children[1] == File("b.txt", [], 5)
+
+
+@dataclass
+class Left:
+    next: list[Left]
+    note: Annotated[str, streaming.grow]
+
+
+@dataclass
+class Right:
+    next: list[Right]
+    note: str
+
+
+def test_a_union_of_recursive_types_gets_one_finite_shape() -> None:
+    from alloy._command import output_type_for
+    from alloy._stream_plan import answer_shape
+
+    answer = answer_shape(output_type_for(Left | Right, has_output=True), "tree")
+    value = answer.shape.field("value")
+    assert value.field("next").items().field("next").items().field("note").grow is False
+    assert answer.wrapped and answer.element is None
+
+
+def test_criteria_on_a_whole_list_hold_its_elements_until_they_passed() -> None:
+    from alloy.checks import Length, checked
+
+    model = answering({"value": LINES[:1]}, {"value": LINES})
+    lines = command(output=checked(list[Line], Length(min=2, on_fail="reask")), model=model)(
+        lambda text: text
+    )
+    stream = lines.stream_items("x")
+    assert [(line, stream.attempt) for line in stream] == [
+        (Line(**line), 1)  # type: ignore[arg-type]
+        for line in LINES
+    ]
