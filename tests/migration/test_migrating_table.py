@@ -90,7 +90,7 @@ def typed_dict_output() -> None:
         name: str
         price: float
 
-    command(output=Product)(lambda: "Make a product")
+    expect(isinstance(command(output=Product)(lambda: "Make a product")(), dict))
 
 
 def with_env(name: str, value: str, run: Callable[[], Any] | None = None) -> Callable[[], Any]:
@@ -180,9 +180,7 @@ PROBES: dict[str, Probe] = {
     "`output=dict`, `output=list[dict]` or `output=Any`": Probe(
         lambda: command(output=list[dict])(lambda: "Map it"), named="@dataclass"
     ),
-    "`output=` a `typing.TypedDict` on Python 3.10 or 3.11": Probe(
-        typed_dict_output, named="typing_extensions.TypedDict"
-    ),
+    "`output=` a `typing.TypedDict` on Python 3.10 or 3.11": Probe(typed_dict_output),
     "`tools=[...]`": Probe(lambda: command(output=int, tools=[sqrt_floor])(lambda: "Use it")()),
     "`model=`, `temperature=`, `max_tokens=` and `system=`": Probe(
         lambda: text_command(model="gpt-5-mini", temperature=0.2, max_tokens=100, system="S")("x")
