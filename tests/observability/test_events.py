@@ -64,7 +64,7 @@ def test_tool_call_sequence(call: Call, seen: list[ev.Event]) -> None:
     model = script(
         [tool_call("lookup", {"key": "a"}, id="1"), tool_call("lookup", {"key": "b"}, id="2")],
         "",
-        "7",
+        '"seven"',  # not an int (a bare 7 would be read)
     )
     with override_model(model), pytest.raises(ParseError):
         call(answer.with_options(max_reasks=0), "q")
