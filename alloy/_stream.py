@@ -43,6 +43,7 @@ class StreamAccumulator:
         self.finish_reason: FinishReason | None = None
         self.model: str | None = None
         self.request_id: str | None = None
+        self.response_id: str | None = None
         self.refusal: str | None = None
 
     def add(self, event: TextDelta | ToolCallDelta) -> TextDelta | ToolCallDelta:
@@ -86,6 +87,7 @@ class StreamAccumulator:
             model=self.model,
             request_id=self.request_id,
             refusal=self.refusal,
+            response_id=self.response_id,
         )
 
 

@@ -31,6 +31,8 @@ class PromptModeWarning(UserWarning):
     """alloy chose prompt mode for a model without native structured output or tool calling: the
     answer is read out of the reply's text, which a model may get wrong more often. Warned once
     per command and model; choose ``output_mode="prompt"`` to silence it."""
+
+
 MediaKind = Literal["image", "pdf"]
 R = TypeVar("R")
 
@@ -318,6 +320,9 @@ class Response:
     request_id: str | None = None
     refusal: str | None = None
     provider_details: Mapping[str, Any] = field(default_factory=dict)
+    #: The provider's id for this reply (``chatcmpl-...``, ``resp_...``, ``msg_...``, Gemini's
+    #: ``responseId``), where ``request_id`` is the HTTP request's; None where the API has none.
+    response_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.finish_reason not in _FINISH_REASONS:
@@ -325,6 +330,7 @@ class Response:
         for what, value in (
             ("model name", self.model),
             ("request id", self.request_id),
+            ("response id", self.response_id),
             ("refusal", self.refusal),
         ):
             if value is not None and not isinstance(value, str):

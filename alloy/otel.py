@@ -30,8 +30,20 @@ def instrument(tracer_provider: Any = None) -> Callable[[], None]:
     return ev.subscribe(_SpanBuilder(tracer, trace).handle)
 
 
+#: alloy's provider names as the GenAI conventions' ``gen_ai.provider.name`` spells them.
+_PROVIDER_NAMES = {"openai-chat": "openai", "gemini": "gcp.gemini"}
+
+
 def _provider(model: str) -> str:
-    return model.split(":", 1)[0] if ":" in model else model
+    """``gen_ai.provider.name`` for an alloy model string (``openai-chat:gpt-4o`` -> openai)."""
+    name = model.split(":", 1)[0] if ":" in model else model
+    return _PROVIDER_NAMES.get(name, name)
+
+
+def _model_id(model: str) -> str:
+    """``gen_ai.request.model``: the provider's model id, without alloy's ``provider:`` prefix
+    (``ollama:gpt-oss:20b`` -> ``gpt-oss:20b``)."""
+    return model.split(":", 1)[1] if ":" in model else model
 
 
 class _SpanBuilder:
@@ -47,9 +59,14 @@ class _SpanBuilder:
         #: The attempt whose first partial (or list element) each streamed call has marked.
         self.streamed: dict[str, int] = {}
 
-    def start(self, name: str, parent: Any, attributes: dict[str, Any]) -> Any:
+    def start(
+        self, name: str, parent: Any, attributes: dict[str, Any], *, client: bool = False
+    ) -> Any:
+        """A span; ``client`` for a call to the model (kind CLIENT, as the GenAI conventions
+        ask of inference spans), else INTERNAL."""
         context = self.trace.set_span_in_context(parent) if parent is not None else None
-        return self.tracer.start_span(name, context=context, attributes=attributes)
+        kind = self.trace.SpanKind.CLIENT if client else self.trace.SpanKind.INTERNAL
+        return self.tracer.start_span(name, context=context, kind=kind, attributes=attributes)
 
     def handle(self, event: ev.Event) -> None:
         with self.lock:
@@ -64,7 +81,7 @@ class _SpanBuilder:
                 {
                     "alloy.command": event.command,
                     "alloy.output.type": event.expected,
-                    "gen_ai.request.model": event.model,
+                    "gen_ai.request.model": _model_id(event.model),
                     "gen_ai.provider.name": _provider(event.model),
                 },
             )
@@ -74,7 +91,7 @@ class _SpanBuilder:
                 "gen_ai.operation.name": "chat",
                 "gen_ai.provider.name": _provider(request.model),
                 "gen_ai.system": _provider(request.model),
-                "gen_ai.request.model": request.model,
+                "gen_ai.request.model": _model_id(request.model),
                 "gen_ai.output.type": "json" if request.output is not None else "text",
                 "alloy.attempt": event.attempt,
             }
@@ -83,7 +100,7 @@ class _SpanBuilder:
             if request.settings.max_tokens is not None:
                 attributes["gen_ai.request.max_tokens"] = request.settings.max_tokens
             self.models[(call, event.attempt)] = self.start(
-                f"chat {request.model}", self.commands.get(call), attributes
+                f"chat {_model_id(request.model)}", self.commands.get(call), attributes, client=True
             )
         elif isinstance(event, ev.ModelResponse):
             span = self.models.pop((call, event.attempt), None)
@@ -94,8 +111,8 @@ class _SpanBuilder:
                 span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
                 if response.model:
                     span.set_attribute("gen_ai.response.model", response.model)
-                if response.request_id:
-                    span.set_attribute("gen_ai.response.id", response.request_id)
+                if response.response_id:
+                    span.set_attribute("gen_ai.response.id", response.response_id)
                 span.end()
         elif isinstance(event, ev.ProviderRetry):
             self._fail_model_spans(call, event.error)

@@ -575,6 +575,7 @@ def parse(raw: Any, *, request_id: str | None = None) -> Response:
         request_id=request_id,
         refusal=_refusal(stop, response.text, data.get("stop_details")),
         provider_details={"id": data.get("id"), "stop_reason": stop},
+        response_id=data.get("id"),
     )
 
 
@@ -674,6 +675,7 @@ class StreamParser:
             request_id=self.acc.request_id,
             refusal=_refusal(self._stop, draft.text, self._stop_details),
             provider_details={"id": self.message_id, "stop_reason": self._stop},
+            response_id=self.message_id,
         )
 
 

@@ -522,6 +522,7 @@ class StreamState:
         acc = self.acc
         acc.model = chunk.model_version or acc.model
         acc.request_id = chunk.response_id or acc.request_id
+        acc.response_id = chunk.response_id or acc.response_id
         if chunk.usage_metadata is not None:
             acc.usage = usage_from(chunk.usage_metadata)
         feedback = chunk.prompt_feedback
@@ -572,6 +573,7 @@ class StreamState:
             model=response.model,
             request_id=response.request_id,
             provider_details={k: v for k, v in details.items() if v is not None},
+            response_id=response.response_id,
         )
 
 

@@ -288,6 +288,7 @@ def parse(raw: Mapping[str, Any], *, request_id: str | None = None) -> Response:
         request_id=request_id,
         refusal=refusal,
         provider_details={"id": raw.get("id")},
+        response_id=raw.get("id"),
     )
 
 
@@ -319,6 +320,8 @@ class StreamParser:
         out: list[TextDelta | ToolCallDelta] = []
         if chunk.get("model"):
             self.acc.model = chunk["model"]
+        if chunk.get("id"):
+            self.acc.response_id = chunk["id"]
         if chunk.get("usage"):
             self.acc.usage = chat_usage(chunk["usage"])
         for choice in chunk.get("choices") or ():

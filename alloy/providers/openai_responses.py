@@ -296,6 +296,7 @@ def parse(raw: Mapping[str, Any], *, request_id: str | None = None) -> Response:
         request_id=request_id,
         refusal=refusal,
         provider_details={"id": raw.get("id"), "status": raw.get("status")},
+        response_id=raw.get("id"),
     )
 
 

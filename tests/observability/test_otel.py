@@ -115,3 +115,80 @@ def test_a_streamed_value_is_one_command_span_from_request_to_final_value(
     assert by_name(spans)["chat script"].parent.span_id == command_span.context.span_id
     marks = [e for e in command_span.events if e.name == "alloy.stream.first_output"]
     assert [dict(e.attributes)["alloy.attempt"] for e in marks] == [1]
+
+
+# -- the GenAI conventions, through the real SDKs and the emulator ----------------------------
+
+#: Per provider: (alloy model, emulator queue, gen_ai.provider.name, the model id, the id's start).
+PROVIDERS = [
+    ("openai:gpt-5-mini", "openai", "openai", "gpt-5-mini", "resp_"),
+    ("openai-chat:gpt-5-mini", "openai", "openai", "gpt-5-mini", "chatcmpl-"),
+    ("anthropic:claude-sonnet-4-6", "anthropic", "anthropic", "claude-sonnet-4-6", "msg_"),
+    ("gemini:gemini-2.5-flash", "gemini", "gcp.gemini", "gemini-2.5-flash", ""),
+]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    ("model", "queue", "provider", "model_id", "id_start"), PROVIDERS, ids=[p[0] for p in PROVIDERS]
+)
+def test_model_spans_follow_the_genai_conventions(
+    emu: Any,
+    spans: InMemorySpanExporter,
+    streamed: bool,
+    model: str,
+    queue: str,
+    provider: str,
+    model_id: str,
+    id_start: str,
+) -> None:
+    from opentelemetry.trace import SpanKind
+
+    from alloy.testing.emulator import Text
+
+    @command(model=model)
+    def greet(name: str) -> str:
+        return f"Greet {name}."
+
+    emu.push(queue, Text("Hello, Ada."))
+    text = "".join(greet.stream("Ada")) if streamed else greet("Ada")
+    assert text == "Hello, Ada."
+    spans_by_name = by_name(spans)
+    chat = spans_by_name[f"chat {model_id}"]
+    attributes = dict(chat.attributes)
+    assert chat.kind is SpanKind.CLIENT
+    assert attributes["gen_ai.request.model"] == model_id
+    assert attributes["gen_ai.provider.name"] == provider
+    response_id = attributes["gen_ai.response.id"]
+    assert isinstance(response_id, str) and response_id.startswith(id_start) and response_id
+    (command_span,) = [s for n, s in spans_by_name.items() if n.startswith("command ")]
+    assert command_span.kind is SpanKind.INTERNAL
+    assert dict(command_span.attributes)["gen_ai.request.model"] == model_id
+
+
+def test_ollama_has_no_response_id_to_give(emu: Any, spans: InMemorySpanExporter) -> None:
+    from alloy.testing.emulator import Text
+
+    @command(model="ollama:gpt-oss:20b")
+    def greet(name: str) -> str:
+        return f"Greet {name}."
+
+    emu.push("ollama", Text("Hello."))
+    assert greet("Ada") == "Hello."
+    attributes = dict(by_name(spans)["chat gpt-oss:20b"].attributes)
+    assert attributes["gen_ai.request.model"] == "gpt-oss:20b"
+    assert attributes["gen_ai.provider.name"] == "ollama"
+    assert "gen_ai.response.id" not in attributes  # Ollama's chat API names no reply
+
+
+def test_tool_spans_are_internal(call: Call, spans: InMemorySpanExporter) -> None:
+    from opentelemetry.trace import SpanKind
+
+    with override_model(
+        script(tool_call("lookup", {"key": "k"}, id="c1"), json_reply(5, wrap=True))
+    ):
+        assert call(answer, "q") == 5
+    assert by_name(spans)["execute_tool lookup"].kind is SpanKind.INTERNAL
+    assert {s.kind for s in spans.get_finished_spans() if s.name == "chat script"} == {
+        SpanKind.CLIENT
+    }
