@@ -39,6 +39,7 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
+from .cache import cached, policy_for
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -83,6 +84,11 @@ class Options(TypedDict, total=False):
     prompt_cache: bool
     prompt_cache_key: str | None
     cached_content: str | None
+    cache: str | None
+    cache_mode: str
+    cache_ttl: float | None
+    cache_max_entries: int | None
+    cache_all: bool
 
 
 class Command(Generic[P, R]):
@@ -404,8 +410,9 @@ class Command(Generic[P, R]):
             rails=self._rails,
             observed=observed,
         )
+        policy = policy_for(config)
         runtime = _drivers.Runtime(
-            model,
+            cached(model, policy, output.schema),
             self._tool_map,
             config.parallel_tools_max,
             (*listeners[0], *listeners[1]) if observed else (),

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 OutputModeOption = Literal["auto", "native", "tool", "prompt"]
 #: Reasoning effort levels, the union of what the providers name (each maps or refuses its own).
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+#: How calls use the response cache (see ``alloy.cache``).
+CacheModeOption = Literal["readwrite", "replay", "record"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,18 @@ class Config:
     prompt_cache_key: str | None = None
     #: Gemini's ``cached_content``: the name of a cache made with the SDK's ``caches.create``.
     cached_content: str | None = None
+    #: alloy's response cache (see ``alloy.cache``): a file path or ``sqlite:///path``,
+    #: ``redis://host:port/db``, ``memory``, or ``off``/None for none.
+    cache: str | None = None
+    #: ``readwrite``; ``replay`` (answer only from the cache, never call the provider);
+    #: ``record`` (always call the provider and store the reply).
+    cache_mode: CacheModeOption = "readwrite"
+    #: Seconds a cached reply lives; None: until removed.
+    cache_ttl: float | None = None
+    #: The most replies the store keeps (the oldest go first); None: no bound.
+    cache_max_entries: int | None = None
+    #: Cache requests that are not repeatable too (no temperature 0, no seed).
+    cache_all: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):  # Config(api_key="...") built by hand
@@ -102,6 +116,11 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "prompt_cache": ("ALLOY_PROMPT_CACHE",),
     "prompt_cache_key": ("ALLOY_PROMPT_CACHE_KEY",),
     "cached_content": ("ALLOY_CACHED_CONTENT",),
+    "cache": ("ALLOY_CACHE",),
+    "cache_mode": ("ALLOY_CACHE_MODE",),
+    "cache_ttl": ("ALLOY_CACHE_TTL",),
+    "cache_max_entries": ("ALLOY_CACHE_MAX_ENTRIES",),
+    "cache_all": ("ALLOY_CACHE_ALL",),
 }
 
 _global_overrides: dict[str, Any] = {}
@@ -241,12 +260,37 @@ def _cache_name_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+def _response_cache_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What is wrong with the response cache's location or lifetime, before any call."""
+    problems = []
+    location = options.get("cache")
+    if location is not None and "://" in location:
+        scheme = location.split("://", 1)[0].lower()
+        if scheme not in ("sqlite", "redis", "rediss", "unix"):
+            why = "must be a file path, sqlite:///path, redis://host:port/db, memory or off"
+            problems.append(("cache", why))
+    ttl = options.get("cache_ttl")
+    if ttl is not None and not (0 < ttl <= _MAX_CACHE_TTL):
+        problems.append(("cache_ttl", f"must be positive and at most {_MAX_CACHE_TTL} seconds"))
+    return problems
+
+
+#: The longest a cached reply may live: ten years, in seconds.
+_MAX_CACHE_TTL = 10 * 365 * 24 * 3600
+
+
 def _check_ranges(options: Mapping[str, Any], source: str) -> None:
     problems = []
     temperature = options.get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         problems.append(("temperature", "must be between 0 and 2"))
-    for name in ("max_tokens", "max_tool_turns", "parallel_tools_max", "token_budget"):
+    for name in (
+        "max_tokens",
+        "max_tool_turns",
+        "parallel_tools_max",
+        "token_budget",
+        "cache_max_entries",
+    ):
         value = options.get(name)
         if value is not None and value < 1:
             problems.append((name, "must be at least 1"))
@@ -258,6 +302,7 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
     if isinstance(effort, int) and effort < 0:
         problems.append(("reasoning_effort", "a thinking budget must not be negative"))
     problems.extend(_cache_name_problems(options))
+    problems.extend(_response_cache_problems(options))
     for name in _SECONDS_OPTIONS:
         value = options.get(name)
         if value is not None and value <= 0:
@@ -358,7 +403,7 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         return _check_model_name(f"environment variable {name}", raw.strip())
     if option == "skip_rails":
         return tuple(kind.strip() for kind in raw.split(",") if kind.strip())
-    if option in ("auto_finalize_missing_output", "log_content", "prompt_cache"):
+    if option in ("auto_finalize_missing_output", "log_content", "prompt_cache", "cache_all"):
         lowered = raw.strip().lower()
         if lowered in ("1", "true", "yes", "on"):
             return True

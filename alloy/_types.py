@@ -270,6 +270,8 @@ class Usage:
 
     ``input_tokens`` counts the whole prompt; ``cached_tokens`` (read from the provider's prompt
     cache) and ``cache_write_tokens`` (written to it) are parts of it, priced at their own rates.
+    ``cache_hits`` counts replies served from alloy's own response cache (``cache=``): such a
+    reply made no request and costs nothing, so its other counts are zero.
     """
 
     input_tokens: int = 0
@@ -278,6 +280,7 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     cache_write_tokens: int = 0
+    cache_hits: int = 0
 
     def __post_init__(self) -> None:
         if not (
@@ -287,11 +290,18 @@ class Usage:
             and isinstance(self.reasoning_tokens, int)
             and isinstance(self.requests, int)
             and isinstance(self.cache_write_tokens, int)
+            and isinstance(self.cache_hits, int)
         ):
             counts = (self.input_tokens, self.output_tokens, self.cached_tokens)
             raise _wrong(
                 "token count",
-                [*counts, self.reasoning_tokens, self.requests, self.cache_write_tokens],
+                [
+                    *counts,
+                    self.reasoning_tokens,
+                    self.requests,
+                    self.cache_write_tokens,
+                    self.cache_hits,
+                ],
             )
 
     @property
@@ -306,6 +316,7 @@ class Usage:
             self.reasoning_tokens + other.reasoning_tokens,
             self.requests + other.requests,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_hits + other.cache_hits,
         )
 
 
@@ -461,6 +472,13 @@ class Result(Generic[R]):
     @property
     def usage(self) -> Usage:
         return self.transcript.usage
+
+    @property
+    def cached(self) -> bool:
+        """Whether every model reply of the call came from alloy's response cache (``cache=``):
+        the value was still parsed and validated afresh, but no provider was asked."""
+        turns = self.transcript.turn_usage
+        return bool(turns) and all(usage.cache_hits for usage in turns)
 
     @property
     def messages(self) -> tuple[System | Message, ...]:

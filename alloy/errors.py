@@ -4,6 +4,7 @@
 
     AlloyError
     ├── ConfigurationError          the caller's mistake; raised eagerly, never retried
+    ├── CacheMissError              replay mode met a request the response cache does not hold
     └── CommandError                a call failed; carries command, expected type, output snippet,
         │                           transcript, attempts and usage
         ├── ProviderError           the provider or the network failed (mapped once, in the adapter)
@@ -45,6 +46,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BudgetExceeded",
+    "CacheMissError",
     "CommandError",
     "ConfigurationError",
     "ContentFilteredError",
@@ -88,6 +90,20 @@ class ConfigurationError(AlloyError):
 
     Raised as early as possible (usually at decoration time) and never retried.
     """
+
+
+class CacheMissError(AlloyError):
+    """Replay mode (``ALLOY_CACHE_MODE=replay``) met a request the response cache does not hold.
+
+    Replay mode makes no provider calls at all, so a suite run offline from a committed cache
+    file fails here, naming the request, instead of reaching the network. ``key`` is the
+    request's cache key; run once in ``record`` mode (with the provider) to store it.
+    """
+
+    def __init__(self, message: str, *, key: str, model: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.model = model
 
 
 class CommandError(AlloyError):

@@ -95,12 +95,19 @@ class ModelResponse(Event):
     def usage(self) -> Usage:
         return self.response.usage
 
+    @property
+    def cached(self) -> bool:
+        """Whether the reply came from alloy's response cache (``cache=``), not the provider."""
+        return self.response.usage.cache_hits > 0
+
     def describe(self, *, content: bool = False) -> str:
         usage = self.response.usage
         base = (
             f"{super().describe()} finish={self.response.finish_reason} tokens_in={usage.input_tokens} "
             f"tokens_out={usage.output_tokens} duration={self.duration:.3f}s"
         )
+        if self.cached:
+            base += " cached=true"
         return f"{base} parts={self.response.parts!r}" if content else base
 
 

@@ -158,6 +158,11 @@ BAD_VALUES: dict[str, tuple[str, ...]] = {
     "ALLOY_PROMPT_CACHE": BOOLEAN,
     "ALLOY_PROMPT_CACHE_KEY": ("k" * 65, "tenant\x1b1", "line\nbreak", NOT_UTF8),
     "ALLOY_CACHED_CONTENT": ("cached Contents/abc", "cachedContents/é", "tab\tname", NOT_UTF8),
+    "ALLOY_CACHE": ("http://localhost/cache", "s3://bucket/key", "mysql://db", NOT_UTF8),
+    "ALLOY_CACHE_MODE": ("replays", "REPLAY", "on", "read-write", NOT_UTF8),
+    "ALLOY_CACHE_TTL": ("forever", "true", "0", "-1", "1e12", *NON_FINITE, NOT_UTF8),
+    "ALLOY_CACHE_MAX_ENTRIES": AT_LEAST_ONE,
+    "ALLOY_CACHE_ALL": BOOLEAN,
     # Options on their way in: their rows run once the variables exist.
     "ALLOY_DEADLINE": SECONDS,
     "ALLOY_TOOL_TIMEOUT": SECONDS,

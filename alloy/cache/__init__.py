@@ -1,0 +1,113 @@
+"""alloy's response cache: a repeated request is answered from a store instead of the provider.
+
+Turn it on with ``cache=`` (or ``ALLOY_CACHE``) at any configuration layer:
+
+- a file path or ``sqlite:///path``: one SQLite file (the default kind; no server, safe across
+  threads and processes);
+- ``redis://host:port/db``: a Redis many machines share (needs ``alloy[redis]``);
+- ``memory``: this process only; ``off`` (or unset): no cache.
+
+``cache_mode`` (``ALLOY_CACHE_MODE``) is ``readwrite``, ``replay`` (no provider calls: a miss
+raises :class:`~alloy.errors.CacheMissError`) or ``record`` (always ask, store the reply);
+``cache_ttl`` and ``cache_max_entries`` bound the entries' lifetime and number; ``cache_all``
+caches requests that are not repeatable too. The key is the exact wire request (see ``_key``);
+the stored reply is parsed and validated again on every hit.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError
+from ._model import CachedModel, CacheMode, CachePolicy
+from ._store import MemoryStore, Store, StoreStats
+
+if TYPE_CHECKING:
+    from .._config import Config
+
+__all__ = [
+    "CacheMode",
+    "CachePolicy",
+    "CachedModel",
+    "MemoryStore",
+    "Store",
+    "StoreStats",
+    "is_off",
+    "new_store",
+    "open_store",
+    "policy_for",
+]
+
+_OFF = ("", "off", "none", "0", "false", "no")
+_stores: dict[tuple[str, int | None], Store] = {}
+_stores_lock = threading.Lock()
+
+
+def is_off(location: str | None) -> bool:
+    """Whether a ``cache`` value turns caching off."""
+    return location is None or location.strip().lower() in _OFF
+
+
+def open_store(location: str, max_entries: int | None = None) -> Store:
+    """The store a ``cache`` value names, opened once per process and shared by every call."""
+    key = (location, max_entries)
+    store = _stores.get(key)
+    if store is None:
+        with _stores_lock:
+            store = _stores.get(key)
+            if store is None:
+                store = _stores[key] = new_store(location, max_entries)
+    return store
+
+
+def new_store(location: str, max_entries: int | None = None) -> Store:
+    """A store of its own for a ``cache`` value (the caller closes it)."""
+    text = location.strip()
+    if text.lower() == "memory":
+        return MemoryStore(max_entries)
+    if text.startswith(("redis://", "rediss://", "unix://")):
+        from ._redis import RedisStore
+
+        return RedisStore(text)
+    if "://" in text and not text.startswith("sqlite://"):
+        raise ConfigurationError(
+            f"cache={location!r} names no store alloy knows: use a file path, sqlite:///path, "
+            "redis://host:port/db, memory or off"
+        )
+    import sqlite3
+
+    from ._sqlite import SQLiteStore
+
+    try:
+        return SQLiteStore(sqlite_path(text), max_entries)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigurationError(f"cache={location!r} cannot be opened as SQLite: {exc}") from None
+
+
+def sqlite_path(location: str) -> str:
+    """The file of ``sqlite:///relative`` or ``sqlite:////absolute`` (SQLAlchemy's spelling), or
+    of a plain path."""
+    return location[len("sqlite:///") :] if location.startswith("sqlite:///") else location
+
+
+def policy_for(config: Config) -> CachePolicy | None:
+    """How calls under ``config`` use the cache, or None when caching is off."""
+    if is_off(config.cache):
+        return None
+    assert config.cache is not None
+    store = open_store(config.cache, config.cache_max_entries)
+    return CachePolicy(store, config.cache_mode, config.cache_ttl, config.cache_all)
+
+
+def cached(model: Any, policy: CachePolicy | None, schema: Any = None) -> Any:
+    """``model`` behind the cache, or ``model`` itself when caching is off."""
+    return model if policy is None else CachedModel(model, policy, schema)
+
+
+def close_stores() -> None:
+    """Close every store opened so far (tests, and the CLI when it is done)."""
+    with _stores_lock:
+        for store in _stores.values():
+            store.close()
+        _stores.clear()

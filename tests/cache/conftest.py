@@ -1,0 +1,43 @@
+"""What the cache tests share: a store per test, and the stores opened by calls closed after."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from alloy.cache import close_stores
+from alloy.testing.emulator import Emulator
+
+from .redis_server import redis_server
+
+
+@pytest.fixture(autouse=True)
+def _close_stores() -> Iterator[None]:
+    """Calls open each store once per process; a test's store goes with the test."""
+    yield
+    close_stores()
+
+
+@pytest.fixture
+def emu(
+    request: pytest.FixtureRequest, alloy_emulator_env: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> Emulator:
+    """The emulator, reset for the test, with every SDK pointed at it; a test may set other
+    variables through ``@pytest.mark.parametrize("emu", [{...}], indirect=True)``."""
+    for name, value in getattr(request, "param", {}).items():
+        monkeypatch.setenv(name, value)
+    return alloy_emulator_env
+
+
+@pytest.fixture
+def cache_file(tmp_path: Path) -> Path:
+    return tmp_path / "replies.sqlite"
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server for the session (see ``redis_server``)."""
+    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
+        yield url

@@ -1,0 +1,206 @@
+"""The stores themselves: memory, one SQLite file (threads and processes at once), and a real
+Redis server."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import alloy.cache
+from alloy import ConfigurationError, command, use_config
+from alloy.cache import MemoryStore, Store, _sqlite, _store, new_store, open_store
+from alloy.cache._redis import PREFIX, RedisStore
+from alloy.cache._sqlite import SQLiteStore
+
+
+class Clock:
+    """A stand-in for the time module the stores read expiry from."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(_store, "time", fake)
+    monkeypatch.setattr(_sqlite, "time", fake)
+    return fake
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        made: Store = MemoryStore()
+    elif request.param == "sqlite":
+        made = SQLiteStore(tmp_path / "replies.sqlite")
+    else:
+        made = RedisStore(request.getfixturevalue("redis_url"))
+        made.clear()
+    yield made
+    made.close()
+
+
+def test_a_store_keeps_replaces_and_clears_entries(store: Store) -> None:
+    assert store.get("k1") is None
+    store.put("k1", b"one", None)
+    store.put("k2", b"\x00two\xff", None)
+    store.put("k1", b"uno", None)
+    assert (store.get("k1"), store.get("k2")) == (b"uno", b"\x00two\xff")
+    stats = store.stats()
+    assert (stats.entries, stats.bytes) == (2, len(b"uno") + len(b"\x00two\xff"))
+    assert store.clear() == 2
+    assert store.get("k1") is None and store.stats().entries == 0
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_entries_expire_and_prune_removes_them(kind: str, clock: Clock, tmp_path: Path) -> None:
+    store = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "r.sqlite")
+    store.put("short", b"a", 10)
+    store.put("long", b"b", 1000)
+    store.put("forever", b"c", None)
+    clock.now += 11
+    assert store.get("short") is None and store.get("long") == b"b"
+    assert (store.stats().entries, store.stats().expired) == (2, 1)
+    assert store.prune() == 1
+    assert store.stats().expired == 0
+    store.close()
+
+
+def test_redis_entries_expire_on_the_server(redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    store.put("ttl", b"a", 30)
+    import redis
+
+    left = redis.Redis.from_url(redis_url).pttl(PREFIX + "ttl")
+    assert 0 < left <= 30_000
+    store.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_the_store_is_bounded_oldest_first(kind: str, clock: Clock, tmp_path: Path) -> None:
+    store = MemoryStore(3) if kind == "memory" else SQLiteStore(tmp_path / "r.sqlite", 3)
+    for number in range(5):
+        clock.now += 1
+        store.put(f"k{number}", str(number).encode(), None)
+    assert [store.get(f"k{n}") for n in range(5)] == [None, None, b"2", b"3", b"4"]
+    assert store.stats().entries == 3
+    store.close()
+
+
+def test_the_sqlite_file_is_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.sqlite")
+    store.put("k", b"v", None)
+    connection = store._connection()
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert connection.execute("PRAGMA busy_timeout").fetchone()[0] == _sqlite.BUSY_TIMEOUT_MS
+    store.close()
+
+
+WRITES = 150
+
+
+def _write_many(path: str, worker: int) -> None:
+    store = SQLiteStore(path)
+    for number in range(WRITES):
+        key = f"w{worker}-{number}"
+        store.put(key, key.encode() * 20, None)
+        assert store.get(key) == key.encode() * 20
+        store.get(f"w{(worker + 1) % 4}-{number}")  # reads of another writer's entries
+    store.close()
+
+
+def test_threads_and_processes_sharing_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite")
+    SQLiteStore(path).close()
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=_write_many, args=(path, w)) for w in range(4)]
+    threads = [threading.Thread(target=_write_many, args=(path, w)) for w in range(4, 8)]
+    for worker in (*processes, *threads):
+        worker.start()
+    for worker in (*processes, *threads):
+        worker.join(timeout=300)
+    assert [p.exitcode for p in processes] == [0] * 4
+    store = SQLiteStore(path)
+    assert store.stats().entries == 8 * WRITES
+    for worker in range(8):
+        for number in range(WRITES):
+            key = f"w{worker}-{number}"
+            assert store.get(key) == key.encode() * 20
+    store.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_threads_share_one_store_of_a_shared_location(tmp_path: Path) -> None:
+    location = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    stores = []
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            store = open_store(location)
+            stores.append(store)
+            for number in range(50):
+                store.put(f"{threading.get_ident()}-{number}", b"x", None)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=use) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len({id(store) for store in stores}) == 1
+    assert stores[0].stats().entries == 300
+
+
+def test_a_location_names_its_store(tmp_path: Path) -> None:
+    assert isinstance(new_store("memory"), MemoryStore)
+    sqlite = new_store(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    assert isinstance(sqlite, SQLiteStore) and sqlite.path == tmp_path / "a.sqlite"
+    plain = new_store(str(tmp_path / "deeper" / "b.sqlite"))
+    assert isinstance(plain, SQLiteStore) and plain.path.parent.is_dir()
+    sqlite.close()
+    plain.close()
+
+
+def test_a_cache_file_that_cannot_be_made_is_a_configuration_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+
+    @command(output=int, model="offline", temperature=0)
+    def number() -> str:
+        return "a number"
+
+    with use_config(cache=str(blocker / "r.sqlite")), pytest.raises(ConfigurationError) as bad:
+        number()
+    assert "r.sqlite" in str(bad.value)
+
+
+def test_a_failing_store_is_a_miss_not_a_failed_call(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Broken(MemoryStore):
+        def get(self, key: str) -> bytes | None:
+            raise OSError("disk gone")
+
+        def put(self, key: str, value: bytes, ttl: float | None) -> None:
+            raise OSError("disk gone")
+
+    @command(output=int, model="offline", temperature=0)
+    def number() -> str:
+        return "a number"
+
+    monkeypatch.setitem(alloy.cache._stores, ("broken", None), Broken())
+    with use_config(cache="broken"):
+        assert isinstance(number(), int)
+    assert "disk gone" in caplog.text
