@@ -12,10 +12,13 @@ from typing import Annotated, Any
 import pytest
 
 from alloy import (
+    Assistant,
     ConfigurationError,
+    Context,
     ParseError,
     RailBlocked,
     TruncatedOutputError,
+    User,
     command,
     streaming,
     tool,
@@ -415,3 +418,28 @@ def test_criteria_on_a_whole_list_hold_its_elements_until_they_passed() -> None:
         (Line(**line), 1)  # type: ignore[arg-type]
         for line in LINES
     ]
+
+
+def test_history_and_deps_reach_a_streamed_call(partials: Collect) -> None:
+    seen: list[Request] = []
+    used: list[str] = []
+
+    def reply(request: Request) -> Any:
+        seen.append(request)
+        if len(seen) == 1:
+            from alloy.testing import tool_call
+
+            return tool_call("vendor_of", {"sku": "A-1"})
+        return json.dumps(INVOICE)
+
+    @tool
+    def vendor_of(sku: str, ctx: Context[str]) -> str:
+        """Who sells a SKU."""
+        used.append(ctx.deps)
+        return "ACME"
+
+    read = invoice_command(FunctionModel(reply), tools=[vendor_of])
+    got = partials(read, "x", history=[User("earlier"), Assistant("noted")], deps="db")
+    assert got[-1].value.total == 1234.5
+    assert used == ["db"]
+    assert len(seen[0].messages) == 3  # the two earlier turns, then the prompt
