@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit bench fuzz docs clean
+.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +36,19 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy alloy tests/typing
 
+## The Redis response store's tests start a real redis-server on 127.0.0.1: install it when it
+## is missing (Debian/Ubuntu, as root or through sudo); a second run does nothing.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$sudo apt-get install -y -qq --no-install-recommends redis-server >/dev/null 2>&1 || { \
+	    $$sudo apt-get update -qq >/dev/null && \
+	    $$sudo apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }; }
+
 ## pytest under coverage (started before pytest, so alloy's import-time lines count), with a
 ## gate that covers providers/ too; pytest's own summary line is repeated last.
-unit: $(STAMP_DEV)
+unit: $(STAMP_DEV) redis-server
 	$(BIN)/python -m coverage run -m pytest 2>&1 | tee $(VENV)/pytest.log
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log

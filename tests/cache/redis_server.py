@@ -1,6 +1,6 @@
 """A real ``redis-server`` on a free loopback port, started and stopped by the tests.
 
-The project's set-up installs it (``make test`` runs ``.ci/install-redis``); on a machine
+``make test`` installs it (the Makefile's ``redis-server`` target); on a machine
 without it the Redis tests are skipped, saying so, except in CI, where they fail.
 """
 
