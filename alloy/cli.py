@@ -505,6 +505,40 @@ def _emulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from ._config import resolve
+    from .cache import is_off, new_store
+
+    config = resolve({}, {})
+    location = args.cache or config.cache
+    if is_off(location):
+        raise UsageError("no response cache is set: set ALLOY_CACHE or pass --cache LOCATION")
+    assert location is not None
+    store = new_store(location, config.cache_max_entries)
+    try:
+        if args.action == "clear":
+            print(f"removed {store.clear()} entries from {store.location}")
+        elif args.action == "prune":
+            print(f"removed {store.prune()} entries from {store.location}")
+        else:
+            stats = store.stats()
+            if args.json:
+                _print_json(
+                    {
+                        "location": stats.location,
+                        "entries": stats.entries,
+                        "expired": stats.expired,
+                        "bytes": stats.bytes,
+                    }
+                )
+            else:
+                print(f"{stats.location}: {stats.entries} entries, {stats.bytes} bytes", end="")
+                print(f", {stats.expired} expired (alloy cache prune removes them)")
+    finally:
+        store.close()
+    return 0
+
+
 # -- the entry point ----------------------------------------------------------------------------
 
 
@@ -569,6 +603,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept schemas the real providers would reject",
     )
     emulate.set_defaults(handler=_emulate)
+
+    cache = sub.add_parser(
+        "cache",
+        help="show, clear or prune the response cache",
+        description="Manage the response cache that ALLOY_CACHE (or --cache) names: stats "
+        "counts its entries, clear removes them all, prune removes the expired ones and the "
+        "oldest beyond ALLOY_CACHE_MAX_ENTRIES.",
+    )
+    cache.add_argument("action", choices=("stats", "clear", "prune"))
+    cache.add_argument(
+        "--cache", help="the store: a file path, sqlite:///path or redis://host:port/db"
+    )
+    cache.add_argument("--json", action="store_true", help="print stats as JSON")
+    cache.set_defaults(handler=_cache)
     return parser
 
 

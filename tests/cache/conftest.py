@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from alloy.cache import close_stores
+from alloy.cache import _sqlite, _store, close_stores
 from alloy.testing.emulator import Emulator
 
 from .redis_server import redis_server
@@ -41,3 +41,21 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real redis-server for the session (see ``redis_server``)."""
     with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
         yield url
+
+
+class Clock:
+    """A stand-in for the time module the stores read expiry from: tests move it on."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(_store, "time", fake)
+    monkeypatch.setattr(_sqlite, "time", fake)
+    return fake

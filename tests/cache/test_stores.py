@@ -13,27 +13,11 @@ import pytest
 
 import alloy.cache
 from alloy import ConfigurationError, command, use_config
-from alloy.cache import MemoryStore, Store, _sqlite, _store, new_store, open_store
+from alloy.cache import MemoryStore, Store, _sqlite, new_store, open_store
 from alloy.cache._redis import PREFIX, RedisStore
 from alloy.cache._sqlite import SQLiteStore
 
-
-class Clock:
-    """A stand-in for the time module the stores read expiry from."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def time(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(_store, "time", fake)
-    monkeypatch.setattr(_sqlite, "time", fake)
-    return fake
+from .conftest import Clock
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
