@@ -113,6 +113,8 @@ class _SpanBuilder:
                     span.set_attribute("gen_ai.response.model", response.model)
                 if response.response_id:
                     span.set_attribute("gen_ai.response.id", response.response_id)
+                if event.cached:
+                    span.set_attribute("alloy.cache.hit", True)
                 span.end()
         elif isinstance(event, ev.ProviderRetry):
             self._fail_model_spans(call, event.error)

@@ -53,6 +53,7 @@ def encode(entry: Entry) -> bytes | None:
         "id": response.request_id,
         "refusal": response.refusal,
         "details": dict(response.provider_details),
+        "reply_id": response.response_id,
     }
     if entry.deltas is not None:
         data["deltas"] = [_delta(delta) for delta in entry.deltas]
@@ -71,11 +72,12 @@ def decode(raw: bytes) -> Entry | None:
         response = Response(
             tuple(_read_part(part) for part in data["parts"]),
             Usage(*data["usage"]),
-            data["finish"],
-            data["model"],
-            data["id"],
-            data["refusal"],
-            data["details"],
+            finish_reason=data["finish"],
+            model=data["model"],
+            request_id=data["id"],
+            refusal=data["refusal"],
+            provider_details=data["details"],
+            response_id=data["reply_id"],
         )
         deltas = data.get("deltas")
         return Entry(response, None if deltas is None else tuple(map(_read_delta, deltas)))
