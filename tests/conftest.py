@@ -1,4 +1,6 @@
-"""Shared fixtures: a clean configuration per test, and one fixture that runs a call under both drivers."""
+"""Shared fixtures: a clean configuration and loopback-only network per test, the emulator
+(``emu``), recorded retry waits (``sleeps``), and fixtures that run a call under both drivers.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +14,14 @@ import pytest
 import alloy
 import alloy.providers as registry
 from alloy.providers import clear_model_cache, env_prefixes
+from alloy.testing import NetworkBlocked, recorded_waits
+from alloy.testing.emulator import Emulator
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The plugin's fixtures, also when alloy is not installed through its pytest11 entry point."""
+    if not config.pluginmanager.has_plugin("alloy"):
+        config.pluginmanager.import_plugin("alloy.testing.pytest_plugin")
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +39,37 @@ def _clean_configuration(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     alloy.reset_configuration()
     clear_model_cache()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(alloy_loopback_only: list[NetworkBlocked]) -> None:
+    """No test reaches past 127.0.0.1: a real provider is never called, nor its name resolved."""
+
+
+@pytest.fixture
+def emu(
+    request: pytest.FixtureRequest, alloy_emulator_env: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> Emulator:
+    """The session's emulator, reset for the test, with every provider's SDK pointed at it.
+
+    A test that needs other variables (another key, or none) parametrizes this fixture with
+    them, ``None`` removing one: ``@pytest.mark.parametrize("emu", [{"OPENAI_API_KEY": None}],
+    indirect=True)``.
+    """
+    variables: dict[str, str | None] = getattr(request, "param", {})
+    for name, value in variables.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    return alloy_emulator_env
+
+
+@pytest.fixture
+def sleeps() -> Iterator[list[float]]:
+    """The waits before retries, in seconds, recorded instead of slept (both drivers)."""
+    with recorded_waits() as waits:
+        yield waits
 
 
 Call = Callable[..., Any]

@@ -4,7 +4,7 @@
 :class:`~alloy._types.Request` and returns a reply (text, a JSON value, tool calls, or a full
 ``Response``), so a test can script any conversation, including malformed, truncated and refused
 replies. ``alloy.testing.emulator`` serves the real provider wire APIs on 127.0.0.1 for testing
-through the real SDKs.
+through the real SDKs, and ``loopback_only()`` makes sure nothing else is reached.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .._types import (
     UserTurn,
 )
 from ..errors import ProviderError
+from ._network import NetworkBlocked, loopback_only
 
 Reply = Union[Response, str, ToolCall, Sequence[ToolCall], ProviderError]
 ReplyFunction = Callable[[Request], Any]
@@ -218,8 +219,10 @@ def override_model(model: Any) -> Iterator[Any]:
 
 __all__ = [
     "FunctionModel",
+    "NetworkBlocked",
     "ScriptedModel",
     "json_reply",
+    "loopback_only",
     "override_model",
     "recorded_waits",
     "refusal",

@@ -10,6 +10,10 @@
 * ``--alloy-force-model=MODEL`` (or ``alloy_force_model = MODEL`` in the ini file): every
   command of the run uses MODEL, such as ``offline``, whatever the code names; it sets
   ``ALLOY_FORCE_MODEL`` for the run, so subprocesses the tests start use it too.
+* ``alloy_loopback_only``: opt in to keep a test on this machine: any connect to (or name lookup
+  of) a host other than 127.0.0.1, ``::1`` or ``localhost`` raises
+  :class:`~alloy.testing.NetworkBlocked`, and the test fails even if an SDK swallowed that
+  error. Make it ``autouse`` in your ``conftest.py`` to cover a whole suite.
 
 The server is shared because starting one per test would cost a port and a thread each time;
 the per-test reset keeps tests independent anyway.
@@ -26,6 +30,7 @@ import pytest
 from alloy._config import check_forced_model
 from alloy.errors import ConfigurationError
 from alloy.providers import env_prefixes
+from alloy.testing import NetworkBlocked, loopback_only
 from alloy.testing.emulator import Emulator
 
 _FORCED = "ALLOY_FORCE_MODEL"
@@ -93,3 +98,16 @@ def alloy_emulator_env(alloy_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
     for name, value in alloy_emulator.env().items():
         monkeypatch.setenv(name, value)
     return alloy_emulator
+
+
+@pytest.fixture
+def alloy_loopback_only() -> Iterator[list[NetworkBlocked]]:
+    """Only loopback connects during the test; yields what was blocked.
+
+    SDKs wrap connection failures in their own errors (and alloy drops their causes so that no
+    key travels with them), so a blocked attempt also fails the test when it ends.
+    """
+    with loopback_only() as blocked:
+        yield blocked
+    if blocked:
+        pytest.fail(f"{len(blocked)} blocked network attempt(s); first: {blocked[0]}")

@@ -339,9 +339,8 @@ def weather(model: str) -> Any:
 
 @pytest.mark.parametrize("first", sorted(PROVIDERS))
 def test_a_conversation_with_a_tool_round_continues_on_every_provider(
-    first: str, alloy_emulator_env: Emulator, run_result: Call
+    first: str, emu: Emulator, run_result: Call
 ) -> None:
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[first]
     emu.push(
         queue, ToolCalls(("forecast", {"city": "Paris"})), Json({"city": "Paris", "temp_c": 21})
@@ -364,7 +363,7 @@ def test_a_conversation_with_a_tool_round_continues_on_every_provider(
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_a_streamed_call_continues_a_conversation(
-    provider: str, alloy_emulator_env: Emulator, stream: Call
+    provider: str, emu: Emulator, stream: Call
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
 
@@ -375,7 +374,7 @@ def test_a_streamed_call_continues_a_conversation(
     history = [System("You are terse."), User("Say hi"), Assistant("hi")]
     chunks = stream(chat, "Say bye", history=history)
     assert "".join(chunks)
-    body = json.dumps(alloy_emulator_env.last_request(queue).body)
+    body = json.dumps(emu.last_request(queue).body)
     for said in ("You are terse.", "Say hi", "Say bye"):
         assert said in body
 

@@ -172,7 +172,7 @@ def test_two_streams_read_in_turn_keep_their_own_deps() -> None:
 
 
 def test_deps_never_reach_the_model_the_logs_or_the_events(
-    alloy_emulator_env: Emulator, caplog: pytest.LogCaptureFixture
+    emu: Emulator, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = PROVIDERS["openai"][0]
     events: list[Any] = []
@@ -183,7 +183,7 @@ def test_deps_never_reach_the_model_the_logs_or_the_events(
         weather(model).run("Paris", deps=tenant)
     finally:
         unsubscribe()
-    bodies = json.dumps([r.body for r in alloy_emulator_env.requests])
+    bodies = json.dumps([r.body for r in emu.requests])
     assert tenant.secret not in bodies
     assert tenant.secret not in caplog.text
     assert all(tenant.secret not in repr(event) for event in events)

@@ -182,9 +182,7 @@ def test_an_async_prompt_function_renders_its_examples(call: Call) -> None:
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
-def test_examples_reach_every_provider_as_turns(
-    provider: str, alloy_emulator_env: Emulator, call: Call
-) -> None:
+def test_examples_reach_every_provider_as_turns(provider: str, emu: Emulator, call: Call) -> None:
     model, queue, _ = PROVIDERS[provider]
 
     @command(output=Review, model=model, examples=[("Loved it!", Review(Mood.HAPPY, 5))])
@@ -193,6 +191,6 @@ def test_examples_reach_every_provider_as_turns(
 
     value = call(rate, "Boring.")
     assert isinstance(value, Review)
-    body = json.dumps(alloy_emulator_env.last_request(queue).body)
+    body = json.dumps(emu.last_request(queue).body)
     assert "Review: Loved it!" in body and "Review: Boring." in body
     assert '\\"stars\\":5' in body  # the example's answer, as an assistant turn

@@ -31,30 +31,12 @@ from alloy._tools import ToolTimedOut
 from alloy._types import ToolResult
 from alloy.errors import ServerError
 from alloy.events import ToolCallFinished
-from alloy.providers import clear_model_cache
-from alloy.testing import override_model, recorded_waits, script, tool_call, tool_results
+from alloy.testing import override_model, script, tool_call, tool_results
 from alloy.testing.emulator import Emulator, Json, RateLimited
 
 from ..conftest import Call
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    with Emulator() as emu:
-        yield emu
-
-
-@pytest.fixture
-def emu(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    """The module's emulator, reset, with the OpenAI SDK pointed at it through its variables."""
-    emulator.reset()
-    monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-emulator")
-    clear_model_cache()
-    yield emulator
-    clear_model_cache()
 
 
 @command(output=float, model="openai:gpt-5-mini", timeout=0.5)
@@ -73,15 +55,16 @@ def test_a_retry_hint_longer_than_the_deadline_fails_fast(emu: Emulator, call: C
     assert len(emu.pending("openai")) == 1  # the answer was never asked for
 
 
-def test_a_retry_hint_within_the_deadline_is_waited_for(emu: Emulator, call: Call) -> None:
+def test_a_retry_hint_within_the_deadline_is_waited_for(
+    emu: Emulator, call: Call, sleeps: list[float]
+) -> None:
     emu.push("openai", RateLimited(retry_after_ms=1), Json({"value": 1.5}))
-    with recorded_waits() as waits:
-        assert call(price, "x") == 1.5
-    assert waits == [0.001]  # the provider's hint, as it is
+    assert call(price, "x") == 1.5
+    assert sleeps == [0.001]  # the provider's hint, as it is
     assert len(emu.requests_for("openai")) == 2
 
 
-def test_backoff_waits_are_jittered_below_their_ceiling(call: Call) -> None:
+def test_backoff_waits_are_jittered_below_their_ceiling(call: Call, sleeps: list[float]) -> None:
     """Without a hint, the driver waits between half and all of each retry's ceiling."""
 
     @command(retries=3)
@@ -89,10 +72,10 @@ def test_backoff_waits_are_jittered_below_their_ceiling(call: Call) -> None:
         return "q"
 
     down = ServerError("down", status_code=503)
-    with override_model(script(down, down, down, "up")), recorded_waits() as waits:
+    with override_model(script(down, down, down, "up")):
         assert call(flaky) == "up"
-    assert len(waits) == 3
-    for wait, ceiling in zip(waits, (0.5, 1.0, 2.0), strict=True):
+    assert len(sleeps) == 3
+    for wait, ceiling in zip(sleeps, (0.5, 1.0, 2.0), strict=True):
         assert ceiling / 2 <= wait <= ceiling
 
 

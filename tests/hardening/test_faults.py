@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterator
-from types import SimpleNamespace
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -86,32 +85,6 @@ FINE_AS_TEXT = {"malformed-json"}
 FINE_AS_TEXT_ON = {"ollama": {"refusal"}}
 
 
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Backoff waits of both drivers, recorded instead of slept."""
-    import alloy._drivers as drivers
-
-    recorded: list[float] = []
-    real_time = {name: getattr(drivers.time, name) for name in dir(drivers.time) if name[0] != "_"}
-    monkeypatch.setattr(drivers, "time", SimpleNamespace(**{**real_time, "sleep": recorded.append}))
-    real_sleep = asyncio.sleep
-
-    async def fake_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
-        if seconds:
-            recorded.append(seconds)
-        return await real_sleep(0, *args, **kwargs)
-
-    monkeypatch.setattr(asyncio, "sleep", fake_sleep)
-    return recorded
-
-
-@pytest.fixture
-def keyed(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    for name, value in emu.env().items():
-        monkeypatch.setenv(name, value)
-    yield emu
-
-
 def make_command(provider: str, form: str, retries: int) -> Any:
     model = PROVIDERS[provider][0]
     return weather_command(
@@ -172,10 +145,10 @@ def run_all(provider: str, form: str, plans: list[tuple[int, list[Item]]], emu: 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_every_fault_ends_in_a_retry_or_a_typed_error(
-    provider: str, form: str, keyed: Emulator, waits: list[float]
+    provider: str, form: str, emu: Emulator, sleeps: list[float]
 ) -> None:
     names = sorted(FAULTS)
-    alone = run_all(provider, form, [(0, [FAULTS[n]()]) for n in names], keyed)
+    alone = run_all(provider, form, [(0, [FAULTS[n]()]) for n in names], emu)
     problems: list[str] = []
     followups: list[tuple[int, list[Item]]] = []
     fine_as_text = FINE_AS_TEXT | FINE_AS_TEXT_ON.get(provider, set())
@@ -186,7 +159,7 @@ def test_every_fault_ends_in_a_retry_or_a_typed_error(
         elif not isinstance(outcome, AlloyError):
             problems.append(f"{name}: ended in {outcome!r}, not an alloy error")
         followups.append((1, [FAULTS[name](), good_answer(form)]))
-    again = run_all(provider, form, followups, keyed)
+    again = run_all(provider, form, followups, emu)
     for name, (first, _), (outcome, requests) in zip(names, alone, again, strict=True):
         if not isinstance(first, CommandError):
             continue

@@ -192,11 +192,8 @@ def test_mangled_replies_end_in_a_value_or_an_alloy_error(
     provider: str,
     form: str,
     emu: Emulator,
-    monkeypatch: pytest.MonkeyPatch,
     fuzz_scale: int,
 ) -> None:
-    for name, value in emu.env().items():
-        monkeypatch.setenv(name, value)
     model, queue, _ = PROVIDERS[provider]
     cmd = make_command(model, form)
     base = sorted(PROVIDERS).index(provider) * 1_000_000 + FORMS.index(form) * 100_000

@@ -12,7 +12,7 @@ import pytest
 from alloy import BudgetExceeded, ParseError, command, tool
 from alloy import events as ev
 from alloy.errors import ServerError
-from alloy.testing import json_reply, override_model, recorded_waits, script, tool_call
+from alloy.testing import json_reply, override_model, script, tool_call
 
 from ..conftest import Call
 
@@ -109,13 +109,9 @@ def test_reask_sequence(call: Call, seen: list[ev.Event]) -> None:
     assert isinstance(reask, ev.Reask) and "valid integer" in reask.feedback and reask.reask == 1
 
 
-def test_failure_sequence_with_retry(call: Call, seen: list[ev.Event]) -> None:
+def test_failure_sequence_with_retry(call: Call, seen: list[ev.Event], sleeps: list[float]) -> None:
     failure = ServerError("down", status_code=503)
-    with (
-        override_model(script(failure, failure)),
-        recorded_waits() as waits,
-        pytest.raises(ServerError),
-    ):
+    with override_model(script(failure, failure)), pytest.raises(ServerError):
         call(answer.with_options(retries=1), "q")
     assert names(seen) == [
         "CommandStarted",
@@ -129,7 +125,7 @@ def test_failure_sequence_with_retry(call: Call, seen: list[ev.Event]) -> None:
     assert isinstance(failed, ev.CommandFailed) and isinstance(failed.error, ServerError)
     retry = seen[3]
     assert isinstance(retry, ev.ProviderRetry) and retry.delay == 0.5  # the first ceiling
-    assert len(waits) == 1 and 0.25 <= waits[0] <= 0.5  # jittered below it
+    assert len(sleeps) == 1 and 0.25 <= sleeps[0] <= 0.5  # jittered below it
 
 
 def test_per_command_handlers_and_kinds(call: Call) -> None:

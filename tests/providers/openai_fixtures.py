@@ -1,60 +1,25 @@
-"""Fixtures and helpers shared by the OpenAI adapter tests (imported by those modules).
+"""Helpers shared by the OpenAI adapter tests (imported by those modules).
 
-The fixture functions are named ``*_fixture`` and registered under short names (``emu``,
-``emulator``, ``sleeps``), so importing them does not shadow the test arguments.
-
-One emulator serves a whole test module; each test starts from an empty script and points the
-SDK at it through ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, the variables the SDK reads itself.
+The emulator and the recorded waits come from ``tests/conftest.py`` (``emu``, ``sleeps``).
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Optional
 
 import pytest
 from pydantic import BaseModel
 
-from alloy import _drivers, command
-from alloy.providers import clear_model_cache
-from alloy.testing.emulator import Emulator
+from alloy import command
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 RECORDED = SHARED / "fixtures" / "recorded"
 CAPTURED = SHARED / "fixtures" / "sdk_captured"
-#: Looks like a real key, so a test can check it never shows up in an error.
+#: Looks like a real key, so a test given it (``emu`` parametrized) can check it never shows.
 TEST_KEY = "sk-test-emulator-0123456789abcdef"
-
-
-@pytest.fixture(scope="module", name="emulator")
-def emulator_fixture() -> Iterator[Emulator]:
-    with Emulator() as emu:
-        yield emu
-
-
-@pytest.fixture(name="emu")
-def emu_fixture(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    """The module's emulator, reset, with the OpenAI SDK pointed at it through its env vars."""
-    emulator.reset()
-    monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    clear_model_cache()
-    yield emulator
-    clear_model_cache()
-
-
-@pytest.fixture(name="sleeps")
-def sleeps_fixture(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Backoff waits of the sync driver, recorded instead of slept (tests stay fast)."""
-    waited: list[float] = []
-    real = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
-    monkeypatch.setattr(_drivers, "time", SimpleNamespace(**{**real, "sleep": waited.append}))
-    return waited
 
 
 def recording(relative: str) -> dict[str, Any]:

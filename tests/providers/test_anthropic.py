@@ -3,7 +3,6 @@ mapping and capabilities, checked against the captured SDK requests and the reco
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -781,12 +780,6 @@ def test_the_key_never_reaches_a_message() -> None:
 M = f"anthropic:{MODEL}"
 
 
-@pytest.fixture
-def emu(alloy_emulator_env: Emulator) -> Emulator:
-    """The emulator with ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY pointing at it."""
-    return alloy_emulator_env
-
-
 def bodies(emu: Emulator) -> list[dict[str, Any]]:
     return [r.body for r in emu.requests_for("anthropic")]
 
@@ -1090,29 +1083,28 @@ def test_large_max_tokens_streams_internally(emu: Emulator, call: Call) -> None:
     assert body["stream"] is True and body["max_tokens"] == 64000
 
 
-def test_options_key_and_base_url(alloy_emulator: Emulator, call: Call) -> None:
-    @command(
-        model=M, api_key="sk-ant-option-key-000000", base_url=alloy_emulator.anthropic_base_url
-    )
+@pytest.mark.parametrize("emu", [{"ANTHROPIC_API_KEY": None}], indirect=True, ids=["no-key"])
+def test_options_key_and_base_url(emu: Emulator, call: Call) -> None:
+    @command(model=M, api_key="sk-ant-option-key-000000", base_url=emu.anthropic_base_url)
     def chat(q: str) -> str:
         return q
 
-    alloy_emulator.push("anthropic", TextReply("hi"))
+    emu.push("anthropic", TextReply("hi"))
     assert call(chat, "q") == "hi"
     assert (
-        alloy_emulator.last_request("anthropic").header("authorization")
-        == "Bearer sk-ant-option-key-000000"
+        emu.last_request("anthropic").header("authorization") == "Bearer sk-ant-option-key-000000"
     )
 
 
-def test_missing_key_is_a_configuration_error(alloy_emulator: Emulator, call: Call) -> None:
-    @command(model=M, base_url=alloy_emulator.anthropic_base_url)
+@pytest.mark.parametrize("emu", [{"ANTHROPIC_API_KEY": None}], indirect=True, ids=["no-key"])
+def test_missing_key_is_a_configuration_error(emu: Emulator, call: Call) -> None:
+    @command(model=M, base_url=emu.anthropic_base_url)
     def chat(q: str) -> str:
         return q
 
     with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
         call(chat, "q")
-    assert alloy_emulator.requests_for("anthropic") == []
+    assert emu.requests_for("anthropic") == []
 
 
 # -- forced-tool mode and thinking -------------------------------------------------------------
@@ -1201,29 +1193,6 @@ def failing(emu: Emulator, *items: Any, retries: int = 2, **options: Any) -> Any
         return q
 
     return number
-
-
-@pytest.fixture
-def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The backoff delays the drivers sleep, recorded instead of slept."""
-    import alloy._drivers
-
-    seen: list[float] = []
-    original = asyncio.sleep
-
-    class FakeTime:
-        @staticmethod
-        def sleep(seconds: float) -> None:
-            seen.append(seconds)
-
-    async def fake_async_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
-        if seconds:
-            seen.append(seconds)
-        return await original(0)
-
-    monkeypatch.setattr(alloy._drivers, "time", FakeTime)
-    monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
-    return seen
 
 
 def test_429_is_retried_honouring_retry_after(

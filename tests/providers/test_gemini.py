@@ -90,11 +90,6 @@ OLD_MODEL = "gemini-2.5-flash"
 # -- helpers -------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def emu(alloy_emulator: Emulator) -> Emulator:
-    return alloy_emulator
-
-
 def opts(emu: Emulator, model: str = MODEL, **extra: Any) -> dict[str, Any]:
     """Command options pointing the adapter at the emulator (explicit key and base URL)."""
     return {
@@ -666,22 +661,20 @@ def test_timeout_is_sent_in_milliseconds() -> None:
     assert build(request, MODEL)["config"]["http_options"] == {"timeout": 2500}
 
 
-def test_env_vars_configure_key_and_base_url(alloy_emulator_env: Emulator, call: Any) -> None:
-    alloy_emulator_env.push("gemini", Json({"value": 4.0}))
+def test_env_vars_configure_key_and_base_url(emu: Emulator, call: Any) -> None:
+    emu.push("gemini", Json({"value": 4.0}))
 
     @command(output=float, model=f"gemini:{MODEL}")
     def four() -> str:
         return "four"
 
     assert call(four) == 4.0
-    assert alloy_emulator_env.last_request("gemini").header("x-goog-api-key") == (
-        "alloy-emulator-key"
-    )
+    assert emu.last_request("gemini").header("x-goog-api-key") == "alloy-emulator-key"
 
 
+@pytest.mark.parametrize("emu", [{"GEMINI_API_KEY": None}], indirect=True, ids=["no-key"])
 def test_google_api_key_env(emu: Emulator, call: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", emu.gemini_base_url)
     emu.push("gemini", Json({"value": 4.0}))
 
     @command(output=float, model=f"gemini:{MODEL}")

@@ -75,11 +75,6 @@ MODEL = "llama3.2"
 # -- helpers -------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def emu(alloy_emulator: Emulator) -> Emulator:
-    return alloy_emulator
-
-
 def opts(emu: Emulator, **extra: Any) -> dict[str, Any]:
     """Command options pointing the adapter at the emulator."""
     return {"model": f"ollama:{MODEL}", "base_url": emu.ollama_host, **extra}
@@ -534,15 +529,15 @@ def test_async_clients_are_reused_per_loop(emu: Emulator) -> None:
     asyncio.run(twice())
 
 
-def test_host_from_env(alloy_emulator_env: Emulator, call: Any) -> None:
-    alloy_emulator_env.push("ollama", Json({"value": 4.0}))
+def test_host_from_env(emu: Emulator, call: Any) -> None:
+    emu.push("ollama", Json({"value": 4.0}))
 
     @command(output=float, model=f"ollama:{MODEL}")
     def four() -> str:
         return "four"
 
     assert call(four) == 4.0
-    assert alloy_emulator_env.last_request("ollama").header("authorization") is None
+    assert emu.last_request("ollama").header("authorization") is None
 
 
 def test_api_key_goes_as_bearer(emu: Emulator, call: Any) -> None:

@@ -74,14 +74,11 @@ from .openai_fixtures import (
     Person,
     Point,
     captured,
-    emu_fixture,  # noqa: F401  (fixture)
-    emulator_fixture,  # noqa: F401  (fixture)
     forget_weather_calls_fixture,  # noqa: F401  (fixture)
     get_weather,
     make_text_command,
     make_typed,
     recording,
-    sleeps_fixture,  # noqa: F401  (fixture)
     structure,
 )
 
@@ -314,6 +311,7 @@ def test_rate_limit_error_carries_retry_after(emu: Any, call: Any) -> None:
     assert info.value.retry_after == 7.0
 
 
+@pytest.mark.parametrize("emu", [{"OPENAI_API_KEY": TEST_KEY}], indirect=True, ids=["key"])
 @pytest.mark.parametrize(
     ("fault", "error"),
     [

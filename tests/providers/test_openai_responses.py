@@ -74,14 +74,11 @@ from .openai_fixtures import (
     Person,
     Point,
     captured,
-    emu_fixture,  # noqa: F401  (fixture)
-    emulator_fixture,  # noqa: F401  (fixture)
     forget_weather_calls_fixture,  # noqa: F401  (fixture)
     get_weather,
     make_text_command,
     make_typed,
     recording,
-    sleeps_fixture,  # noqa: F401  (fixture)
     structure,
 )
 
@@ -350,6 +347,7 @@ def test_retries_exhausted_raise(emu: Any, call: Any) -> None:
     assert len(emu.requests_for("openai")) == 3
 
 
+@pytest.mark.parametrize("emu", [{"OPENAI_API_KEY": TEST_KEY}], indirect=True, ids=["key"])
 @pytest.mark.parametrize(
     ("fault", "error"),
     [

@@ -44,28 +44,29 @@ def weather(city: str) -> str:
     return f"Weather in {city}?"
 
 
-@pytest.fixture
+#: Acme's own key, and an OpenAI key Acme must never send.
+KEYS = pytest.mark.parametrize(
+    "emu",
+    [{"ACME_API_KEY": ACME_KEY, "OPENAI_API_KEY": "sk-openai-not-for-acme"}],
+    indirect=True,
+    ids=["keys"],
+)
+
+
+@pytest.fixture(autouse=True)
 def acme() -> Provider:
+    """Registered before ``emu`` sets the variables of every provider (autouse comes first)."""
     return register_acme()
 
 
-@pytest.fixture
-def emu(acme: Provider, alloy_emulator_env: Emulator, monkeypatch: pytest.MonkeyPatch) -> Emulator:
-    """The emulator, Acme's variables pointing at it, and an OpenAI key Acme must not use."""
-    monkeypatch.setenv("ACME_API_KEY", ACME_KEY)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-acme")
-    return alloy_emulator_env
-
-
-def test_the_emulator_environment_comes_from_the_descriptor(
-    acme: Provider, alloy_emulator: Emulator
-) -> None:
-    env = alloy_emulator.env(api_key="k")
-    assert env["ACME_BASE_URL"] == f"{alloy_emulator.url}/v1"
+def test_the_emulator_environment_comes_from_the_descriptor(acme: Provider, emu: Emulator) -> None:
+    env = emu.env(api_key="k")
+    assert env["ACME_BASE_URL"] == f"{emu.url}/v1"
     assert env["ACME_API_KEY"] == "k"
     assert "ACME_" in env_prefixes()
 
 
+@KEYS
 def test_a_typed_call(emu: Emulator, run_result: Any) -> None:
     emu.push("openai", Json({"city": "Paris", "temp_c": 21.5}))
     result = run_result(weather, "Paris")
@@ -79,6 +80,7 @@ def test_a_typed_call(emu: Emulator, run_result: Any) -> None:
     assert result.cost == pytest.approx(result.usage.total_tokens * 0.60 / 1_000_000)
 
 
+@KEYS
 def test_a_tool_call(emu: Emulator, call: Any) -> None:
     emu.push("openai", ToolCalls(("get_weather", {"city": "Paris"})), Json({"value": 21.5}))
 
@@ -92,6 +94,7 @@ def test_a_tool_call(emu: Emulator, call: Any) -> None:
     assert json.loads(second.body["messages"][-1]["content"]) == 21.5
 
 
+@KEYS
 def test_a_stream(emu: Emulator, stream: Any) -> None:
     emu.push("openai", Text("Sunny in Paris, 21 degrees."))
 
@@ -130,6 +133,7 @@ def test_its_prices(acme: Provider) -> None:
     assert providers()["acme"] is acme
 
 
+@KEYS
 def test_without_its_own_key_it_sends_a_placeholder_not_openais(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,6 +143,7 @@ def test_without_its_own_key_it_sends_a_placeholder_not_openais(
     assert emu.last_request("openai").header("authorization") == "Bearer alloy-no-key"
 
 
+@KEYS
 def test_without_its_own_endpoint_it_refuses_to_reach_openais(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
