@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from alloy.cache import _sqlite, _store, close_stores
-from alloy.testing.emulator import Emulator
 
 from .redis_server import redis_server
 
@@ -18,17 +17,6 @@ def _close_stores() -> Iterator[None]:
     """Calls open each store once per process; a test's store goes with the test."""
     yield
     close_stores()
-
-
-@pytest.fixture
-def emu(
-    request: pytest.FixtureRequest, alloy_emulator_env: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> Emulator:
-    """The emulator, reset for the test, with every SDK pointed at it; a test may set other
-    variables through ``@pytest.mark.parametrize("emu", [{...}], indirect=True)``."""
-    for name, value in getattr(request, "param", {}).items():
-        monkeypatch.setenv(name, value)
-    return alloy_emulator_env
 
 
 @pytest.fixture

@@ -126,9 +126,8 @@ def random_split(seed: int) -> Any:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_partials_on_every_transport(
-    provider: str, mode: str, alloy_emulator_env: Emulator, partials: Collect
+    provider: str, mode: str, emu: Emulator, partials: Collect
 ) -> None:
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[provider]
     order = order_command(model, mode)
     emu.push(queue, reply(order, mode, ORDER))
@@ -151,10 +150,7 @@ def test_partials_on_every_transport(
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
-def test_items_on_every_transport(
-    provider: str, mode: str, alloy_emulator_env: Emulator, items: Collect
-) -> None:
-    emu = alloy_emulator_env
+def test_items_on_every_transport(provider: str, mode: str, emu: Emulator, items: Collect) -> None:
     model, queue, _ = PROVIDERS[provider]
     listing = items_command(model, mode)
     emu.split_streams(random_split(len(mode))).push(queue, reply(listing, mode, {"value": ITEMS}))
@@ -163,9 +159,8 @@ def test_items_on_every_transport(
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_partials_start_after_the_tool_rounds(
-    provider: str, alloy_emulator_env: Emulator, partials: Collect
+    provider: str, emu: Emulator, partials: Collect
 ) -> None:
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[provider]
     looked_up: list[str] = []
 
@@ -188,9 +183,8 @@ def test_partials_start_after_the_tool_rounds(
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
-    provider: str, alloy_emulator_env: Emulator, partials: Collect
+    provider: str, emu: Emulator, partials: Collect
 ) -> None:
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[provider]
     order = order_command(model, "native", retries=0)
     emu.split_streams(5)
@@ -211,9 +205,8 @@ def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_truncation_raises_on_every_transport(
-    provider: str, alloy_emulator_env: Emulator, partials: Collect
+    provider: str, emu: Emulator, partials: Collect
 ) -> None:
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[provider]
     order = order_command(model, "native")
     emu.split_streams(4).push(queue, MaxTokens(json.dumps(ORDER)[:150]))
@@ -233,10 +226,9 @@ class _Final:
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_every_split_point_on_every_transport(
-    provider: str, alloy_emulator_env: Emulator, fuzz_scale: int
+    provider: str, emu: Emulator, fuzz_scale: int
 ) -> None:
     """The answer cut in two at each boundary (every 7th in the suite; all under make fuzz)."""
-    emu = alloy_emulator_env
     model, queue, _ = PROVIDERS[provider]
     value = {"value": ITEMS[1:]}
     listing = items_command(model, "native")
