@@ -85,9 +85,7 @@ def example_turns(
     command: str,
 ) -> tuple[Message, ...]:
     """The examples as turns, rendering each input through the (sync) prompt function."""
-    prompts = [
-        e.input if isinstance(e.input, UserTurn) else _call(fn, e.input) for e in examples
-    ]
+    prompts = [e.input if isinstance(e.input, UserTurn) else _call(fn, e.input) for e in examples]
     return _turns(examples, prompts, render, command)
 
 
