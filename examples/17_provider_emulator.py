@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from alloy import RateLimitError, command
-from alloy.testing.emulator import Emulator, Json, RateLimited
+from alloy.testing.emulator import Emulator, RateLimited, ReplyJson
 
 
 @dataclass
@@ -20,7 +20,7 @@ with Emulator() as emu:
     def capital(country: str) -> str:
         return f"What is the capital of {country}?"
 
-    emu.push("openai", RateLimited(), Json({"name": "Paris", "country": "France"}))
+    emu.push("openai", RateLimited(), ReplyJson({"name": "Paris", "country": "France"}))
     print(capital("France"))  # the 429 is retried with backoff, then the real SDK parses the answer
     request = emu.last_request("openai")
     print(request.path, "strict schema sent:", request.body["text"]["format"]["strict"])

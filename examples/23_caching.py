@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from alloy import CacheMissError, command, use_config
-from alloy.testing.emulator import Emulator, Json, Text
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyText
 
 
 @dataclass
@@ -29,7 +29,7 @@ with tempfile.TemporaryDirectory() as folder, Emulator() as emu:
     def capital(country: str) -> str:
         return f"What is the capital of {country}?"
 
-    emu.push("anthropic", Json({"name": "Paris", "country": "France"}))
+    emu.push("anthropic", ReplyJson({"name": "Paris", "country": "France"}))
     with use_config(cache=str(cache)):  # or ALLOY_CACHE=replies.sqlite
         first = capital.run("France")
         second = capital.run("France")
@@ -43,7 +43,7 @@ with tempfile.TemporaryDirectory() as folder, Emulator() as emu:
         return f"Describe {city} in one line."
 
     emu.split_streams(8)
-    emu.push("anthropic", Text("Paris sits on the Seine, famous for its cafés and museums."))
+    emu.push("anthropic", ReplyText("Paris sits on the Seine, famous for its cafés and museums."))
     with use_config(cache=str(cache)):
         streamed = list(describe.stream("Paris"))
         replayed = list(describe.stream("Paris"))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from alloy import CacheMissError, command, events, use_config
-from alloy.testing.emulator import Emulator, Json, Text, ToolCalls
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyText, ReplyToolCalls
 
 from ..conftest import Call
 from ..hardening.conftest import PROVIDERS as ALL_PROVIDERS
@@ -49,7 +49,7 @@ def test_a_repeated_call_is_answered_from_the_cache(
     provider: str, emu: Emulator, run_result: Call, cache_file: Path
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}))
     with use_config(cache=str(cache_file)):
         first = run_result(weather(model), "Paris")
         second = run_result(weather(model), "Paris")
@@ -67,7 +67,7 @@ def test_a_stream_replays_as_the_same_chunks(
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
     emu.split_streams(3)
-    emu.push(queue, Text("The quick brown fox jumps over the lazy dog"))
+    emu.push(queue, ReplyText("The quick brown fox jumps over the lazy dog"))
     with use_config(cache=f"sqlite:///{cache_file}"):
         first = stream(chat(model), "Tell me")
         second = stream(chat(model), "Tell me")
@@ -89,7 +89,9 @@ def test_tool_rounds_are_cached_per_turn_and_the_tool_still_runs(
         return f"sunny in {city}, 21 C"
 
     emu.push(
-        queue, ToolCalls(("look_up", {"city": "Paris"})), Json({"city": "Paris", "temp_c": 21})
+        queue,
+        ReplyToolCalls(("look_up", {"city": "Paris"})),
+        ReplyJson({"city": "Paris", "temp_c": 21}),
     )
     with use_config(cache="memory"):
         first = run_result(weather(model, tools=[look_up]), "Paris")
@@ -110,7 +112,7 @@ def test_only_repeatable_requests_are_cached_unless_asked(
     def forecast(city: str) -> str:
         return f"Weather in {city}?"
 
-    emu.push(queue, *[Json({"city": "Oslo", "temp_c": 2})] * 4)
+    emu.push(queue, *[ReplyJson({"city": "Oslo", "temp_c": 2})] * 4)
     with use_config(cache=str(cache_file)):
         forecast("Oslo")
         forecast("Oslo")
@@ -123,7 +125,7 @@ def test_only_repeatable_requests_are_cached_unless_asked(
 
 def test_a_temperature_the_model_does_not_take_makes_nothing_repeatable(emu: Emulator) -> None:
     model, queue, _ = ALL_PROVIDERS["openai"]  # a reasoning model: temperature is left out
-    emu.push(queue, *[Json({"city": "Oslo", "temp_c": 2})] * 3)
+    emu.push(queue, *[ReplyJson({"city": "Oslo", "temp_c": 2})] * 3)
     with use_config(cache="memory"):
         weather(model)("Oslo")
         assert not weather(model).run("Oslo").cached
@@ -140,7 +142,7 @@ def test_a_seed_makes_a_request_repeatable(emu: Emulator) -> None:
     def forecast(city: str) -> str:
         return f"Weather in {city}?"
 
-    emu.push(queue, Json({"city": "Oslo", "temp_c": 2}))
+    emu.push(queue, ReplyJson({"city": "Oslo", "temp_c": 2}))
     with use_config(cache="memory"):
         forecast("Oslo")
         assert forecast.run("Oslo").cached
@@ -174,7 +176,9 @@ def test_a_hit_is_validated_again_against_the_current_type(
 
         return read
 
-    emu.push(queue, Json({"city": "Rome", "temp_c": 99}), Json({"city": "Rome", "temp_c": 30}))
+    emu.push(
+        queue, ReplyJson({"city": "Rome", "temp_c": 99}), ReplyJson({"city": "Rome", "temp_c": 30})
+    )
     with use_config(cache="memory"):
         assert call(make(strict=False), "Rome").temp_c == 99
         assert call(make(strict=True), "Rome").temp_c == 30  # same key; the hit fails, re-asked
@@ -186,7 +190,7 @@ def test_replay_mode_makes_no_request_and_names_what_is_missing(
     provider: str, emu: Emulator, call: Call, cache_file: Path
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}))
     with use_config(cache=str(cache_file), cache_mode="record"):
         call(weather(model), "Paris")
     with use_config(cache=str(cache_file), cache_mode="replay"):
@@ -207,7 +211,7 @@ def test_replay_mode_replays_requests_that_are_not_repeatable(
     def forecast(city: str) -> str:
         return f"Weather in {city}?"
 
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}))
     with use_config(cache=str(cache_file), cache_mode="record"):
         forecast("Paris")
     with use_config(cache=str(cache_file), cache_mode="replay"):
@@ -217,7 +221,11 @@ def test_replay_mode_replays_requests_that_are_not_repeatable(
 
 def test_record_mode_refreshes_entries(emu: Emulator, cache_file: Path) -> None:
     model, queue, _ = PROVIDERS["openai"]
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}), Json({"city": "Paris", "temp_c": 25}))
+    emu.push(
+        queue,
+        ReplyJson({"city": "Paris", "temp_c": 21}),
+        ReplyJson({"city": "Paris", "temp_c": 25}),
+    )
     with use_config(cache=str(cache_file)):
         weather(model)("Paris")
     with use_config(cache=str(cache_file), cache_mode="record"):
@@ -230,7 +238,7 @@ def test_record_mode_refreshes_entries(emu: Emulator, cache_file: Path) -> None:
 @pytest.mark.parametrize("emu", [{"OPENAI_API_KEY": CANARY_KEY}], indirect=True)
 def test_no_key_is_written_to_the_store(emu: Emulator, cache_file: Path) -> None:
     model, queue, _ = PROVIDERS["openai"]
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}), Text("Plain words"))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}), ReplyText("Plain words"))
     with use_config(cache=str(cache_file)):
         weather(model)("Paris")
         list(chat(model, api_key=CANARY_KEY).stream("Talk"))
@@ -242,7 +250,9 @@ def test_no_key_is_written_to_the_store(emu: Emulator, cache_file: Path) -> None
 def test_an_unfinished_stream_is_not_stored(emu: Emulator) -> None:
     model, queue, _ = PROVIDERS["anthropic"]
     emu.split_streams(2)
-    emu.push(queue, Text("one two three four five six"), Text("one two three four five six"))
+    emu.push(
+        queue, ReplyText("one two three four five six"), ReplyText("one two three four five six")
+    )
     say = chat(model)
     with use_config(cache="memory"):
         chunks = say.stream("Count")
@@ -257,7 +267,7 @@ def test_an_unfinished_stream_is_not_stored(emu: Emulator) -> None:
 def test_typed_partials_replay_from_the_cache(provider: str, emu: Emulator) -> None:
     model, queue, _ = PROVIDERS[provider]
     emu.split_streams(4)
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}))
     forecast = weather(model)
 
     async def partials() -> list[Any]:
@@ -272,7 +282,7 @@ def test_typed_partials_replay_from_the_cache(provider: str, emu: Emulator) -> N
 
 def test_a_hit_shows_on_the_model_response_event(emu: Emulator) -> None:
     model, queue, _ = PROVIDERS["gemini"]
-    emu.push(queue, Json({"city": "Paris", "temp_c": 21}))
+    emu.push(queue, ReplyJson({"city": "Paris", "temp_c": 21}))
     seen: list[bool] = []
     forecast = weather(model)
     forecast.subscribe(lambda event: seen.append(event.cached), events.ModelResponse)

@@ -18,7 +18,7 @@ import alloy
 from alloy import Assistant, ConfigurationError, Image, System, User, command, tool
 from alloy._types import Request, Text, ToolCall, ToolResult
 from alloy.testing import FunctionModel
-from alloy.testing.emulator import Emulator, Json, ToolCalls
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyToolCalls
 
 from ..conftest import Call
 from ..hardening.conftest import PROVIDERS
@@ -343,7 +343,9 @@ def test_a_conversation_with_a_tool_round_continues_on_every_provider(
 ) -> None:
     model, queue, _ = PROVIDERS[first]
     emu.push(
-        queue, ToolCalls(("forecast", {"city": "Paris"})), Json({"city": "Paris", "temp_c": 21})
+        queue,
+        ReplyToolCalls(("forecast", {"city": "Paris"})),
+        ReplyJson({"city": "Paris", "temp_c": 21}),
     )
     started = run_result(weather(model), "Weather in Paris?")
     assert started.value == Weather("Paris", 21)
@@ -351,7 +353,7 @@ def test_a_conversation_with_a_tool_round_continues_on_every_provider(
     for second in sorted(PROVIDERS):
         model2, queue2, _ = PROVIDERS[second]
         emu.reset()
-        emu.push(queue2, Json({"city": "Lyon", "temp_c": 18}))
+        emu.push(queue2, ReplyJson({"city": "Lyon", "temp_c": 18}))
         result = run_result(weather(model2), "And in Lyon?", history=started.messages)
         assert result.value == Weather("Lyon", 18), (first, second)
         body = json.dumps(emu.last_request(queue2).body)

@@ -32,7 +32,7 @@ from alloy._types import ToolResult
 from alloy.errors import ServerError
 from alloy.events import ToolCallFinished
 from alloy.testing import override_model, script, tool_call, tool_results
-from alloy.testing.emulator import Emulator, Json, RateLimited
+from alloy.testing.emulator import Emulator, RateLimited, ReplyJson
 
 from ..conftest import Call
 
@@ -46,7 +46,7 @@ def price(text: str) -> str:
 
 @pytest.mark.timeout(10)  # without the deadline this call slept 2 x 60 s
 def test_a_retry_hint_longer_than_the_deadline_fails_fast(emu: Emulator, call: Call) -> None:
-    emu.push("openai", RateLimited(retry_after=300, retry_after_ms=None), Json({"value": 1.5}))
+    emu.push("openai", RateLimited(retry_after=300, retry_after_ms=None), ReplyJson({"value": 1.5}))
     with pytest.raises(RateLimitError) as info:
         call(price, "x")
     assert info.value.retry_after == 300
@@ -58,7 +58,7 @@ def test_a_retry_hint_longer_than_the_deadline_fails_fast(emu: Emulator, call: C
 def test_a_retry_hint_within_the_deadline_is_waited_for(
     emu: Emulator, call: Call, sleeps: list[float]
 ) -> None:
-    emu.push("openai", RateLimited(retry_after_ms=1), Json({"value": 1.5}))
+    emu.push("openai", RateLimited(retry_after_ms=1), ReplyJson({"value": 1.5}))
     assert call(price, "x") == 1.5
     assert sleeps == [0.001]  # the provider's hint, as it is
     assert len(emu.requests_for("openai")) == 2

@@ -18,20 +18,20 @@ from alloy.testing.emulator import (
     DEFAULT_TEXT,
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
-    ToolCall,
-    ToolCalls,
     Unauthorized,
 )
 
@@ -86,7 +86,9 @@ async def test_text(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("anthropic", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 40}))
+    alloy_emulator.push(
+        "anthropic", ReplyJson({"city": "Paris", "temperature_c": 21.5, "humidity": 40})
+    )
     parsed = await run(
         client.messages.parse(model=MODEL, max_tokens=64, messages=USER, output_format=Weather)
     )
@@ -103,12 +105,12 @@ async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
 async def test_tool_round_trip_with_parallel_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "anthropic",
-        ToolCalls(
-            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="toolu_01A"),
-            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="toolu_01B"),
+        ReplyToolCalls(
+            ReplyToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="toolu_01A"),
+            ReplyToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="toolu_01B"),
             text="Let me check both.",
         ),
-        Text("Paris 21C, Rome 25C."),
+        ReplyText("Paris 21C, Rome 25C."),
     )
     first = await run(
         client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[TOOL])
@@ -170,7 +172,7 @@ async def test_stream_text(client: Any, alloy_emulator: Emulator) -> None:
 async def test_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "anthropic",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris", "unit": "c"}),
             ("get_weather", {"city": "Rome", "unit": "f"}),
         ),
@@ -193,7 +195,7 @@ async def test_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_refusal_max_tokens_empty(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("anthropic", Refusal(), MaxTokens("Hello, wo"), Empty())
+    alloy_emulator.push("anthropic", ReplyRefusal(), ReplyMaxTokens("Hello, wo"), ReplyEmpty())
     refused = await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER))
     assert refused.stop_reason == "refusal"
     truncated = await run(client.messages.create(model=MODEL, max_tokens=64, messages=USER))
@@ -205,7 +207,9 @@ async def test_refusal_max_tokens_empty(client: Any, alloy_emulator: Emulator) -
 def test_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
     url = f"{alloy_emulator.anthropic_base_url}/v1/messages?beta=true"
     headers = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"}  # older clients' auth
-    alloy_emulator.push("anthropic", ToolCalls(("get_weather", None), text="Checking."), Text("hi"))
+    alloy_emulator.push(
+        "anthropic", ReplyToolCalls(("get_weather", None), text="Checking."), ReplyText("hi")
+    )
     body = {"model": MODEL, "max_tokens": 64, "messages": USER, "tools": [TOOL]}
     Message.model_validate(httpx.post(url, json=body, headers=headers).json(), strict=True)
     raw = httpx.post(url, json={**body, "stream": True}, headers=headers).text
@@ -222,7 +226,7 @@ def test_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
 
 async def test_rate_limit_and_overload_retried(alloy_emulator: Emulator) -> None:
     client = anthropic.AsyncAnthropic(base_url=alloy_emulator.anthropic_base_url, api_key="k")
-    alloy_emulator.push("anthropic", RateLimited(), Overloaded(retry_after_ms=10), Text("ok"))
+    alloy_emulator.push("anthropic", RateLimited(), Overloaded(retry_after_ms=10), ReplyText("ok"))
     message = await client.messages.create(model=MODEL, max_tokens=64, messages=USER)
     assert message.content[0].text == "ok"
     assert [r.retry_count for r in alloy_emulator.requests] == [0, 1, 2]

@@ -19,20 +19,20 @@ from alloy.testing.emulator import (
     DEFAULT_TEXT,
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
-    ToolCall,
-    ToolCalls,
     Unauthorized,
 )
 
@@ -103,7 +103,9 @@ async def test_v1beta_and_structured_output(alloy_emulator: Emulator) -> None:
         api_key="k",
         http_options={"base_url": alloy_emulator.gemini_base_url, "api_version": "v1beta"},
     )
-    alloy_emulator.push("gemini", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 42}))
+    alloy_emulator.push(
+        "gemini", ReplyJson({"city": "Paris", "temperature_c": 21.5, "humidity": 42})
+    )
     config = types.GenerateContentConfig(
         response_mime_type="application/json", response_schema=Weather
     )
@@ -136,11 +138,13 @@ async def test_tool_round_trip_parallel_with_signatures(
     signature = b"\xfb\xff\xfe\x01"  # standard base64 '+//+AQ==', echoed back URL-safe by the SDK
     alloy_emulator.push(
         "gemini",
-        ToolCalls(
-            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="fc1", signature=signature),
-            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="fc2"),
+        ReplyToolCalls(
+            ReplyToolCall(
+                "get_weather", {"city": "Paris", "unit": "c"}, id="fc1", signature=signature
+            ),
+            ReplyToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="fc2"),
         ),
-        Text("Paris 21C, Rome 25C."),
+        ReplyText("Paris 21C, Rome 25C."),
     )
     config = types.GenerateContentConfig(tools=TOOLS)
     first = await run(models.api.generate_content(model=MODEL, contents="w", config=config))
@@ -206,7 +210,7 @@ async def test_stream_text(models: Models, alloy_emulator: Emulator) -> None:
 async def test_stream_tool_calls(models: Models, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "gemini",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris", "unit": "c"}),
             ("get_weather", {"city": "Rome", "unit": "f"}),
         ),
@@ -221,7 +225,7 @@ async def test_stream_tool_calls(models: Models, alloy_emulator: Emulator) -> No
 
 
 async def test_refusal_max_tokens_empty(models: Models, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("gemini", Refusal(), MaxTokens("Hello, wo"), Empty())
+    alloy_emulator.push("gemini", ReplyRefusal(), ReplyMaxTokens("Hello, wo"), ReplyEmpty())
     refused = await run(models.api.generate_content(model=MODEL, contents="x"))
     assert refused.candidates[0].finish_reason == types.FinishReason.SAFETY and refused.text is None
     truncated = await run(models.api.generate_content(model=MODEL, contents="x"))
@@ -235,7 +239,8 @@ def test_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
     """google-genai models forbid unknown fields, so this catches any key we invent."""
     url = f"{alloy_emulator.url}/v1beta/models/{MODEL}"
     alloy_emulator.push(
-        "gemini", ToolCalls(ToolCall("get_weather", None, id="a", signature=b"s"), text="x")
+        "gemini",
+        ReplyToolCalls(ReplyToolCall("get_weather", None, id="a", signature=b"s"), text="x"),
     )
     body = {"contents": [{"role": "user", "parts": [{"text": "w"}]}]}
     response = httpx.post(f"{url}:generateContent", params={"key": "k"}, json=body)
@@ -307,7 +312,7 @@ def test_opt_in_retries(alloy_emulator: Emulator) -> None:
             base_url=alloy_emulator.gemini_base_url, retry_options=retry
         ),
     )
-    alloy_emulator.push("gemini", RateLimited(), Overloaded(), Text("third time"))
+    alloy_emulator.push("gemini", RateLimited(), Overloaded(), ReplyText("third time"))
     assert client.models.generate_content(model=MODEL, contents="x").text == "third time"
     assert len(alloy_emulator.requests) == 3
 

@@ -16,18 +16,18 @@ from alloy.testing.emulator import (
     DEFAULT_TEXT,
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyText,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
-    ToolCalls,
 )
 
 MODEL = "llama3.2"
@@ -83,7 +83,7 @@ async def test_text(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("ollama", Json({"city": "Paris", "temperature_c": 21.5}))
+    alloy_emulator.push("ollama", ReplyJson({"city": "Paris", "temperature_c": 21.5}))
     queued = await run(client.chat(model=MODEL, messages=USER, format=Weather.model_json_schema()))
     assert Weather.model_validate_json(queued.message.content) == Weather(
         city="Paris", temperature_c=21.5
@@ -99,11 +99,11 @@ async def test_structured_output(client: Any, alloy_emulator: Emulator) -> None:
 async def test_tool_round_trip_parallel(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "ollama",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris", "unit": "c"}),
             ("get_weather", {"city": "Rome", "unit": "c"}),
         ),
-        Text("Paris 21C, Rome 25C."),
+        ReplyText("Paris 21C, Rome 25C."),
     )
     first = await run(client.chat(model=MODEL, messages=USER, tools=[TOOL]))
     calls = first.message.tool_calls
@@ -128,14 +128,14 @@ async def test_stream_text_and_tools(client: Any, alloy_emulator: Emulator) -> N
     assert "".join(c.message.content for c in chunks) == DEFAULT_TEXT
     assert [c.done for c in chunks] == [False] * (len(chunks) - 1) + [True]
     assert chunks[-1].eval_count > 0
-    alloy_emulator.push("ollama", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"})))
+    alloy_emulator.push("ollama", ReplyToolCalls(("get_weather", {"city": "Paris", "unit": "c"})))
     tool_chunks = await collect(client.chat(model=MODEL, messages=USER, tools=[TOOL], stream=True))
     assert tool_chunks[0].message.tool_calls[0].function.arguments == {"city": "Paris", "unit": "c"}
     assert tool_chunks[-1].done
 
 
 async def test_max_tokens_and_empty(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("ollama", MaxTokens("Hel"), Empty())
+    alloy_emulator.push("ollama", ReplyMaxTokens("Hel"), ReplyEmpty())
     truncated = await run(client.chat(model=MODEL, messages=USER))
     assert truncated.done_reason == "length" and truncated.message.content == "Hel"
     empty = await run(client.chat(model=MODEL, messages=USER))

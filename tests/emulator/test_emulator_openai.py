@@ -23,21 +23,21 @@ from alloy.testing.emulator import (
     DEFAULT_TEXT,
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MalformedJson,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMalformedJson,
+    ReplyMaxTokens,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
-    ToolCall,
-    ToolCalls,
     Unauthorized,
 )
 
@@ -111,7 +111,9 @@ async def test_responses_text(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_responses_structured_output(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 40}))
+    alloy_emulator.push(
+        "openai", ReplyJson({"city": "Paris", "temperature_c": 21.5, "humidity": 40})
+    )
     queued = await run(client.responses.parse(model="gpt-4o", input="w", text_format=Weather))
     assert queued.output_parsed == Weather(city="Paris", temperature_c=21.5, humidity=40)
     generated = await run(client.responses.parse(model="gpt-4o", input="w", text_format=Weather))
@@ -123,8 +125,8 @@ async def test_responses_structured_output(client: Any, alloy_emulator: Emulator
 async def test_responses_tool_round_trip(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "openai",
-        ToolCalls(ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_1")),
-        Text("It is 21.5C in Paris."),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_1")),
+        ReplyText("It is 21.5C in Paris."),
     )
     first = await run(client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL]))
     call = first.output[0]
@@ -153,7 +155,8 @@ async def test_responses_tool_round_trip(client: Any, alloy_emulator: Emulator) 
 
 async def test_responses_parallel_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
-        "openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"}), ("get_weather", None))
+        "openai",
+        ReplyToolCalls(("get_weather", {"city": "Paris", "unit": "c"}), ("get_weather", None)),
     )
     response = await run(
         client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL])
@@ -201,7 +204,7 @@ async def test_responses_stream_text(client: Any, alloy_emulator: Emulator) -> N
 async def test_responses_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "openai",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris", "unit": "c"}),
             ("get_weather", {"city": "Rome", "unit": "f"}),
         ),
@@ -224,14 +227,14 @@ async def test_responses_stream_tool_calls(client: Any, alloy_emulator: Emulator
 async def test_split_streams_cuts_text_and_arguments_as_asked(
     client: Any, alloy_emulator: Emulator
 ) -> None:
-    alloy_emulator.split_streams(1).push("openai", Text("héllo 😀"))
+    alloy_emulator.split_streams(1).push("openai", ReplyText("héllo 😀"))
     events = await collect(
         await run(client.responses.create(model="gpt-4o", input="hi", stream=True))
     )
     assert [e.delta for e in events if e.type == "response.output_text.delta"] == list("héllo 😀")
 
     alloy_emulator.split_streams(lambda text: [text[:3], "", text[3:]])
-    alloy_emulator.push("openai", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"})))
+    alloy_emulator.push("openai", ReplyToolCalls(("get_weather", {"city": "Paris", "unit": "c"})))
     stream = await run(
         client.responses.create(model="gpt-4o", input=USER, tools=[RESPONSES_TOOL], stream=True)
     )
@@ -251,7 +254,9 @@ async def test_split_streams_cuts_text_and_arguments_as_asked(
 
 def test_responses_stream_helper_parses(alloy_emulator: Emulator) -> None:
     client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test")
-    alloy_emulator.push("openai", Json({"city": "Oslo", "temperature_c": -3.0, "humidity": None}))
+    alloy_emulator.push(
+        "openai", ReplyJson({"city": "Oslo", "temperature_c": -3.0, "humidity": None})
+    )
     with client.responses.stream(model="gpt-4o", input="w", text_format=Weather) as stream:
         for _ in stream:
             pass
@@ -262,7 +267,13 @@ def test_responses_stream_helper_parses(alloy_emulator: Emulator) -> None:
 async def test_responses_refusal_max_tokens_malformed_empty(
     client: Any, alloy_emulator: Emulator
 ) -> None:
-    alloy_emulator.push("openai", Refusal("No."), MaxTokens("Hello, wor"), MalformedJson(), Empty())
+    alloy_emulator.push(
+        "openai",
+        ReplyRefusal("No."),
+        ReplyMaxTokens("Hello, wor"),
+        ReplyMalformedJson(),
+        ReplyEmpty(),
+    )
     refused = await run(client.responses.create(model="gpt-4o", input="x"))
     assert refused.output[0].content[0].type == "refusal"
     assert refused.output[0].content[0].refusal == "No."
@@ -280,7 +291,7 @@ async def test_responses_refusal_max_tokens_malformed_empty(
 async def test_responses_stream_max_tokens_ends_incomplete(
     client: Any, alloy_emulator: Emulator
 ) -> None:
-    alloy_emulator.push("openai", MaxTokens())
+    alloy_emulator.push("openai", ReplyMaxTokens())
     events = await collect(
         await run(client.responses.create(model="gpt-4o", input="x", stream=True))
     )
@@ -292,7 +303,7 @@ def test_responses_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> No
     """Bodies and every stream event pass *strict* validation against the SDK's own models."""
     url = f"{alloy_emulator.openai_base_url}/responses"
     headers = {"authorization": "Bearer sk-test"}
-    alloy_emulator.push("openai", ToolCalls(("get_weather", None), text="Checking."))
+    alloy_emulator.push("openai", ReplyToolCalls(("get_weather", None), text="Checking."))
     body = {"model": "gpt-4o", "input": "x", "tools": [RESPONSES_TOOL]}
     Response.model_validate(httpx.post(url, json=body, headers=headers).json(), strict=True)
     raw = httpx.post(url, json={**body, "stream": True}, headers=headers)
@@ -322,7 +333,9 @@ async def test_chat_text(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_chat_structured_output_parse(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", Json({"city": "Paris", "temperature_c": 21.5, "humidity": 42}))
+    alloy_emulator.push(
+        "openai", ReplyJson({"city": "Paris", "temperature_c": 21.5, "humidity": 42})
+    )
     completion = await run(
         client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather)
     )
@@ -339,11 +352,11 @@ async def test_chat_tool_round_trip_single_and_parallel(
 ) -> None:
     alloy_emulator.push(
         "openai",
-        ToolCalls(
-            ToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_a"),
-            ToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="call_b"),
+        ReplyToolCalls(
+            ReplyToolCall("get_weather", {"city": "Paris", "unit": "c"}, id="call_a"),
+            ReplyToolCall("get_weather", {"city": "Rome", "unit": "c"}, id="call_b"),
         ),
-        Text("Paris 21C, Rome 25C."),
+        ReplyText("Paris 21C, Rome 25C."),
     )
     first = await run(
         client.chat.completions.create(model="gpt-4o", messages=USER, tools=[CHAT_TOOL])
@@ -382,7 +395,7 @@ async def test_chat_stream_usage_only_when_asked(client: Any, alloy_emulator: Em
 async def test_chat_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> None:
     alloy_emulator.push(
         "openai",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris", "unit": "c"}),
             ("get_weather", {"city": "Rome", "unit": "f"}),
         ),
@@ -406,7 +419,7 @@ async def test_chat_stream_tool_calls(client: Any, alloy_emulator: Emulator) -> 
 
 def test_chat_stream_helper_and_refusal(alloy_emulator: Emulator) -> None:
     client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test")
-    alloy_emulator.push("openai", Refusal("Not that."))
+    alloy_emulator.push("openai", ReplyRefusal("Not that."))
     with client.chat.completions.stream(
         model="gpt-4o", messages=USER, response_format=Weather
     ) as stream:
@@ -416,7 +429,7 @@ def test_chat_stream_helper_and_refusal(alloy_emulator: Emulator) -> None:
 
 
 async def test_chat_length_finish(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", MaxTokens('{"city": "Pa'))
+    alloy_emulator.push("openai", ReplyMaxTokens('{"city": "Pa'))
     with pytest.raises(openai.LengthFinishReasonError):
         await run(
             client.chat.completions.parse(model="gpt-4o", messages=USER, response_format=Weather)
@@ -426,7 +439,7 @@ async def test_chat_length_finish(client: Any, alloy_emulator: Emulator) -> None
 def test_chat_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
     url = f"{alloy_emulator.openai_base_url}/chat/completions"
     headers = {"authorization": "Bearer sk-test"}
-    alloy_emulator.push("openai", ToolCalls(("get_weather", None)), Text("hi"))
+    alloy_emulator.push("openai", ReplyToolCalls(("get_weather", None)), ReplyText("hi"))
     body = {"model": "gpt-4o", "messages": USER, "tools": [CHAT_TOOL]}
     ChatCompletion.model_validate(httpx.post(url, json=body, headers=headers).json(), strict=True)
     raw = httpx.post(
@@ -445,7 +458,7 @@ def test_chat_wire_format_is_strictly_valid(alloy_emulator: Emulator) -> None:
 
 async def test_rate_limit_is_retried_fast(alloy_emulator: Emulator) -> None:
     client = openai.AsyncOpenAI(base_url=alloy_emulator.openai_base_url, api_key="sk-test")
-    alloy_emulator.push("openai", RateLimited(), RateLimited(), Text("finally"))
+    alloy_emulator.push("openai", RateLimited(), RateLimited(), ReplyText("finally"))
     response = await client.responses.create(model="gpt-4o", input="x")
     assert response.output_text == "finally"
     assert [r.retry_count for r in alloy_emulator.requests] == [0, 1, 2]
@@ -486,14 +499,14 @@ async def test_http_faults_map_to_sdk_errors(
 async def test_strict_schema_violation_is_rejected_and_reply_kept(
     client: Any, alloy_emulator: Emulator
 ) -> None:
-    alloy_emulator.push("openai", Json({"a": 1}))
+    alloy_emulator.push("openai", ReplyJson({"a": 1}))
     loose = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     fmt = {"format": {"type": "json_schema", "name": "loose", "schema": loose, "strict": True}}
     with pytest.raises(openai.BadRequestError) as caught:
         await run(client.responses.create(model="gpt-4o", input="x", text=fmt))
     assert caught.value.code == "invalid_json_schema"
     assert "additionalProperties" in str(caught.value)
-    assert alloy_emulator.pending("openai") == [Json({"a": 1})]
+    assert alloy_emulator.pending("openai") == [ReplyJson({"a": 1})]
     fixed = {"format": {**fmt["format"], "schema": {**loose, "additionalProperties": False}}}
     response = await run(client.responses.create(model="gpt-4o", input="x", text=fixed))
     assert json.loads(response.output_text) == {"a": 1}
@@ -526,7 +539,7 @@ async def test_transport_faults(client: Any, alloy_emulator: Emulator) -> None:
 
 
 async def test_slow_reply_within_timeout_succeeds(client: Any, alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", Slow(0.1, Text("late")))
+    alloy_emulator.push("openai", Slow(0.1, ReplyText("late")))
     response = await run(client.with_options(timeout=5).responses.create(model="gpt-4o", input="x"))
     assert response.output_text == "late"
 

@@ -15,7 +15,7 @@ import openai
 import pytest
 from google import genai
 
-from alloy.testing.emulator import DEFAULT_TEXT, Emulator, Text
+from alloy.testing.emulator import DEFAULT_TEXT, Emulator, ReplyText
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_env_fixture_points_every_sdk_here(
 
 
 def test_reset_between_tests_part_one(alloy_emulator: Emulator) -> None:
-    alloy_emulator.push("openai", Text("left over"))
+    alloy_emulator.push("openai", ReplyText("left over"))
     openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="k").models.list()
     assert alloy_emulator.requests
 
@@ -82,10 +82,10 @@ def test_plugin_is_available_through_its_entry_point(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(
         textwrap.dedent("""
         import openai
-        from alloy.testing.emulator import Json
+        from alloy.testing.emulator import ReplyJson
 
         def test_user_code(alloy_emulator):
-            alloy_emulator.push("openai", Json({"ok": True}))
+            alloy_emulator.push("openai", ReplyJson({"ok": True}))
             client = openai.OpenAI(base_url=alloy_emulator.openai_base_url, api_key="k")
             assert client.responses.create(model="m", input="x").output_text == '{"ok": true}'
     """)
@@ -100,3 +100,22 @@ def test_plugin_is_available_through_its_entry_point(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Json", "ReplyJson"),
+        ("Text", "ReplyText"),
+        ("ToolResult", "ReceivedToolResult"),
+        ("Provider", "Wire"),
+    ],
+)
+def test_old_reply_names_still_import_with_a_warning(old: str, new: str) -> None:
+    import alloy.testing.emulator as emulator
+
+    with pytest.warns(DeprecationWarning, match=rf"emulator\.{old} is now {new}"):
+        value = getattr(emulator, old)
+    assert value is getattr(emulator, new)
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        emulator.Nope  # noqa: B018

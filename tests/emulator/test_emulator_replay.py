@@ -19,7 +19,7 @@ import pytest
 from google import genai
 from google.genai import types
 
-from alloy.testing.emulator import Emulator, Raw
+from alloy.testing.emulator import Emulator, ReplyRaw
 
 RECORDED = Path("/work/shared/fixtures/recorded")
 if not RECORDED.is_dir():  # pragma: no cover - the fixtures live beside the repository
@@ -173,9 +173,9 @@ def test_recording_replays_through_the_sdk(path: Path, alloy_emulator: Emulator)
 
 
 def test_sse_replay_is_sent_one_event_per_chunk() -> None:
-    raw = Raw.sse("event: a\ndata: {}\n\nevent: b\ndata: {}\n\n")
+    raw = ReplyRaw.sse("event: a\ndata: {}\n\nevent: b\ndata: {}\n\n")
     assert raw.frames == (b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n")
-    crlf = Raw.sse('data: {"x": 1}\r\n\r\ndata: {"x": 2}\r\n\r\n')
+    crlf = ReplyRaw.sse('data: {"x": 1}\r\n\r\ndata: {"x": 2}\r\n\r\n')
     assert crlf.frames is not None and len(crlf.frames) == 2
 
 

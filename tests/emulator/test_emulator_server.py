@@ -19,10 +19,10 @@ import pytest
 from alloy.testing.emulator import (
     DEFAULT_TEXT,
     Emulator,
-    Json,
     RateLimited,
+    ReplyJson,
+    ReplyText,
     Slow,
-    Text,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ async def test_concurrent_sdk_calls_reuse_connections() -> None:
 
 def test_raw_concurrency_with_threads() -> None:
     with Emulator() as emulator:
-        emulator.push("ollama", *[Text(str(i)) for i in range(120)])
+        emulator.push("ollama", *[ReplyText(str(i)) for i in range(120)])
         results: list[str] = []
         lock = threading.Lock()
 
@@ -193,10 +193,10 @@ def test_chunked_request_body_and_query(alloy_emulator: Emulator) -> None:
 
 def test_script_validation_and_reset(alloy_emulator: Emulator) -> None:
     with pytest.raises(ValueError, match="unknown provider"):
-        alloy_emulator.push("mistral", Text("x"))  # type: ignore[arg-type]
+        alloy_emulator.push("mistral", ReplyText("x"))  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         alloy_emulator.push("openai", "just a string")  # type: ignore[arg-type]
-    alloy_emulator.push("openai", RateLimited(), Json(1))
+    alloy_emulator.push("openai", RateLimited(), ReplyJson(1))
     assert len(alloy_emulator.pending("openai")) == 2
     alloy_emulator.reset()
     assert alloy_emulator.pending("openai") == [] and alloy_emulator.requests == []

@@ -21,7 +21,7 @@ import pytest
 
 from alloy import AlloyError, command
 from alloy.testing import NetworkBlocked, loopback_only
-from alloy.testing.emulator import Emulator, Text
+from alloy.testing.emulator import Emulator, ReplyText
 
 PUBLIC_HOST = "api.openai.com"
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def test_a_raw_connect_to_a_public_address_is_refused(address: tuple[str, int]) 
 
 def test_loopback_and_unix_sockets_still_work(emu: Emulator, tmp_path: Path) -> None:
     with loopback_only() as blocked:
-        emu.push("openai", Text("hi"))
+        emu.push("openai", ReplyText("hi"))
         client = openai.OpenAI(base_url=f"http://localhost:{emu.port}/v1", api_key="k")
         assert client.responses.create(model="gpt-5-mini", input="hi").output_text == "hi"
         with socket.create_connection(("127.0.0.1", emu.port), timeout=5):

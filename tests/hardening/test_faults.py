@@ -23,21 +23,21 @@ from alloy import AlloyError, CommandError
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
     Item,
-    Json,
-    MalformedJson,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Raw,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMalformedJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
     Unauthorized,
 )
 
@@ -58,24 +58,24 @@ FAULTS: dict[str, Callable[[], Item]] = {
     "stream-error": lambda: StreamError(after=1),
     "slow": lambda: Slow(0.6),
     "disconnect": lambda: Disconnect(),
-    "refusal": lambda: Refusal(),
-    "max-tokens": lambda: MaxTokens(),
-    "empty": lambda: Empty(),
-    "malformed-json": lambda: MalformedJson(),
-    "body-empty": lambda: Raw(200, b""),
-    "body-cut": lambda: Raw(200, b'{"id": "resp_1", "output": [{"type": "mess'),
-    "body-html": lambda: Raw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html"),
-    "body-array": lambda: Raw(200, b"[]"),
-    "body-null": lambda: Raw(200, b"null"),
-    "body-wrong-shape": lambda: Raw.json({"unexpected": True, "content": "x", "choices": 7}),
-    "body-deep": lambda: Raw(200, DEEP),
-    "body-bad-utf8": lambda: Raw(200, b'{"text": "\xff\xfe\xfa"}'),
-    "body-500-text": lambda: Raw(500, b"upstream exploded", "text/plain"),
-    "frames-garbled": lambda: Raw(200, frames=(b"data: {garbage\n\n", b"data: [1, 2\n\n")),
-    "frames-wrong-shape": lambda: Raw(
+    "refusal": lambda: ReplyRefusal(),
+    "max-tokens": lambda: ReplyMaxTokens(),
+    "empty": lambda: ReplyEmpty(),
+    "malformed-json": lambda: ReplyMalformedJson(),
+    "body-empty": lambda: ReplyRaw(200, b""),
+    "body-cut": lambda: ReplyRaw(200, b'{"id": "resp_1", "output": [{"type": "mess'),
+    "body-html": lambda: ReplyRaw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html"),
+    "body-array": lambda: ReplyRaw(200, b"[]"),
+    "body-null": lambda: ReplyRaw(200, b"null"),
+    "body-wrong-shape": lambda: ReplyRaw.json({"unexpected": True, "content": "x", "choices": 7}),
+    "body-deep": lambda: ReplyRaw(200, DEEP),
+    "body-bad-utf8": lambda: ReplyRaw(200, b'{"text": "\xff\xfe\xfa"}'),
+    "body-500-text": lambda: ReplyRaw(500, b"upstream exploded", "text/plain"),
+    "frames-garbled": lambda: ReplyRaw(200, frames=(b"data: {garbage\n\n", b"data: [1, 2\n\n")),
+    "frames-wrong-shape": lambda: ReplyRaw(
         200, frames=(b'data: {"type": 7, "choices": "x", "candidates": null}\n\n',)
     ),
-    "frames-ndjson-garbled": lambda: Raw(
+    "frames-ndjson-garbled": lambda: ReplyRaw(
         200, content_type="application/x-ndjson", frames=(b'{"message": {"content": 5}}\n', b"{")
     ),
 }
@@ -93,7 +93,11 @@ def make_command(provider: str, form: str, retries: int) -> Any:
 
 
 def good_answer(form: str) -> Item:
-    return Text("Sunny.") if form in ("stream", "astream") else Json({"city": "P", "temp_c": 2.0})
+    return (
+        ReplyText("Sunny.")
+        if form in ("stream", "astream")
+        else ReplyJson({"city": "P", "temp_c": 2.0})
+    )
 
 
 async def outcome_async(cmd: Any, form: str) -> Any:

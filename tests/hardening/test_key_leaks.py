@@ -22,7 +22,7 @@ import pytest
 
 from alloy import AlloyError, CommandError, command
 from alloy import events as ev
-from alloy.testing.emulator import Emulator, HttpError, StreamError, Text
+from alloy.testing.emulator import Emulator, HttpError, ReplyText, StreamError
 
 from .conftest import FORMS, PROVIDERS
 
@@ -93,7 +93,7 @@ def observations(observed: dict[str, Any], caplog: pytest.LogCaptureFixture) -> 
 
 def fault(status: int | str) -> Any:
     if status == "in-stream":
-        return StreamError(after=1, echo_key=True, reply=Text("a long answer " * 4))
+        return StreamError(after=1, echo_key=True, reply=ReplyText("a long answer " * 4))
     return HttpError(int(status), echo_key=True)
 
 

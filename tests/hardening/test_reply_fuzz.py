@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from alloy import AlloyError, tool
-from alloy.testing.emulator import Emulator, Item, Json, Mutated, Text, ToolCalls
+from alloy.testing.emulator import Emulator, Item, Mutated, ReplyJson, ReplyText, ReplyToolCalls
 
 from .conftest import FORMS, PROVIDERS, weather_command
 
@@ -168,10 +168,12 @@ def mutator(seed: int) -> Callable[[tuple[bytes, ...]], tuple[bytes, ...]]:
 def base_reply(rng: random.Random, form: str) -> Item:
     kind = rng.choice(["text", "json", "tool"])
     if kind == "tool":
-        return ToolCalls(("lookup", {"city": "Paris"}), text=rng.choice([None, "Let me check."]))
+        return ReplyToolCalls(
+            ("lookup", {"city": "Paris"}), text=rng.choice([None, "Let me check."])
+        )
     if kind == "json" and form in ("call", "acall"):
-        return Json({"city": "Paris", "temp_c": 21.5})
-    return Text("Sunny in Paris, 21.5 degrees, light wind from the west.")
+        return ReplyJson({"city": "Paris", "temp_c": 21.5})
+    return ReplyText("Sunny in Paris, 21.5 degrees, light wind from the west.")
 
 
 def make_command(model: str, form: str) -> Any:

@@ -22,13 +22,13 @@ from alloy.testing.emulator import (
     Disconnect,
     Emulator,
     HttpError,
-    Json,
-    MalformedJson,
     Overloaded,
     RateLimited,
+    ReplyJson,
+    ReplyMalformedJson,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
-    ToolCalls,
     Unauthorized,
 )
 
@@ -87,17 +87,17 @@ def collected(caplog: pytest.LogCaptureFixture) -> Iterator[dict[str, list[Any]]
 
 
 FAULTS = {
-    "ok": lambda: (Json({"city": "Paris", "temp_c": 21.5}),),
+    "ok": lambda: (ReplyJson({"city": "Paris", "temp_c": 21.5}),),
     "tool_round": lambda: (
-        ToolCalls(("lookup", {"city": "Paris"})),
-        Json({"city": "Paris", "temp_c": 1.0}),
+        ReplyToolCalls(("lookup", {"city": "Paris"})),
+        ReplyJson({"city": "Paris", "temp_c": 1.0}),
     ),
     "unauthorized": lambda: (Unauthorized(),),
     "rate_limited": lambda: (RateLimited(), RateLimited()),
     "server_error": lambda: (HttpError(500), HttpError(500)),
     "overloaded": lambda: (Overloaded(), Overloaded()),
     "schema_rejected": lambda: (SchemaRejected(),),
-    "malformed": lambda: (MalformedJson(), MalformedJson()),
+    "malformed": lambda: (ReplyMalformedJson(), ReplyMalformedJson()),
     "disconnect": lambda: (Disconnect(), Disconnect()),
     "timeout": lambda: (Slow(2.0), Slow(2.0)),
 }

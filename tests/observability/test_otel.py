@@ -144,13 +144,13 @@ def test_model_spans_follow_the_genai_conventions(
 ) -> None:
     from opentelemetry.trace import SpanKind
 
-    from alloy.testing.emulator import Text
+    from alloy.testing.emulator import ReplyText
 
     @command(model=model)
     def greet(name: str) -> str:
         return f"Greet {name}."
 
-    emu.push(queue, Text("Hello, Ada."))
+    emu.push(queue, ReplyText("Hello, Ada."))
     text = "".join(greet.stream("Ada")) if streamed else greet("Ada")
     assert text == "Hello, Ada."
     spans_by_name = by_name(spans)
@@ -167,13 +167,13 @@ def test_model_spans_follow_the_genai_conventions(
 
 
 def test_ollama_has_no_response_id_to_give(emu: Any, spans: InMemorySpanExporter) -> None:
-    from alloy.testing.emulator import Text
+    from alloy.testing.emulator import ReplyText
 
     @command(model="ollama:gpt-oss:20b")
     def greet(name: str) -> str:
         return f"Greet {name}."
 
-    emu.push("ollama", Text("Hello."))
+    emu.push("ollama", ReplyText("Hello."))
     assert greet("Ada") == "Hello."
     attributes = dict(by_name(spans)["chat gpt-oss:20b"].attributes)
     assert attributes["gen_ai.request.model"] == "gpt-oss:20b"

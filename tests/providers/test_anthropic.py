@@ -57,22 +57,22 @@ from alloy.providers.anthropic import (
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Raw,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    ToolCalls,
     Unauthorized,
 )
-from alloy.testing.emulator import Text as TextReply
 from alloy.testing.emulator._schema_rules import anthropic_problem
 
 from ..conftest import Call
@@ -848,7 +848,7 @@ def test_typed_outputs_native(emu: Emulator, call: Call, tp: Any, wire: Any, exp
     def ask(q: str) -> str:
         return q
 
-    emu.push("anthropic", Json(wire))
+    emu.push("anthropic", ReplyJson(wire))
     assert call(ask, "question") == expected
     (body,) = bodies(emu)
     fmt = body["output_config"]["format"]
@@ -872,7 +872,7 @@ def test_constraints_left_out_of_the_wire_are_still_enforced_locally(
         "nickname": None,
     }
     good = {**bad, "age": 99}
-    emu.push("anthropic", Json(bad), Json(good))
+    emu.push("anthropic", ReplyJson(bad), ReplyJson(good))
     assert call(who, "q").age == 99
     first, second = bodies(emu)
     age = first["output_config"]["format"]["schema"]["properties"]["age"]
@@ -900,8 +900,8 @@ def test_tool_round_trip_single(emu: Emulator, call: Call) -> None:
 
     emu.push(
         "anthropic",
-        ToolCalls(("get_weather", {"city": "Paris"}), text="Let me check."),
-        Json({"value": 21.0}),
+        ReplyToolCalls(("get_weather", {"city": "Paris"}), text="Let me check."),
+        ReplyJson({"value": 21.0}),
     )
     assert call(temp, "Paris") == 21.0
     first, second = bodies(emu)
@@ -923,12 +923,12 @@ def test_parallel_tool_calls_return_in_one_user_message(emu: Emulator, call: Cal
 
     emu.push(
         "anthropic",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris"}),
             ("get_time", {"city": "Rome"}),
             ("get_weather", {"city": "Oslo"}),
         ),
-        Json({"value": "done"}),
+        ReplyJson({"value": "done"}),
     )
     assert call(plan, "x") == "done"
     second = bodies(emu)[1]
@@ -948,7 +948,7 @@ def test_failed_tool_is_an_error_result(emu: Emulator, call: Call) -> None:
     def run(q: str) -> str:
         return q
 
-    emu.push("anthropic", ToolCalls(("explode", {"x": 1})), Json({"value": 0}))
+    emu.push("anthropic", ReplyToolCalls(("explode", {"x": 1})), ReplyJson({"value": 0}))
     assert call(run, "q") == 0
     result = bodies(emu)[1]["messages"][2]["content"][0]
     assert result["is_error"] is True and "kaboom" in result["content"]
@@ -961,9 +961,9 @@ def test_auto_finalize_after_tools(emu: Emulator, call: Call) -> None:
 
     emu.push(
         "anthropic",
-        ToolCalls(("get_weather", {"city": "Oslo"})),
-        Empty(),
-        Json({"city": "Oslo", "country": "Norway", "population": 1}),
+        ReplyToolCalls(("get_weather", {"city": "Oslo"})),
+        ReplyEmpty(),
+        ReplyJson({"city": "Oslo", "country": "Norway", "population": 1}),
     )
     assert call(city, "q").city == "Oslo"
     final = bodies(emu)[2]
@@ -984,7 +984,7 @@ def test_stream_text(emu: Emulator, stream: Any) -> None:
         return q
 
     text = "Streaming from the emulator, in several pieces."
-    emu.push("anthropic", TextReply(text))
+    emu.push("anthropic", ReplyText(text))
     chunks = stream(chat, "hi")
     assert len(chunks) > 1 and "".join(chunks) == text
     assert bodies(emu)[0]["stream"] is True
@@ -997,10 +997,10 @@ def test_stream_with_tools(emu: Emulator, stream: Any) -> None:
 
     emu.push(
         "anthropic",
-        ToolCalls(
+        ReplyToolCalls(
             ("get_weather", {"city": "Paris"}), ("get_time", {"city": "Paris"}), text="Checking. "
         ),
-        TextReply("It is sunny and noon in Paris."),
+        ReplyText("It is sunny and noon in Paris."),
     )
     assert "".join(stream(chat, "hi")) == "Checking. It is sunny and noon in Paris."
     first, second = bodies(emu)
@@ -1025,7 +1025,7 @@ def wire(emu: Emulator, call: Call) -> Any:
         def chat(q: str) -> str:
             return q
 
-        emu.push("anthropic", TextReply("ok"))
+        emu.push("anthropic", ReplyText("ok"))
         assert call(chat, "hi") == "ok"
         return emu.last_request("anthropic")
 
@@ -1077,7 +1077,7 @@ def test_large_max_tokens_streams_internally(emu: Emulator, call: Call) -> None:
     def big(q: str) -> str:
         return q
 
-    emu.push("anthropic", Json({"value": 1.5}))
+    emu.push("anthropic", ReplyJson({"value": 1.5}))
     assert call(big, "q") == 1.5
     body = emu.last_request("anthropic").body
     assert body["stream"] is True and body["max_tokens"] == 64000
@@ -1089,7 +1089,7 @@ def test_options_key_and_base_url(emu: Emulator, call: Call) -> None:
     def chat(q: str) -> str:
         return q
 
-    emu.push("anthropic", TextReply("hi"))
+    emu.push("anthropic", ReplyText("hi"))
     assert call(chat, "q") == "hi"
     assert (
         emu.last_request("anthropic").header("authorization") == "Bearer sk-ant-option-key-000000"
@@ -1124,7 +1124,7 @@ def test_old_models_use_a_forced_output_tool(emu: Emulator, call: Call) -> None:
         "tags": ["x"],
         "nickname": None,
     }
-    emu.push("anthropic", ToolCalls(("Person", value)))
+    emu.push("anthropic", ReplyToolCalls(("Person", value)))
     assert call(who, "q") == Person(**value)
     (body,) = bodies(emu)
     assert "output_config" not in body
@@ -1148,9 +1148,9 @@ def test_forced_tool_with_user_tools_then_reask(emu: Emulator, call: Call) -> No
     }
     emu.push(
         "anthropic",
-        ToolCalls(("get_weather", {"city": "Oslo"})),
-        ToolCalls(("Person", {**good, "age": -1})),
-        ToolCalls(("Person", good)),
+        ReplyToolCalls(("get_weather", {"city": "Oslo"})),
+        ReplyToolCalls(("Person", {**good, "age": -1})),
+        ReplyToolCalls(("Person", good)),
     )
     assert call(who, "q").name == "Ada"
     first, _, third = bodies(emu)
@@ -1175,7 +1175,7 @@ def test_thinking_never_forces_tool_choice_on_the_wire(emu: Emulator, call: Call
     def invoice(q: str) -> str:
         return q
 
-    emu.push("anthropic", ToolCalls(("Invoice", {"vendor": "V", "total": 1.0, "lines": []})))
+    emu.push("anthropic", ReplyToolCalls(("Invoice", {"vendor": "V", "total": 1.0, "lines": []})))
     assert call(invoice, "q") == Invoice("V", 1.0, [])
     body = emu.last_request("anthropic").body
     assert body["thinking"] == thinking
@@ -1198,7 +1198,7 @@ def failing(emu: Emulator, *items: Any, retries: int = 2, **options: Any) -> Any
 def test_429_is_retried_honouring_retry_after(
     emu: Emulator, call: Call, sleeps: list[float]
 ) -> None:
-    cmd = failing(emu, RateLimited(retry_after_ms=40), Json({"value": 2.0}))
+    cmd = failing(emu, RateLimited(retry_after_ms=40), ReplyJson({"value": 2.0}))
     assert call(cmd, "q") == 2.0
     assert len(bodies(emu)) == 2
     assert [r.retry_count for r in emu.requests_for("anthropic")] == [
@@ -1225,7 +1225,7 @@ def test_429_retry_after_reaches_the_error(emu: Emulator, call: Call) -> None:
     ids=["500", "503", "529"],
 )
 def test_server_errors_are_retried(emu: Emulator, call: Call, fault: Any) -> None:
-    cmd = failing(emu, fault, fault, Json({"value": 4.0}))
+    cmd = failing(emu, fault, fault, ReplyJson({"value": 4.0}))
     assert call(cmd, "q") == 4.0
     assert len(bodies(emu)) == 3
 
@@ -1250,7 +1250,7 @@ def test_server_errors_exhaust_retries(emu: Emulator, call: Call) -> None:
 def test_client_errors_are_not_retried(
     emu: Emulator, call: Call, fault: Any, error: type[Exception]
 ) -> None:
-    cmd = failing(emu, fault, Json({"value": 1.0}))
+    cmd = failing(emu, fault, ReplyJson({"value": 1.0}))
     with pytest.raises(error) as info:
         call(cmd, "q")
     assert type(info.value) is error
@@ -1274,7 +1274,7 @@ def test_spend_limit_is_not_retried(emu: Emulator, call: Call) -> None:
         },
         "request_id": "req_x",
     }
-    cmd = failing(emu, Raw.json(body, status=429), Json({"value": 1.0}))
+    cmd = failing(emu, ReplyRaw.json(body, status=429), ReplyJson({"value": 1.0}))
     with pytest.raises(RateLimitError) as info:
         call(cmd, "q")
     assert info.value.transient is False
@@ -1294,12 +1294,12 @@ def test_dropped_connection(emu: Emulator, call: Call) -> None:
 
 
 def test_dropped_connection_is_retried(emu: Emulator, call: Call, sleeps: list[float]) -> None:
-    cmd = failing(emu, Disconnect(), Json({"value": 8.0}))
+    cmd = failing(emu, Disconnect(), ReplyJson({"value": 8.0}))
     assert call(cmd, "q") == 8.0
 
 
 def test_cut_body(emu: Emulator, call: Call) -> None:
-    cmd = failing(emu, CutStream(reply=Json({"value": 1.0})), retries=0)
+    cmd = failing(emu, CutStream(reply=ReplyJson({"value": 1.0})), retries=0)
     with pytest.raises(ProviderConnectionError):
         call(cmd, "q")
 
@@ -1315,7 +1315,7 @@ def chat_command(retries: int) -> Any:
 def test_cut_stream(emu: Emulator, stream: Any) -> None:
     emu.push(
         "anthropic",
-        CutStream(after=4, reply=TextReply("a long answer that will be cut off part way")),
+        CutStream(after=4, reply=ReplyText("a long answer that will be cut off part way")),
     )
     with pytest.raises(ProviderConnectionError):
         stream(chat_command(0), "q")
@@ -1323,7 +1323,7 @@ def test_cut_stream(emu: Emulator, stream: Any) -> None:
 
 def test_stream_error_event(emu: Emulator, stream: Any) -> None:
     emu.push(
-        "anthropic", StreamError(after=3, reply=TextReply("a long answer interrupted by an error"))
+        "anthropic", StreamError(after=3, reply=ReplyText("a long answer interrupted by an error"))
     )
     with pytest.raises(ServerError, match="overloaded_error") as info:
         stream(chat_command(0), "q")
@@ -1331,7 +1331,7 @@ def test_stream_error_event(emu: Emulator, stream: Any) -> None:
 
 
 def test_stream_error_event_is_retried(emu: Emulator, stream: Any, sleeps: list[float]) -> None:
-    emu.push("anthropic", StreamError(after=1, reply=TextReply("x")), TextReply("recovered"))
+    emu.push("anthropic", StreamError(after=1, reply=ReplyText("x")), ReplyText("recovered"))
     assert "".join(stream(chat_command(1), "q")).endswith("recovered")
 
 
@@ -1401,7 +1401,7 @@ def test_wire_bodies_match_captured(emu: Emulator) -> None:
     def hello(q: str) -> str:
         return q
 
-    emu.push("anthropic", TextReply("hi"))
+    emu.push("anthropic", ReplyText("hi"))
     hello("Say hello")
     assert emu.last_request("anthropic").body == captured_body("messages.text")
     list(hello.stream("Say hello"))
@@ -1416,7 +1416,9 @@ def test_wire_bodies_match_captured(emu: Emulator) -> None:
         return q
 
     emu.push(
-        "anthropic", ToolCalls(("get_weather", {"city": "Paris", "unit": "c"})), TextReply("21.5C")
+        "anthropic",
+        ReplyToolCalls(("get_weather", {"city": "Paris", "unit": "c"})),
+        ReplyText("21.5C"),
     )
     weather("Weather in Paris?")
     first, second = (r.body for r in emu.requests_for("anthropic")[-2:])
@@ -1428,13 +1430,13 @@ def test_wire_bodies_match_captured(emu: Emulator) -> None:
 
 
 def test_refusal_becomes_its_error(emu: Emulator, call: Call) -> None:
-    emu.push("anthropic", Refusal("I can't help with that."))
+    emu.push("anthropic", ReplyRefusal("I can't help with that."))
     with pytest.raises(RefusalError, match="can't help"):
         call(failing(emu), "q")
 
 
 def test_max_tokens_becomes_truncation(emu: Emulator, call: Call) -> None:
-    emu.push("anthropic", MaxTokens('{"value": 1'))
+    emu.push("anthropic", ReplyMaxTokens('{"value": 1'))
     with pytest.raises(TruncatedOutputError):
         call(failing(emu), "q")
 
@@ -1444,7 +1446,9 @@ def test_usage_is_summed_over_turns(emu: Emulator, run_result: Call) -> None:
     def temp(q: str) -> str:
         return q
 
-    emu.push("anthropic", ToolCalls(("get_weather", {"city": "Oslo"})), Json({"value": 1.0}))
+    emu.push(
+        "anthropic", ReplyToolCalls(("get_weather", {"city": "Oslo"})), ReplyJson({"value": 1.0})
+    )
     usage = run_result(temp, "q").usage
     assert usage.requests == 2 and usage.input_tokens > 0 and usage.output_tokens > 0
 
@@ -1487,7 +1491,7 @@ def test_thinking_blocks_are_echoed_with_the_tool_use(emu: Emulator, run_result:
     def temp(q: str) -> str:
         return q
 
-    emu.push("anthropic", Raw.json(thinking_then_tool()), Json({"value": 2.0}))
+    emu.push("anthropic", ReplyRaw.json(thinking_then_tool()), ReplyJson({"value": 2.0}))
     result = run_result(temp, "q")
     assert result.value == 2.0 and result.usage.reasoning_tokens == 8
     assistant = bodies(emu)[1]["messages"][1]["content"]
@@ -1506,7 +1510,7 @@ def test_clients_are_built_once(emu: Emulator) -> None:
     def chat(q: str) -> str:
         return q
 
-    emu.push("anthropic", TextReply("a"), TextReply("b"))
+    emu.push("anthropic", ReplyText("a"), ReplyText("b"))
     model = get_model(M)
     assert isinstance(model, AnthropicModel)
     assert chat("1") == "a"

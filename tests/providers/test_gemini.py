@@ -55,26 +55,22 @@ from alloy.providers.gemini import (
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
-    Raw,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    ToolCalls,
     Unauthorized,
-)
-from alloy.testing.emulator import (
-    Text as Says,
-)
-from alloy.testing.emulator import (
-    ToolCall as EmuCall,
 )
 from alloy.testing.emulator._schema_rules import gemini_problem
 
@@ -131,7 +127,7 @@ OUTPUTS: list[tuple[Any, Any, Any]] = [
 def test_typed_outputs_use_native_json_schema(
     emu: Emulator, call: Any, output: Any, reply: Any, expected: Any
 ) -> None:
-    emu.push("gemini", Json(reply))
+    emu.push("gemini", ReplyJson(reply))
 
     @command(output=output, **opts(emu))
     def ask(q: str) -> str:
@@ -155,7 +151,7 @@ def test_default_answers_from_the_emulator_validate(emu: Emulator, call: Any) ->
 
 
 def test_text_output_and_usage(emu: Emulator, run_result: Any) -> None:
-    emu.push("gemini", Says("Hello there"))
+    emu.push("gemini", ReplyText("Hello there"))
 
     @command(**opts(emu))
     def hello() -> str:
@@ -195,8 +191,8 @@ def test_tool_round_trip_echoes_id_and_thought_signature(emu: Emulator, call: An
     signature = b"\x00\x01opaque-signature\xff"
     emu.push(
         "gemini",
-        ToolCalls(EmuCall("weather", {"city": "Paris"}, id="fc_1", signature=signature)),
-        Json({"value": 21.5}),
+        ReplyToolCalls(ReplyToolCall("weather", {"city": "Paris"}, id="fc_1", signature=signature)),
+        ReplyJson({"value": 21.5}),
     )
 
     @command(output=float, tools=[weather], **opts(emu))
@@ -230,12 +226,12 @@ def test_tool_round_trip_echoes_id_and_thought_signature(emu: Emulator, call: An
 def test_parallel_calls_and_non_object_results(emu: Emulator, call: Any) -> None:
     emu.push(
         "gemini",
-        ToolCalls(
+        ReplyToolCalls(
             ("forecast", {"city": "Rome"}),
             ("humidity", {"city": "Rome"}),
             ("broken", {"city": "Rome"}),
         ),
-        Says("Warm and dry."),
+        ReplyText("Warm and dry."),
     )
 
     @command(tools=[forecast, humidity, broken], **opts(emu))
@@ -265,7 +261,12 @@ def test_tool_response_wrapping() -> None:
 
 
 def test_auto_finalize_sends_one_more_turn_without_tools(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", ToolCalls(("weather", {"city": "Oslo"})), Empty(), Json({"value": 3.0}))
+    emu.push(
+        "gemini",
+        ReplyToolCalls(("weather", {"city": "Oslo"})),
+        ReplyEmpty(),
+        ReplyJson({"value": 3.0}),
+    )
 
     @command(output=float, tools=[weather], **opts(emu))
     def temp(city: str) -> str:
@@ -300,8 +301,8 @@ def test_forced_tool_output_mode(emu: Emulator, call: Any) -> None:
 def test_reask_after_invalid_forced_output_answers_the_call(emu: Emulator, call: Any) -> None:
     emu.push(
         "gemini",
-        ToolCalls(EmuCall("City", {"name": "Lyon"}, id="out_1")),
-        ToolCalls(("City", {"name": "Lyon", "population": 5})),
+        ReplyToolCalls(ReplyToolCall("City", {"name": "Lyon"}, id="out_1")),
+        ReplyToolCalls(("City", {"name": "Lyon", "population": 5})),
     )
 
     @command(output=City, output_mode="tool", **opts(emu))
@@ -323,8 +324,8 @@ def test_gemini_2_native_output_with_tools_goes_as_a_function(emu: Emulator, cal
     an output function instead and is read as the native answer's text."""
     emu.push(
         "gemini",
-        ToolCalls(("weather", {"city": "Nice"})),
-        ToolCalls(("float", {"value": 19.0})),
+        ReplyToolCalls(("weather", {"city": "Nice"})),
+        ReplyToolCalls(("float", {"value": 19.0})),
     )
 
     @command(output=float, tools=[weather], **opts(emu, OLD_MODEL))
@@ -358,7 +359,7 @@ def test_gemini_2_without_tools_uses_json_mode(emu: Emulator, call: Any) -> None
 
 
 def test_stream_text(emu: Emulator, stream: Any) -> None:
-    emu.push("gemini", Says("The quick brown fox jumps over the lazy dog."))
+    emu.push("gemini", ReplyText("The quick brown fox jumps over the lazy dog."))
 
     @command(**opts(emu))
     def story() -> str:
@@ -373,7 +374,9 @@ def test_stream_text(emu: Emulator, stream: Any) -> None:
 
 def test_stream_with_tools_runs_the_loop(emu: Emulator, stream: Any) -> None:
     emu.push(
-        "gemini", ToolCalls(("weather", {"city": "Bern"})), Says("It is 21.5 degrees in Bern.")
+        "gemini",
+        ReplyToolCalls(("weather", {"city": "Bern"})),
+        ReplyText("It is 21.5 degrees in Bern."),
     )
 
     @command(tools=[weather], **opts(emu))
@@ -386,7 +389,7 @@ def test_stream_with_tools_runs_the_loop(emu: Emulator, stream: Any) -> None:
 
 
 def test_cut_stream_is_a_connection_error(emu: Emulator, stream: Any) -> None:
-    emu.push("gemini", CutStream(after=1, reply=Says("a long answer that is cut off midway")))
+    emu.push("gemini", CutStream(after=1, reply=ReplyText("a long answer that is cut off midway")))
 
     @command(retries=0, **opts(emu))
     def story() -> str:
@@ -397,7 +400,7 @@ def test_cut_stream_is_a_connection_error(emu: Emulator, stream: Any) -> None:
 
 
 def test_error_inside_stream_is_retried(emu: Emulator, stream: Any) -> None:
-    emu.push("gemini", StreamError(after=0), Says("Recovered fine."))
+    emu.push("gemini", StreamError(after=0), ReplyText("Recovered fine."))
 
     @command(retries=1, **opts(emu))
     def story() -> str:
@@ -408,7 +411,7 @@ def test_error_inside_stream_is_retried(emu: Emulator, stream: Any) -> None:
 
 
 def test_error_inside_stream_without_retries(emu: Emulator, stream: Any) -> None:
-    emu.push("gemini", StreamError(after=1, reply=Says("Some text that breaks off")))
+    emu.push("gemini", StreamError(after=1, reply=ReplyText("Some text that breaks off")))
 
     @command(retries=0, **opts(emu))
     def story() -> str:
@@ -422,7 +425,7 @@ def test_error_inside_stream_without_retries(emu: Emulator, stream: Any) -> None
 
 
 def test_rate_limit_is_retried_after_retry_info(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", RateLimited(retry_after=0.01), Json({"value": 1.0}))
+    emu.push("gemini", RateLimited(retry_after=0.01), ReplyJson({"value": 1.0}))
 
     @command(output=float, retries=2, **opts(emu))
     def one() -> str:
@@ -451,7 +454,7 @@ def test_rate_limit_carries_retry_after(emu: Emulator, call: Any) -> None:
     ids=["503", "500", "504-backoff"],
 )
 def test_server_errors_are_retried(emu: Emulator, call: Any, fault: Any) -> None:
-    emu.push("gemini", fault, Json({"value": 2.0}))
+    emu.push("gemini", fault, ReplyJson({"value": 2.0}))
 
     @command(output=float, retries=1, **opts(emu))
     def two() -> str:
@@ -472,7 +475,7 @@ def test_server_errors_are_retried(emu: Emulator, call: Any, fault: Any) -> None
     ids=["400", "401", "403", "schema"],
 )
 def test_client_errors_are_not_retried(emu: Emulator, call: Any, fault: Any, error: type) -> None:
-    emu.push("gemini", fault, Json({"value": 2.0}))
+    emu.push("gemini", fault, ReplyJson({"value": 2.0}))
 
     @command(output=float, retries=3, **opts(emu))
     def two() -> str:
@@ -496,7 +499,7 @@ def test_invalid_key_is_an_authentication_error(emu: Emulator, call: Any) -> Non
             ],
         }
     }
-    emu.push("gemini", Raw.json(body, status=400))
+    emu.push("gemini", ReplyRaw.json(body, status=400))
 
     @command(output=float, retries=3, **opts(emu))
     def two() -> str:
@@ -535,7 +538,7 @@ def test_dropped_connection(emu: Emulator, call: Any) -> None:
 
 
 def test_dropped_connection_is_retried(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", Disconnect(), Json({"value": 5.0}))
+    emu.push("gemini", Disconnect(), ReplyJson({"value": 5.0}))
 
     @command(output=float, retries=1, **opts(emu))
     def dropped() -> str:
@@ -586,7 +589,7 @@ def test_api_errors_by_code() -> None:
 
 
 def test_truncation_and_content_filter(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", MaxTokens('{"value": '), Refusal())
+    emu.push("gemini", ReplyMaxTokens('{"value": '), ReplyRefusal())
 
     @command(output=float, **opts(emu))
     def one() -> str:
@@ -626,7 +629,7 @@ def test_finish_reasons(raw: str | None, expected: str) -> None:
 
 
 def test_settings_reach_the_wire(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", Json({"value": 1.0}))
+    emu.push("gemini", ReplyJson({"value": 1.0}))
 
     @command(
         output=float,
@@ -662,7 +665,7 @@ def test_timeout_is_sent_in_milliseconds() -> None:
 
 
 def test_env_vars_configure_key_and_base_url(emu: Emulator, call: Any) -> None:
-    emu.push("gemini", Json({"value": 4.0}))
+    emu.push("gemini", ReplyJson({"value": 4.0}))
 
     @command(output=float, model=f"gemini:{MODEL}")
     def four() -> str:
@@ -675,7 +678,7 @@ def test_env_vars_configure_key_and_base_url(emu: Emulator, call: Any) -> None:
 @pytest.mark.parametrize("emu", [{"GEMINI_API_KEY": None}], indirect=True, ids=["no-key"])
 def test_google_api_key_env(emu: Emulator, call: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
-    emu.push("gemini", Json({"value": 4.0}))
+    emu.push("gemini", ReplyJson({"value": 4.0}))
 
     @command(output=float, model=f"gemini:{MODEL}")
     def four() -> str:

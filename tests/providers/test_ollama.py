@@ -49,20 +49,20 @@ from alloy.providers.ollama import (
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     Emulator,
     HttpError,
-    Json,
-    MaxTokens,
     Overloaded,
     RateLimited,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyText,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    ToolCalls,
     Unauthorized,
 )
-from alloy.testing.emulator import Text as Says
 
 from .output_types import City, Point, Trip
 
@@ -106,7 +106,7 @@ OUTPUTS: list[tuple[Any, Any, Any]] = [
 def test_typed_outputs_use_format(
     emu: Emulator, call: Any, output: Any, reply: Any, expected: Any
 ) -> None:
-    emu.push("ollama", Json(reply))
+    emu.push("ollama", ReplyJson(reply))
 
     @command(output=output, **opts(emu))
     def ask(q: str) -> str:
@@ -128,7 +128,7 @@ def test_default_answers_from_the_emulator_validate(emu: Emulator, call: Any) ->
 
 
 def test_text_output_and_usage(emu: Emulator, run_result: Any) -> None:
-    emu.push("ollama", Says("Hello there"))
+    emu.push("ollama", ReplyText("Hello there"))
 
     @command(**opts(emu))
     def hello() -> str:
@@ -167,7 +167,7 @@ def forecast(city: str) -> list[int]:
 
 
 def test_full_tool_schemas_reach_the_wire(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Says("ok"))
+    emu.push("ollama", ReplyText("ok"))
 
     @command(tools=[book], **opts(emu))
     def trip() -> str:
@@ -196,7 +196,7 @@ def test_sdk_alone_would_strip_the_schema() -> None:
 
 
 def test_format_is_sent_together_with_tools(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", ToolCalls(("weather", {"city": "Paris"})), Json({"value": 21.5}))
+    emu.push("ollama", ReplyToolCalls(("weather", {"city": "Paris"})), ReplyJson({"value": 21.5}))
 
     @command(output=float, tools=[weather], **opts(emu))
     def temp(city: str) -> str:
@@ -211,8 +211,8 @@ def test_format_is_sent_together_with_tools(emu: Emulator, call: Any) -> None:
 def test_tool_round_trip_with_generated_ids(emu: Emulator, run_result: Any) -> None:
     emu.push(
         "ollama",
-        ToolCalls(("weather", {"city": "Rome"}), ("forecast", {"city": "Rome"})),
-        Says("Warm."),
+        ReplyToolCalls(("weather", {"city": "Rome"}), ("forecast", {"city": "Rome"})),
+        ReplyText("Warm."),
     )
 
     @command(tools=[weather, forecast], **opts(emu))
@@ -239,7 +239,12 @@ def test_tool_round_trip_with_generated_ids(emu: Emulator, run_result: Any) -> N
 
 
 def test_auto_finalize(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", ToolCalls(("weather", {"city": "Oslo"})), Empty(), Json({"value": 3.0}))
+    emu.push(
+        "ollama",
+        ReplyToolCalls(("weather", {"city": "Oslo"})),
+        ReplyEmpty(),
+        ReplyJson({"value": 3.0}),
+    )
 
     @command(output=float, tools=[weather], **opts(emu))
     def temp(city: str) -> str:
@@ -255,7 +260,7 @@ def test_auto_finalize(emu: Emulator, call: Any) -> None:
 
 
 def test_forced_tool_mode_offers_the_output_tool(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", ToolCalls(("City", {"name": "Lyon", "population": 5})))
+    emu.push("ollama", ReplyToolCalls(("City", {"name": "Lyon", "population": 5})))
 
     @command(output=City, output_mode="tool", **opts(emu))
     def biggest() -> str:
@@ -271,7 +276,7 @@ def test_forced_tool_mode_offers_the_output_tool(emu: Emulator, call: Any) -> No
 
 
 def test_images_go_as_base64(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Says("a cat"))
+    emu.push("ollama", ReplyText("a cat"))
     png = base64.b64encode(b"\x89PNG fake image").decode()
 
     @command(**opts(emu))
@@ -301,7 +306,7 @@ def test_unsupported_media_is_a_configuration_error(media: Media) -> None:
 
 
 def test_stream_text(emu: Emulator, stream: Any) -> None:
-    emu.push("ollama", Says("The quick brown fox jumps over the lazy dog."))
+    emu.push("ollama", ReplyText("The quick brown fox jumps over the lazy dog."))
 
     @command(**opts(emu))
     def story() -> str:
@@ -315,7 +320,9 @@ def test_stream_text(emu: Emulator, stream: Any) -> None:
 
 def test_stream_with_tools(emu: Emulator, stream: Any) -> None:
     emu.push(
-        "ollama", ToolCalls(("weather", {"city": "Bern"})), Says("It is 21.5 degrees in Bern.")
+        "ollama",
+        ReplyToolCalls(("weather", {"city": "Bern"})),
+        ReplyText("It is 21.5 degrees in Bern."),
     )
 
     @command(tools=[weather], **opts(emu))
@@ -328,7 +335,7 @@ def test_stream_with_tools(emu: Emulator, stream: Any) -> None:
 
 
 def test_cut_stream_is_a_connection_error(emu: Emulator, stream: Any) -> None:
-    emu.push("ollama", CutStream(after=1, reply=Says("a long answer that is cut off midway")))
+    emu.push("ollama", CutStream(after=1, reply=ReplyText("a long answer that is cut off midway")))
 
     @command(retries=0, **opts(emu))
     def story() -> str:
@@ -339,7 +346,7 @@ def test_cut_stream_is_a_connection_error(emu: Emulator, stream: Any) -> None:
 
 
 def test_error_inside_stream_is_transient(emu: Emulator, stream: Any) -> None:
-    emu.push("ollama", StreamError(after=1), Says("Recovered fine."))
+    emu.push("ollama", StreamError(after=1), ReplyText("Recovered fine."))
 
     @command(retries=1, **opts(emu))
     def story() -> str:
@@ -376,7 +383,7 @@ def test_stream_without_done_line_is_an_error() -> None:
     "fault", [RateLimited(), Overloaded(), HttpError(500)], ids=["429", "503", "500"]
 )
 def test_transient_errors_are_retried(emu: Emulator, call: Any, fault: Any) -> None:
-    emu.push("ollama", fault, Json({"value": 2.0}))
+    emu.push("ollama", fault, ReplyJson({"value": 2.0}))
 
     @command(output=float, retries=1, **opts(emu))
     def two() -> str:
@@ -397,7 +404,7 @@ def test_transient_errors_are_retried(emu: Emulator, call: Any, fault: Any) -> N
     ids=["400", "404", "401", "schema"],
 )
 def test_client_errors_are_not_retried(emu: Emulator, call: Any, fault: Any, error: type) -> None:
-    emu.push("ollama", fault, Json({"value": 2.0}))
+    emu.push("ollama", fault, ReplyJson({"value": 2.0}))
 
     @command(output=float, retries=3, **opts(emu))
     def two() -> str:
@@ -421,7 +428,7 @@ def test_timeout(emu: Emulator, call: Any) -> None:
 
 
 def test_dropped_connection(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Disconnect(), Json({"value": 5.0}))
+    emu.push("ollama", Disconnect(), ReplyJson({"value": 5.0}))
 
     @command(output=float, retries=0, **opts(emu))
     def dropped() -> str:
@@ -442,7 +449,7 @@ def test_refused_connection(call: Any) -> None:
 
 
 def test_truncation(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", MaxTokens('{"value": '))
+    emu.push("ollama", ReplyMaxTokens('{"value": '))
 
     @command(output=float, **opts(emu))
     def one() -> str:
@@ -480,7 +487,7 @@ def test_finish_reasons(raw: str | None, expected: str) -> None:
 
 
 def test_settings_reach_the_wire(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Json({"value": 1.0}))
+    emu.push("ollama", ReplyJson({"value": 1.0}))
 
     @command(
         output=float,
@@ -503,7 +510,7 @@ def test_settings_reach_the_wire(emu: Emulator, call: Any) -> None:
 
 def test_each_request_gets_its_own_timeout_through_one_client(emu: Emulator, call: Any) -> None:
     """The SDK takes a timeout only per client; alloy's transport gives each request its own."""
-    emu.push("ollama", Slow(0.05, Json({"value": 1.0})), Slow(1.0, Json({"value": 2.0})))
+    emu.push("ollama", Slow(0.05, ReplyJson({"value": 1.0})), Slow(1.0, ReplyJson({"value": 2.0})))
 
     @command(output=float, retries=0, timeout=5, **opts(emu))
     def patient() -> str:
@@ -530,7 +537,7 @@ def test_async_clients_are_reused_per_loop(emu: Emulator) -> None:
 
 
 def test_host_from_env(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Json({"value": 4.0}))
+    emu.push("ollama", ReplyJson({"value": 4.0}))
 
     @command(output=float, model=f"ollama:{MODEL}")
     def four() -> str:
@@ -541,7 +548,7 @@ def test_host_from_env(emu: Emulator, call: Any) -> None:
 
 
 def test_api_key_goes_as_bearer(emu: Emulator, call: Any) -> None:
-    emu.push("ollama", Json({"value": 4.0}))
+    emu.push("ollama", ReplyJson({"value": 4.0}))
 
     @command(output=float, api_key="cloud-key", **opts(emu))
     def four() -> str:
@@ -625,7 +632,7 @@ def test_recorded_tool_call_then_final_answer(emu: Emulator, call: Any) -> None:
 
 def test_recorded_stream_tool_call(emu: Emulator, stream: Any) -> None:
     emu.replay(RECORDED / "chat_stream_tool_call.json")
-    emu.push("ollama", Says("Sunny in Tokyo."))
+    emu.push("ollama", ReplyText("Sunny in Tokyo."))
 
     @command(tools=[get_weather], **opts(emu))
     def weather_in(city: str) -> str:

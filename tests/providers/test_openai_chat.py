@@ -48,21 +48,21 @@ from alloy.providers._openai_common import PLACEHOLDER_KEY, openai_strict_schema
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     HttpError,
-    Json,
-    MaxTokens,
     RateLimited,
-    Raw,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    ToolCalls,
     Unauthorized,
 )
-from alloy.testing.emulator import Text as EmuText
-from alloy.testing.emulator import ToolCall as EmuCall
 
 from .openai_fixtures import (
     GET_WEATHER_PARAMETERS,
@@ -128,7 +128,7 @@ def test_prefix_selects_the_chat_adapter() -> None:
 
 @pytest.mark.parametrize(("output", "wire", "expected"), OUTPUTS, ids=lambda v: repr(v)[:30])
 def test_structured_outputs(emu: Any, call: Any, output: Any, wire: Any, expected: Any) -> None:
-    emu.push("openai", Json(wire))
+    emu.push("openai", ReplyJson(wire))
     ask = typed(output)
     assert call(ask, "question") == expected
     request = emu.last_request("openai")
@@ -144,7 +144,9 @@ def test_structured_outputs(emu: Any, call: Any, output: Any, wire: Any, expecte
 
 
 def test_tool_output_mode(emu: Any, call: Any) -> None:
-    emu.push("openai", ToolCalls(EmuCall("Address", {"street": "1 Rue", "city": "Paris"})))
+    emu.push(
+        "openai", ReplyToolCalls(ReplyToolCall("Address", {"street": "1 Rue", "city": "Paris"}))
+    )
     assert call(typed(Address, output_mode="tool"), "x") == Address(street="1 Rue", city="Paris")
     body = emu.last_request("openai").body
     assert "response_format" not in body
@@ -153,7 +155,7 @@ def test_tool_output_mode(emu: Any, call: Any) -> None:
 
 
 def test_reask_after_invalid_output(emu: Any, call: Any) -> None:
-    emu.push("openai", EmuText('{"value": "nope"}'), Json({"value": 1.5}))
+    emu.push("openai", ReplyText('{"value": "nope"}'), ReplyJson({"value": 1.5}))
     assert call(typed(float), "x") == 1.5
     messages = emu.last_request("openai").body["messages"]
     assert messages[1] == {"role": "assistant", "content": '{"value": "nope"}'}
@@ -166,8 +168,8 @@ def test_reask_after_invalid_output(emu: Any, call: Any) -> None:
 def test_tool_round_trip_single_call(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_one")),
-        Json({"value": 21.5}),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_one")),
+        ReplyJson({"value": 21.5}),
     )
     assert call(typed(float, tools=[get_weather]), "Weather in Paris?") == 21.5
     assert WEATHER_CALLS == ["Paris"]
@@ -193,11 +195,11 @@ def test_tool_round_trip_single_call(emu: Any, call: Any) -> None:
 def test_tool_round_trip_parallel_calls(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(
-            EmuCall("get_weather", {"city": "Paris"}, id="call_a"),
-            EmuCall("get_weather", {"city": "Oslo"}, id="call_b"),
+        ReplyToolCalls(
+            ReplyToolCall("get_weather", {"city": "Paris"}, id="call_a"),
+            ReplyToolCall("get_weather", {"city": "Oslo"}, id="call_b"),
         ),
-        Json({"value": 2.0}),
+        ReplyJson({"value": 2.0}),
     )
     assert call(typed(float, tools=[get_weather]), "Two?") == 2.0
     assert sorted(WEATHER_CALLS) == ["Oslo", "Paris"]
@@ -212,9 +214,9 @@ def test_tool_round_trip_parallel_calls(emu: Any, call: Any) -> None:
 def test_auto_finalize_after_tools(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Rome"})),
-        Empty(),
-        Json({"value": 30.0}),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Rome"})),
+        ReplyEmpty(),
+        ReplyJson({"value": 30.0}),
     )
     assert call(typed(float, tools=[get_weather]), "Rome?") == 30.0
     requests = emu.requests_for("openai")
@@ -228,7 +230,7 @@ def test_auto_finalize_after_tools(emu: Any, call: Any) -> None:
 
 
 def test_stream_text(emu: Any) -> None:
-    emu.push("openai", EmuText("Streaming through chat completions works."))
+    emu.push("openai", ReplyText("Streaming through chat completions works."))
     chunks = list(text_command().stream("hi"))
     assert "".join(chunks) == "Streaming through chat completions works."
     assert len(chunks) > 1
@@ -237,7 +239,7 @@ def test_stream_text(emu: Any) -> None:
 
 
 async def test_astream_text(emu: Any) -> None:
-    emu.push("openai", EmuText("Streaming through chat completions works."))
+    emu.push("openai", ReplyText("Streaming through chat completions works."))
     chunks = [c async for c in text_command().astream("hi")]
     assert "".join(chunks) == "Streaming through chat completions works."
 
@@ -245,8 +247,8 @@ async def test_astream_text(emu: Any) -> None:
 def test_stream_with_tools(emu: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_s")),
-        EmuText("Warm in Paris."),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_s")),
+        ReplyText("Warm in Paris."),
     )
     assert "".join(text_command(tools=[get_weather]).stream("Weather?")) == "Warm in Paris."
     assert WEATHER_CALLS == ["Paris"]
@@ -255,14 +257,16 @@ def test_stream_with_tools(emu: Any) -> None:
 
 
 async def test_astream_with_tools(emu: Any) -> None:
-    emu.push("openai", ToolCalls(EmuCall("get_weather", {"city": "Oslo"})), EmuText("Cold."))
+    emu.push(
+        "openai", ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Oslo"})), ReplyText("Cold.")
+    )
     chunks = [c async for c in text_command(tools=[get_weather]).astream("Weather?")]
     assert "".join(chunks) == "Cold."
     assert WEATHER_CALLS == ["Oslo"]
 
 
 def test_model_stream_usage_and_tool_deltas(emu: Any) -> None:
-    emu.push("openai", ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_x")))
+    emu.push("openai", ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_x")))
     request = Request(
         MODEL,
         (UserTurn((Text("Weather?"),)),),
@@ -292,14 +296,14 @@ def test_model_stream_usage_and_tool_deltas(emu: Any) -> None:
     ids=["429", "500", "503", "529"],
 )
 def test_transient_errors_are_retried(emu: Any, call: Any, fault: Any) -> None:
-    emu.push("openai", fault, Json({"value": 1.25}))
+    emu.push("openai", fault, ReplyJson({"value": 1.25}))
     assert call(typed(float, retries=2), "x") == 1.25
     requests = emu.requests_for("openai")
     assert [r.retry_count for r in requests] == [0, 0]
 
 
 def test_retry_after_is_honoured(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", RateLimited(retry_after_ms=1500), Json({"value": 2.0}))
+    emu.push("openai", RateLimited(retry_after_ms=1500), ReplyJson({"value": 2.0}))
     assert typed(float, retries=1)("x") == 2.0
     assert sleeps == [1.5]
 
@@ -322,7 +326,7 @@ def test_rate_limit_error_carries_retry_after(emu: Any, call: Any) -> None:
     ids=["400", "401", "schema"],
 )
 def test_client_errors_are_not_retried(emu: Any, call: Any, fault: Any, error: type) -> None:
-    emu.push("openai", fault, Json({"value": 1.0}))
+    emu.push("openai", fault, ReplyJson({"value": 1.0}))
     with pytest.raises(error) as info:
         call(typed(float, retries=3), "x")
     assert len(emu.requests_for("openai")) == 1
@@ -330,7 +334,7 @@ def test_client_errors_are_not_retried(emu: Any, call: Any, fault: Any, error: t
 
 
 def test_timeout(emu: Any, call: Any) -> None:
-    emu.push("openai", Slow(2.0, Json({"value": 1.0})))
+    emu.push("openai", Slow(2.0, ReplyJson({"value": 1.0})))
     with pytest.raises(ProviderTimeoutError):
         call(typed(float, retries=0, timeout=0.2), "x")
 
@@ -342,42 +346,44 @@ def test_dropped_connection(emu: Any, call: Any) -> None:
 
 
 def test_dropped_connection_is_retried(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", Disconnect(), Json({"value": 6.0}))
+    emu.push("openai", Disconnect(), ReplyJson({"value": 6.0}))
     assert typed(float, retries=1)("x") == 6.0
     assert len(sleeps) == 1
 
 
 def test_cut_stream(emu: Any) -> None:
-    emu.push("openai", CutStream(after=3, reply=EmuText("an answer that will be cut short")))
+    emu.push("openai", CutStream(after=3, reply=ReplyText("an answer that will be cut short")))
     with pytest.raises(ProviderConnectionError):
         list(text_command(retries=0).stream("x"))
 
 
 async def test_cut_stream_async(emu: Any) -> None:
-    emu.push("openai", CutStream(after=3, reply=EmuText("an answer that will be cut short")))
+    emu.push("openai", CutStream(after=3, reply=ReplyText("an answer that will be cut short")))
     with pytest.raises(ProviderConnectionError):
         _ = [c async for c in text_command(retries=0).astream("x")]
 
 
 def test_error_inside_stream(emu: Any) -> None:
-    emu.push("openai", StreamError(after=2, reply=EmuText("text that fails part-way")))
+    emu.push("openai", StreamError(after=2, reply=ReplyText("text that fails part-way")))
     with pytest.raises(ServerError):
         list(text_command(retries=0).stream("x"))
 
 
 def test_error_inside_stream_is_retried(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", StreamError(after=2, reply=EmuText("broken")), EmuText("second time lucky"))
+    emu.push(
+        "openai", StreamError(after=2, reply=ReplyText("broken")), ReplyText("second time lucky")
+    )
     assert "".join(text_command(retries=1).stream("x")).endswith("second time lucky")
 
 
 def test_refusal(emu: Any, call: Any) -> None:
-    emu.push("openai", Refusal("I won't do that."))
+    emu.push("openai", ReplyRefusal("I won't do that."))
     with pytest.raises(RefusalError, match="won't"):
         call(typed(float), "x")
 
 
 def test_max_tokens_truncation(emu: Any, call: Any) -> None:
-    emu.push("openai", MaxTokens('{"value": 1'))
+    emu.push("openai", ReplyMaxTokens('{"value": 1'))
     with pytest.raises(TruncatedOutputError):
         call(typed(float), "x")
 
@@ -396,7 +402,7 @@ def test_content_filter(emu: Any, call: Any) -> None:
             }
         ],
     }
-    emu.push("openai", Raw.json(body))
+    emu.push("openai", ReplyRaw.json(body))
     with pytest.raises(ContentFilteredError):
         call(typed(float), "x")
 
@@ -415,7 +421,7 @@ def test_compatible_server_needs_no_key(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")
-    emu.push("openai", Json({"value": 9.0}))
+    emu.push("openai", ReplyJson({"value": 9.0}))
     ask = typed(float, "openai-chat:llama3.2", base_url=emu.openai_base_url)
     assert call(ask, "x") == 9.0
     request = emu.last_request("openai")
@@ -426,7 +432,7 @@ def test_compatible_server_needs_no_key(
 def test_model_from_alloy_model_env(emu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLOY_MODEL", "openai-chat:qwen3")
     alloy.reset_configuration()
-    emu.push("openai", EmuText("hi"))
+    emu.push("openai", ReplyText("hi"))
 
     @command
     def greet(name: str) -> str:
@@ -440,7 +446,7 @@ def test_model_from_alloy_model_env(emu: Any, monkeypatch: pytest.MonkeyPatch) -
 
 
 def _sent(emu: Any, model: str = MODEL, **options: Any) -> dict[str, Any]:
-    emu.push("openai", EmuText("ok"))
+    emu.push("openai", ReplyText("ok"))
     text_command(model, **options)("hello")
     body: dict[str, Any] = emu.last_request("openai").body
     return body
@@ -462,7 +468,7 @@ def test_system_on_the_wire(emu: Any) -> None:
 
 
 def test_timeout_on_the_wire(emu: Any) -> None:
-    emu.push("openai", EmuText("ok"))
+    emu.push("openai", ReplyText("ok"))
     text_command(timeout=9.5)("hello")
     assert emu.last_request("openai").header("x-stainless-read-timeout") == "9.5"
 
@@ -645,7 +651,7 @@ def test_settings_render() -> None:
 
 
 def test_sync_and_async_share_one_model(emu: Any) -> None:
-    emu.push("openai", EmuText("a"), EmuText("b"))
+    emu.push("openai", ReplyText("a"), ReplyText("b"))
     talk = text_command()
     assert talk("x") == "a"
     assert asyncio.run(talk.acall("y")) == "b"

@@ -48,21 +48,21 @@ from alloy.providers._openai_common import openai_strict_schema
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
-    Empty,
     HttpError,
-    Json,
-    MaxTokens,
     RateLimited,
-    Raw,
-    Refusal,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    ToolCalls,
     Unauthorized,
 )
-from alloy.testing.emulator import Text as EmuText
-from alloy.testing.emulator import ToolCall as EmuCall
 
 from .openai_fixtures import (
     GET_WEATHER_PARAMETERS,
@@ -124,7 +124,7 @@ def text_command(model: str = MODEL, **options: Any) -> Any:
 
 @pytest.mark.parametrize(("output", "wire", "expected"), OUTPUTS, ids=lambda v: repr(v)[:30])
 def test_structured_outputs(emu: Any, call: Any, output: Any, wire: Any, expected: Any) -> None:
-    emu.push("openai", Json(wire))
+    emu.push("openai", ReplyJson(wire))
     ask = typed(output)
     assert call(ask, "question") == expected
     request = emu.last_request("openai")
@@ -139,7 +139,9 @@ def test_structured_outputs(emu: Any, call: Any, output: Any, wire: Any, expecte
 
 
 def test_tool_output_mode_forces_the_output_tool(emu: Any, call: Any) -> None:
-    emu.push("openai", ToolCalls(EmuCall("Address", {"street": "1 Rue", "city": "Paris"})))
+    emu.push(
+        "openai", ReplyToolCalls(ReplyToolCall("Address", {"street": "1 Rue", "city": "Paris"}))
+    )
     ask = typed(Address, output_mode="tool")
     assert call(ask, "where?") == Address(street="1 Rue", city="Paris")
     body = emu.last_request("openai").body
@@ -149,7 +151,7 @@ def test_tool_output_mode_forces_the_output_tool(emu: Any, call: Any) -> None:
 
 
 def test_prompt_output_mode_sends_no_schema(emu: Any, call: Any) -> None:
-    emu.push("openai", EmuText('{"value": 4.25}'))
+    emu.push("openai", ReplyText('{"value": 4.25}'))
     assert call(typed(float, output_mode="prompt"), "x") == 4.25
     body = emu.last_request("openai").body
     assert "text" not in body and "tools" not in body
@@ -157,7 +159,7 @@ def test_prompt_output_mode_sends_no_schema(emu: Any, call: Any) -> None:
 
 
 def test_reask_after_invalid_output(emu: Any, call: Any) -> None:
-    emu.push("openai", EmuText('{"value": "not a number"}'), Json({"value": 2.5}))
+    emu.push("openai", ReplyText('{"value": "not a number"}'), ReplyJson({"value": 2.5}))
     assert call(typed(float), "x") == 2.5
     items = emu.last_request("openai").body["input"]
     assert items[1] == {"role": "assistant", "content": '{"value": "not a number"}'}
@@ -171,8 +173,8 @@ def test_reask_after_invalid_output(emu: Any, call: Any) -> None:
 def test_tool_round_trip_single_call(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_one")),
-        Json({"value": 21.5}),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_one")),
+        ReplyJson({"value": 21.5}),
     )
     assert call(typed(float, tools=[get_weather]), "Weather in Paris?") == 21.5
     assert WEATHER_CALLS == ["Paris"]
@@ -196,11 +198,11 @@ def test_tool_round_trip_single_call(emu: Any, call: Any) -> None:
 def test_tool_round_trip_parallel_calls(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(
-            EmuCall("get_weather", {"city": "Paris"}, id="call_a"),
-            EmuCall("get_weather", {"city": "Oslo"}, id="call_b"),
+        ReplyToolCalls(
+            ReplyToolCall("get_weather", {"city": "Paris"}, id="call_a"),
+            ReplyToolCall("get_weather", {"city": "Oslo"}, id="call_b"),
         ),
-        Json({"value": 1.0}),
+        ReplyJson({"value": 1.0}),
     )
     assert call(typed(float, tools=[get_weather]), "Two cities") == 1.0
     assert sorted(WEATHER_CALLS) == ["Oslo", "Paris"]
@@ -217,9 +219,9 @@ def test_tool_round_trip_parallel_calls(emu: Any, call: Any) -> None:
 def test_auto_finalize_after_tools(emu: Any, call: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Rome"}, id="call_r")),
-        Empty(),
-        Json({"value": 30.0}),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Rome"}, id="call_r")),
+        ReplyEmpty(),
+        ReplyJson({"value": 30.0}),
     )
     assert call(typed(float, tools=[get_weather]), "Rome?") == 30.0
     requests = emu.requests_for("openai")
@@ -235,7 +237,7 @@ def test_non_strict_tool_says_strict_false(emu: Any, call: Any) -> None:
         """Search."""
         return f"{limit} results for {query}"
 
-    emu.push("openai", ToolCalls(EmuCall("search", {"query": "x"})), EmuText("done"))
+    emu.push("openai", ReplyToolCalls(ReplyToolCall("search", {"query": "x"})), ReplyText("done"))
     assert call(text_command(tools=[search]), "go") == "done"
     tool = emu.requests_for("openai")[0].body["tools"][0]
     assert tool["strict"] is False
@@ -246,7 +248,7 @@ def test_non_strict_tool_says_strict_false(emu: Any, call: Any) -> None:
 
 
 def test_stream_text(emu: Any) -> None:
-    emu.push("openai", EmuText("Hello there, this is a streamed answer."))
+    emu.push("openai", ReplyText("Hello there, this is a streamed answer."))
     chunks = list(text_command().stream("hi"))
     assert "".join(chunks) == "Hello there, this is a streamed answer."
     assert len(chunks) > 1
@@ -254,7 +256,7 @@ def test_stream_text(emu: Any) -> None:
 
 
 async def test_astream_text(emu: Any) -> None:
-    emu.push("openai", EmuText("Hello there, this is a streamed answer."))
+    emu.push("openai", ReplyText("Hello there, this is a streamed answer."))
     chunks = [chunk async for chunk in text_command().astream("hi")]
     assert "".join(chunks) == "Hello there, this is a streamed answer."
     assert len(chunks) > 1
@@ -263,8 +265,8 @@ async def test_astream_text(emu: Any) -> None:
 def test_stream_with_tools(emu: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_s")),
-        EmuText("It is 21.5 degrees in Paris."),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_s")),
+        ReplyText("It is 21.5 degrees in Paris."),
     )
     text = "".join(text_command(tools=[get_weather]).stream("Weather?"))
     assert text == "It is 21.5 degrees in Paris."
@@ -277,8 +279,8 @@ def test_stream_with_tools(emu: Any) -> None:
 async def test_astream_with_tools(emu: Any) -> None:
     emu.push(
         "openai",
-        ToolCalls(EmuCall("get_weather", {"city": "Oslo"})),
-        EmuText("Cold in Oslo."),
+        ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Oslo"})),
+        ReplyText("Cold in Oslo."),
     )
     chunks = [c async for c in text_command(tools=[get_weather]).astream("Weather?")]
     assert "".join(chunks) == "Cold in Oslo."
@@ -286,7 +288,7 @@ async def test_astream_with_tools(emu: Any) -> None:
 
 
 def test_model_stream_events(emu: Any) -> None:
-    emu.push("openai", ToolCalls(EmuCall("get_weather", {"city": "Paris"}, id="call_x")))
+    emu.push("openai", ReplyToolCalls(ReplyToolCall("get_weather", {"city": "Paris"}, id="call_x")))
     model = get_model(MODEL)
     request = Request(
         MODEL,
@@ -318,7 +320,7 @@ def test_model_stream_events(emu: Any) -> None:
     ids=["429", "500", "503", "529"],
 )
 def test_transient_errors_are_retried(emu: Any, call: Any, fault: Any) -> None:
-    emu.push("openai", fault, Json({"value": 1.25}))
+    emu.push("openai", fault, ReplyJson({"value": 1.25}))
     assert call(typed(float, retries=2), "x") == 1.25
     requests = emu.requests_for("openai")
     assert len(requests) == 2
@@ -327,7 +329,7 @@ def test_transient_errors_are_retried(emu: Any, call: Any, fault: Any) -> None:
 
 
 def test_retry_after_is_honoured(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", RateLimited(retry_after_ms=None, retry_after=3), Json({"value": 2.0}))
+    emu.push("openai", RateLimited(retry_after_ms=None, retry_after=3), ReplyJson({"value": 2.0}))
     assert typed(float, retries=1)("x") == 2.0
     assert sleeps == [3.0]
 
@@ -358,7 +360,7 @@ def test_retries_exhausted_raise(emu: Any, call: Any) -> None:
     ids=["400", "401", "schema"],
 )
 def test_client_errors_are_not_retried(emu: Any, call: Any, fault: Any, error: type) -> None:
-    emu.push("openai", fault, Json({"value": 1.0}))
+    emu.push("openai", fault, ReplyJson({"value": 1.0}))
     with pytest.raises(error) as info:
         call(typed(float, retries=3), "x")
     assert len(emu.requests_for("openai")) == 1
@@ -368,13 +370,13 @@ def test_client_errors_are_not_retried(emu: Any, call: Any, fault: Any, error: t
 
 
 def test_timeout(emu: Any, call: Any) -> None:
-    emu.push("openai", Slow(2.0, Json({"value": 1.0})))
+    emu.push("openai", Slow(2.0, ReplyJson({"value": 1.0})))
     with pytest.raises(ProviderTimeoutError):
         call(typed(float, retries=0, timeout=0.2), "x")
 
 
 def test_timeout_is_retried(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", Slow(2.0), Json({"value": 5.0}))
+    emu.push("openai", Slow(2.0), ReplyJson({"value": 5.0}))
     # Without a deadline of its own, the call's budget leaves room for the backoff before a retry.
     assert typed(float, retries=1, timeout=0.3)("x") == 5.0
     assert len(sleeps) == 1
@@ -387,43 +389,43 @@ def test_dropped_connection(emu: Any, call: Any) -> None:
 
 
 def test_dropped_connection_is_retried(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", Disconnect(), Json({"value": 6.0}))
+    emu.push("openai", Disconnect(), ReplyJson({"value": 6.0}))
     assert typed(float, retries=1)("x") == 6.0
     assert len(emu.requests_for("openai")) == 2
 
 
 def test_cut_body(emu: Any, call: Any) -> None:
-    emu.push("openai", CutStream(reply=Json({"value": 1.0})))
+    emu.push("openai", CutStream(reply=ReplyJson({"value": 1.0})))
     with pytest.raises(ProviderConnectionError):
         call(typed(float, retries=0), "x")
 
 
 def test_cut_stream(emu: Any) -> None:
-    emu.push("openai", CutStream(after=4, reply=EmuText("a long answer that gets cut off")))
+    emu.push("openai", CutStream(after=4, reply=ReplyText("a long answer that gets cut off")))
     with pytest.raises(ProviderConnectionError):
         list(text_command(retries=0).stream("x"))
 
 
 async def test_cut_stream_async(emu: Any) -> None:
-    emu.push("openai", CutStream(after=4, reply=EmuText("a long answer that gets cut off")))
+    emu.push("openai", CutStream(after=4, reply=ReplyText("a long answer that gets cut off")))
     with pytest.raises(ProviderConnectionError):
         _ = [c async for c in text_command(retries=0).astream("x")]
 
 
 def test_error_event_in_stream(emu: Any) -> None:
-    emu.push("openai", StreamError(after=3, reply=EmuText("some text that fails midway")))
+    emu.push("openai", StreamError(after=3, reply=ReplyText("some text that fails midway")))
     with pytest.raises(ServerError, match="server_error"):
         list(text_command(retries=0).stream("x"))
 
 
 def test_refusal(emu: Any, call: Any) -> None:
-    emu.push("openai", Refusal("I can't help with that."))
+    emu.push("openai", ReplyRefusal("I can't help with that."))
     with pytest.raises(RefusalError, match="can't help"):
         call(typed(float), "x")
 
 
 def test_max_tokens_truncation(emu: Any, call: Any) -> None:
-    emu.push("openai", MaxTokens('{"value": 1'))
+    emu.push("openai", ReplyMaxTokens('{"value": 1'))
     with pytest.raises(TruncatedOutputError):
         call(typed(float), "x")
 
@@ -441,14 +443,14 @@ def test_missing_key_is_a_configuration_error(
 def test_options_beat_env(emu: Any, call: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
-    emu.push("openai", Json({"value": 8.0}))
+    emu.push("openai", ReplyJson({"value": 8.0}))
     ask = typed(float, api_key="sk-option-key-0000", base_url=emu.openai_base_url)
     assert call(ask, "x") == 8.0
     assert emu.last_request("openai").header("authorization") == "Bearer sk-option-key-0000"
 
 
 def test_client_is_built_once(emu: Any) -> None:
-    emu.push("openai", Json({"value": 1.0}), Json({"value": 2.0}))
+    emu.push("openai", ReplyJson({"value": 1.0}), ReplyJson({"value": 2.0}))
     ask = typed(float)
     ask("a")
     model = get_model(MODEL)
@@ -461,7 +463,7 @@ def test_client_is_built_once(emu: Any) -> None:
 
 
 def _sent(emu: Any, **options: Any) -> dict[str, Any]:
-    emu.push("openai", EmuText("ok"))
+    emu.push("openai", ReplyText("ok"))
     text_command(**options)("hello")
     body: dict[str, Any] = emu.last_request("openai").body
     return body
@@ -480,7 +482,7 @@ def test_system_on_the_wire(emu: Any) -> None:
 
 
 def test_timeout_on_the_wire(emu: Any) -> None:
-    emu.push("openai", EmuText("ok"))
+    emu.push("openai", ReplyText("ok"))
     text_command(timeout=12.5)("hello")
     assert emu.last_request("openai").header("x-stainless-read-timeout") == "12.5"
 
@@ -493,7 +495,7 @@ def test_extra_json_on_the_wire(emu: Any) -> None:
 def test_extra_json_from_env_merges_nested(emu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLOY_EXTRA_JSON", '{"text": {"verbosity": "low"}}')
     alloy.reset_configuration()
-    emu.push("openai", Json({"value": 1.0}))
+    emu.push("openai", ReplyJson({"value": 1.0}))
     typed(float)("x")
     text = emu.last_request("openai").body["text"]
     assert text["verbosity"] == "low" and text["format"]["type"] == "json_schema"
@@ -502,7 +504,7 @@ def test_extra_json_from_env_merges_nested(emu: Any, monkeypatch: pytest.MonkeyP
 def test_reasoning_model_omits_temperature_with_a_warning(
     emu: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    emu.push("openai", EmuText("ok"))
+    emu.push("openai", ReplyText("ok"))
     caplog.set_level(logging.DEBUG, logger="alloy")
 
     @command(model="openai:gpt-5-mini", temperature=0.2, max_tokens=50)
@@ -559,7 +561,7 @@ def _reasoning_response() -> dict[str, Any]:
 
 
 def test_reasoning_items_echoed_without_previous_response_id(emu: Any, run_result: Any) -> None:
-    emu.push("openai", Raw.json(_reasoning_response()), Json({"value": 3.0}))
+    emu.push("openai", ReplyRaw.json(_reasoning_response()), ReplyJson({"value": 3.0}))
     result = run_result(typed(float, "openai:gpt-5-mini", tools=[get_weather]), "Weather?")
     assert result.value == 3.0
     assert result.usage.reasoning_tokens == 40 and result.usage.cached_tokens == 4
@@ -734,7 +736,7 @@ def test_content_filter_becomes_its_error(emu: Any, call: Any) -> None:
         "incomplete_details": {"reason": "content_filter"},
         "output": [],
     }
-    emu.push("openai", Raw.json(body))
+    emu.push("openai", ReplyRaw.json(body))
     with pytest.raises(ContentFilteredError):
         call(typed(float), "x")
 
@@ -851,7 +853,7 @@ def test_settings_render_like_the_sdk_capture() -> None:
 
 
 def test_stream_retries_transient_errors(emu: Any, sleeps: list[float]) -> None:
-    emu.push("openai", RateLimited(retry_after_ms=20), EmuText("after the wait"))
+    emu.push("openai", RateLimited(retry_after_ms=20), ReplyText("after the wait"))
     assert "".join(text_command(retries=1).stream("x")) == "after the wait"
     assert sleeps == [0.02]
 
@@ -909,7 +911,7 @@ def test_a_200_reply_that_is_not_a_json_object_is_unreadable(
     def number() -> str:
         return "a number"
 
-    emu.push("openai", Raw(200, body))
+    emu.push("openai", ReplyRaw(200, body))
     with pytest.raises(UnreadableResponseError, match="could not read") as caught:
         call(number)
     assert caught.value.transient and caught.value.status_code == 200

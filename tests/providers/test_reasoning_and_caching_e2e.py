@@ -12,7 +12,7 @@ from google import genai
 from alloy import ConfigurationError, command
 from alloy._types import Usage
 from alloy.pricing import cost, price_for
-from alloy.testing.emulator import Emulator, Json, Text
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyText
 
 from ..conftest import Call
 
@@ -60,7 +60,7 @@ def test_reasoning_effort_reaches_every_wire(
     provider: str, emu: Emulator, run_result: Call
 ) -> None:
     model, queue = MODELS[provider]
-    emu.push(queue, Json({"value": 4}))
+    emu.push(queue, ReplyJson({"value": 4}))
     result = run_result(number(model, reasoning_effort="low"), "2+2?")
     assert result.value == 4
     assert EFFORT_ON_THE_WIRE[provider](emu.last_request(queue).body)
@@ -71,7 +71,7 @@ def test_reasoning_effort_reaches_every_wire_when_streamed(
     provider: str, emu: Emulator, stream: Call
 ) -> None:
     model, queue = MODELS[provider]
-    emu.push(queue, Text("Four."))
+    emu.push(queue, ReplyText("Four."))
     assert "".join(stream(chat(model, reasoning_effort="low"), "2+2?")) == "Four."
     assert EFFORT_ON_THE_WIRE[provider](emu.last_request(queue).body)
 
@@ -109,7 +109,7 @@ def test_anthropic_breakpoints_write_then_read_and_the_cost_follows(
 ) -> None:
     model, queue = MODELS["anthropic"]
     ask = number(model, system=SYSTEM, prompt_cache=True)
-    emu.push(queue, Json({"value": 1}), Json({"value": 2}))
+    emu.push(queue, ReplyJson({"value": 1}), ReplyJson({"value": 2}))
     first = run_result(ask, "How many reports?")
     second = run_result(ask, "How many storms?")
     body = emu.last_request(queue).body
@@ -131,7 +131,7 @@ def test_openai_prompt_cache_key_reads_the_prefix_and_lowers_the_cost(
 ) -> None:
     model, queue = MODELS[provider]
     ask = number(model, system=SYSTEM, prompt_cache_key="reports")
-    emu.push(queue, Json({"value": 1}), Json({"value": 1}))
+    emu.push(queue, ReplyJson({"value": 1}), ReplyJson({"value": 1}))
     first = run_result(ask, "How many reports?")
     second = run_result(ask, "How many reports?")
     assert emu.last_request(queue).body["prompt_cache_key"] == "reports"
@@ -149,7 +149,7 @@ def test_gemini_cached_content_is_read_and_priced_at_the_cached_rate(
         config={"contents": ["Weather reports. " * 200], "system_instruction": SYSTEM},
     )
     model, queue = MODELS["gemini"]
-    emu.push(queue, Json({"value": 7}))
+    emu.push(queue, ReplyJson({"value": 7}))
     result = run_result(number(model, cached_content=cache.name), "How many reports?")
     assert result.value == 7
     assert emu.last_request(queue).body["cachedContent"] == cache.name
@@ -162,7 +162,7 @@ def test_prompt_cache_is_accepted_where_the_provider_caches_by_itself(
 ) -> None:
     for provider in ("openai", "gemini", "ollama"):
         model, queue = MODELS[provider]
-        emu.push(queue, Json({"value": 1}))
+        emu.push(queue, ReplyJson({"value": 1}))
         result = run_result(number(model, prompt_cache=True), "1?")
         assert result.value == 1 and result.usage.cached_tokens == 0
         assert "cache_control" not in str(emu.last_request(queue).body)

@@ -17,7 +17,7 @@ from alloy import command, tool
 from alloy.cli import capability_matrix, main
 from alloy.pricing import price_for
 from alloy.providers import Provider, env_prefixes, providers
-from alloy.testing.emulator import Emulator, Json, Text, ToolCalls
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyText, ReplyToolCalls
 
 from .acme import register_acme
 
@@ -68,7 +68,7 @@ def test_the_emulator_environment_comes_from_the_descriptor(acme: Provider, emu:
 
 @KEYS
 def test_a_typed_call(emu: Emulator, run_result: Any) -> None:
-    emu.push("openai", Json({"city": "Paris", "temp_c": 21.5}))
+    emu.push("openai", ReplyJson({"city": "Paris", "temp_c": 21.5}))
     result = run_result(weather, "Paris")
     assert result.value == Weather("Paris", 21.5)
     request = emu.last_request("openai")
@@ -82,7 +82,9 @@ def test_a_typed_call(emu: Emulator, run_result: Any) -> None:
 
 @KEYS
 def test_a_tool_call(emu: Emulator, call: Any) -> None:
-    emu.push("openai", ToolCalls(("get_weather", {"city": "Paris"})), Json({"value": 21.5}))
+    emu.push(
+        "openai", ReplyToolCalls(("get_weather", {"city": "Paris"})), ReplyJson({"value": 21.5})
+    )
 
     @command(output=float, model=f"acme:{MODEL}", tools=[get_weather])
     def temperature(city: str) -> str:
@@ -96,7 +98,7 @@ def test_a_tool_call(emu: Emulator, call: Any) -> None:
 
 @KEYS
 def test_a_stream(emu: Emulator, stream: Any) -> None:
-    emu.push("openai", Text("Sunny in Paris, 21 degrees."))
+    emu.push("openai", ReplyText("Sunny in Paris, 21 degrees."))
 
     @command(model=MODEL)
     def forecast(city: str) -> str:
@@ -138,7 +140,7 @@ def test_without_its_own_key_it_sends_a_placeholder_not_openais(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ACME_API_KEY")
-    emu.push("openai", Json({"city": "Paris", "temp_c": 21.5}))
+    emu.push("openai", ReplyJson({"city": "Paris", "temp_c": 21.5}))
     weather("Paris")
     assert emu.last_request("openai").header("authorization") == "Bearer alloy-no-key"
 

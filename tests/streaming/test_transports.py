@@ -20,7 +20,14 @@ import pytest
 from pydantic import BaseModel
 
 from alloy import ProviderConnectionError, TruncatedOutputError, command, streaming, tool
-from alloy.testing.emulator import CutStream, Emulator, Json, MaxTokens, Text, ToolCalls
+from alloy.testing.emulator import (
+    CutStream,
+    Emulator,
+    ReplyJson,
+    ReplyMaxTokens,
+    ReplyText,
+    ReplyToolCalls,
+)
 
 from ..hardening.conftest import PROVIDERS
 from .helpers import Collect, check_partials
@@ -102,11 +109,11 @@ def reply(command: Any, mode: str, value: Any, *, ascii_only: bool = True) -> An
     """The emulator reply carrying ``value`` in ``mode``: a forced tool call in tool mode, JSON
     in a code fence after some prose in prompt mode, the bare JSON otherwise."""
     if mode == "tool":
-        return ToolCalls((command.output_type.name, value))
+        return ReplyToolCalls((command.output_type.name, value))
     text = json.dumps(value, ensure_ascii=ascii_only)
     if mode == "prompt":
-        return Text(f"Here is the order {{as asked}}:\n```json\n{text}\n```\nAnything else?")
-    return Text(text)
+        return ReplyText(f"Here is the order {{as asked}}:\n```json\n{text}\n```\nAnything else?")
+    return ReplyText(text)
 
 
 def random_split(seed: int) -> Any:
@@ -172,7 +179,9 @@ def test_partials_start_after_the_tool_rounds(
 
     order = order_command(model, "native", tools=[customer_since])
     emu.split_streams(3).push(
-        queue, ToolCalls(("customer_since", {"name": "Zoë"}), text="Let me check."), Json(ORDER)
+        queue,
+        ReplyToolCalls(("customer_since", {"name": "Zoë"}), text="Let me check."),
+        ReplyJson(ORDER),
     )
     got = partials(order, "x")
     assert looked_up == ["Zoë"]
@@ -188,16 +197,16 @@ def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
     model, queue, _ = PROVIDERS[provider]
     order = order_command(model, "native", retries=0)
     emu.split_streams(5)
-    emu.push(queue, CutStream(after=12, reply=Json(ORDER)))
+    emu.push(queue, CutStream(after=12, reply=ReplyJson(ORDER)))
     with pytest.raises(ProviderConnectionError):
         order("x")
-    emu.push(queue, CutStream(after=12, reply=Json(ORDER)))
+    emu.push(queue, CutStream(after=12, reply=ReplyJson(ORDER)))
     seen: list[Any] = []
     with pytest.raises(ProviderConnectionError):
         partials(order, "x", into=seen)
     assert seen and not seen[-1].complete
 
-    emu.push(queue, CutStream(after=12, reply=Json(ORDER)), Json(ORDER))
+    emu.push(queue, CutStream(after=12, reply=ReplyJson(ORDER)), ReplyJson(ORDER))
     got = partials(order.with_options(retries=1), "x")
     assert got[-1].attempt == 2 and got[-1].data == ORDER
     check_partials([p for p in got if p.attempt == 2], ORDER)
@@ -209,7 +218,7 @@ def test_truncation_raises_on_every_transport(
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
     order = order_command(model, "native")
-    emu.split_streams(4).push(queue, MaxTokens(json.dumps(ORDER)[:150]))
+    emu.split_streams(4).push(queue, ReplyMaxTokens(json.dumps(ORDER)[:150]))
     seen: list[Any] = []
     with pytest.raises(TruncatedOutputError):
         partials(order, "x", into=seen)
@@ -232,14 +241,14 @@ def test_every_split_point_on_every_transport(
     model, queue, _ = PROVIDERS[provider]
     value = {"value": ITEMS[1:]}
     listing = items_command(model, "native")
-    emu.push(queue, Json(value))
+    emu.push(queue, ReplyJson(value))
     expected = listing("x")
     text = json.dumps(value)
     step = 1 if fuzz_scale > 1 else 7
     for cut in range(0, len(text) + 1, step):
-        emu.split_streams(lambda t, k=cut: [t[:k], t[k:]]).push(queue, Json(value))
+        emu.split_streams(lambda t, k=cut: [t[:k], t[k:]]).push(queue, ReplyJson(value))
         assert list(listing.stream_items("x")) == expected, cut
-        emu.push(queue, Json(value))
+        emu.push(queue, ReplyJson(value))
         got = list(listing.stream_partial("x"))
         check_partials(got, ITEMS[1:])
         assert got[-1].value == expected, cut

@@ -6,18 +6,20 @@ provider's exact wire format (JSON, SSE, NDJSON, error envelopes), so adapters a
 exercise the unmodified ``openai``, ``anthropic``, ``google-genai`` and ``ollama`` clients
 without a network::
 
-    from alloy.testing.emulator import Emulator, Json, RateLimited
+    from alloy.testing.emulator import Emulator, RateLimited, ReplyJson
 
     with Emulator() as emu:
-        emu.push("openai", RateLimited(), Json({"city": "Paris"}))
+        emu.push("openai", RateLimited(), ReplyJson({"city": "Paris"}))
         client = openai.OpenAI(base_url=emu.openai_base_url, api_key="test")
         ...
         assert emu.last_request("openai").retry_count == 1
 
 With nothing queued it answers with a forced tool call (``tool_choice``), a value sampled from
-the request's schema, or text.  Queue :class:`Text`, :class:`Json`, :class:`ToolCalls`,
-:class:`Refusal`, :class:`MaxTokens`, :class:`MalformedJson`, :class:`Empty` replies, or faults:
-:class:`RateLimited`, :class:`HttpError`, :class:`Overloaded`, :class:`Unauthorized`,
+the request's schema, or text.  Queue replies, every one named ``Reply...`` so that none
+shadows alloy's own types (:class:`ReplyText`, :class:`ReplyJson`, :class:`ReplyToolCalls` of
+:class:`ReplyToolCall`, :class:`ReplyRefusal`, :class:`ReplyMaxTokens`,
+:class:`ReplyMalformedJson`, :class:`ReplyEmpty`, :class:`ReplyAuto`, :class:`ReplyRaw`), or
+faults: :class:`RateLimited`, :class:`HttpError`, :class:`Overloaded`, :class:`Unauthorized`,
 :class:`SchemaRejected`, :class:`CutStream`, :class:`StreamError`, :class:`Slow`,
 :class:`Disconnect`, or :class:`Mutated` (the usual answer, mangled by a function, for fuzzing);
 faults that carry a message take ``echo_key=True`` to repeat the presented API key in it, as
@@ -28,71 +30,105 @@ fault by model name (``error-429``, ``error-500``, ``error-529``…).  Run
 ``python -m alloy.testing.emulator --port N`` to serve from a shell.
 """
 
-from ._call import Call, ToolCall, ToolDef, ToolResult, Turn
+import warnings
+from typing import Any
+
+from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._emulator import DEFAULT_API_KEY, SDK_ENV_PREFIXES, Emulator, serve_forever
 from ._script import (
     DEFAULT_TEXT,
     PROVIDERS,
-    Auto,
     CutStream,
     Disconnect,
-    Empty,
     Fault,
     HttpError,
     Item,
-    Json,
-    MalformedJson,
-    MaxTokens,
     Mutated,
     Overloaded,
-    Provider,
     RateLimited,
-    Raw,
     RecordedRequest,
-    Refusal,
     Reply,
+    ReplyAuto,
+    ReplyEmpty,
+    ReplyJson,
+    ReplyMalformedJson,
+    ReplyMaxTokens,
+    ReplyRaw,
+    ReplyRefusal,
+    ReplyText,
+    ReplyToolCalls,
     SchemaRejected,
     Slow,
     StreamError,
-    Text,
-    ToolCalls,
     Unauthorized,
+    Wire,
 )
+
+#: The names these types had before they were renamed for shadowing alloy's own (``alloy.Text``,
+#: ``alloy._types.ToolCall``, ``alloy.providers.Provider``...): still importable, with a warning.
+_RENAMED = {
+    "Text": "ReplyText",
+    "Json": "ReplyJson",
+    "ToolCalls": "ReplyToolCalls",
+    "ToolCall": "ReplyToolCall",
+    "Refusal": "ReplyRefusal",
+    "MaxTokens": "ReplyMaxTokens",
+    "MalformedJson": "ReplyMalformedJson",
+    "Empty": "ReplyEmpty",
+    "Auto": "ReplyAuto",
+    "Raw": "ReplyRaw",
+    "ToolResult": "ReceivedToolResult",
+    "Provider": "Wire",
+}
+
+
+def __getattr__(name: str) -> Any:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module 'alloy.testing.emulator' has no attribute {name!r}")
+    warnings.warn(
+        f"alloy.testing.emulator.{name} is now {new}: the emulator's names no longer shadow "
+        f"alloy's own types",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return globals()[new]
+
 
 __all__ = [
     "DEFAULT_API_KEY",
     "DEFAULT_TEXT",
     "PROVIDERS",
     "SDK_ENV_PREFIXES",
-    "Auto",
     "Call",
     "CutStream",
     "Disconnect",
     "Emulator",
-    "Empty",
     "Fault",
     "HttpError",
     "Item",
-    "Json",
-    "MalformedJson",
-    "MaxTokens",
     "Mutated",
     "Overloaded",
-    "Provider",
     "RateLimited",
-    "Raw",
+    "ReceivedToolResult",
     "RecordedRequest",
-    "Refusal",
     "Reply",
+    "ReplyAuto",
+    "ReplyEmpty",
+    "ReplyJson",
+    "ReplyMalformedJson",
+    "ReplyMaxTokens",
+    "ReplyRaw",
+    "ReplyRefusal",
+    "ReplyText",
+    "ReplyToolCall",
+    "ReplyToolCalls",
     "SchemaRejected",
     "Slow",
     "StreamError",
-    "Text",
-    "ToolCall",
-    "ToolCalls",
     "ToolDef",
-    "ToolResult",
     "Turn",
     "Unauthorized",
+    "Wire",
     "serve_forever",
 ]

@@ -22,7 +22,7 @@ from ._api import (
     output_tokens,
     pieces,
 )
-from ._call import Call, ToolDef, ToolResult, Turn
+from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._prompt_cache import CacheUse, prefixes
 from ._schema_rules import anthropic_problem
@@ -214,10 +214,10 @@ def _forced(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
     return None
 
 
-def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+def _tool_results(messages: list[Any]) -> tuple[ReceivedToolResult, ...]:
     """``tool_result`` blocks, named after the ``tool_use`` block they answer."""
     names: dict[Any, Any] = {}
-    results: list[ToolResult] = []
+    results: list[ReceivedToolResult] = []
     for message in messages:
         content = message.get("content") if isinstance(message, Mapping) else None
         if not isinstance(content, list):
@@ -229,7 +229,9 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
                 names[block.get("id")] = block.get("name")
             elif block.get("type") == "tool_result":
                 call_id = block.get("tool_use_id")
-                results.append(ToolResult(call_id, names.get(call_id), block.get("content")))
+                results.append(
+                    ReceivedToolResult(call_id, names.get(call_id), block.get("content"))
+                )
     return tuple(results)
 
 

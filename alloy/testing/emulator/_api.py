@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send
-from ._script import Provider
+from ._script import Wire
 
 if TYPE_CHECKING:
     from ._prompt_cache import PromptCache
@@ -64,7 +64,7 @@ class SchemaProblem(BadRequest):
 class WireAPI(ABC):
     """One provider wire API (OpenAI Responses, Chat Completions, Anthropic, Gemini, Ollama)."""
 
-    provider: ClassVar[Provider]
+    provider: ClassVar[Wire]
     name: ClassVar[str]
 
     def __init__(self, prompt_cache: PromptCache) -> None:

@@ -34,22 +34,22 @@ from ._openai_responses import OpenAIResponses
 from ._prompt_cache import PromptCache
 from ._script import (
     DEFAULT_TEXT,
-    Auto,
     CutStream,
     Disconnect,
     HttpError,
     Item,
     Mutated,
     Overloaded,
-    Provider,
     RateLimited,
-    Raw,
     RecordedRequest,
+    ReplyAuto,
+    ReplyRaw,
     SchemaRejected,
     Script,
     Slow,
     StreamError,
     Unauthorized,
+    Wire,
     reaches_model,
     resolve_turn,
 )
@@ -136,9 +136,9 @@ class App:
         with ``echo_key=True``.
         """
         if item is None:
-            item = Auto()
+            item = ReplyAuto()
         message = _echoed(item, key)
-        if isinstance(item, Raw):
+        if isinstance(item, ReplyRaw):
             if item.frames is not None:
                 return Stream(item.status, item.frames, item.content_type, item.headers)
             return Send(item.status, item.body, item.content_type, item.headers)
@@ -216,7 +216,7 @@ class App:
     def _info(self, incoming: Incoming) -> Outcome:
         """Health and listing endpoints, and a 404 in the right dialect for anything else."""
         path, method = incoming.path, incoming.method
-        provider: Provider | None = None
+        provider: Wire | None = None
         outcome: Outcome
         if method == "GET" and path.endswith("/api/tags"):
             provider, outcome = "ollama", json_send(200, tags())
@@ -255,7 +255,7 @@ class App:
     def _record(
         self,
         incoming: Incoming,
-        provider: Provider | None,
+        provider: Wire | None,
         api: str | None,
         body: Any,
         call: Call | None,

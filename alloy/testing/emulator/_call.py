@@ -25,7 +25,7 @@ class ToolDef:
 
 
 @dataclass(frozen=True)
-class ToolResult:
+class ReceivedToolResult:
     """A tool result the client sent back (``call_id`` and/or ``name``, per provider)."""
 
     call_id: str | None
@@ -51,7 +51,7 @@ class Call:
     json_mode: bool = False
     tools: tuple[ToolDef, ...] = ()
     forced_tool: str | None = None
-    tool_results: tuple[ToolResult, ...] = ()
+    tool_results: tuple[ReceivedToolResult, ...] = ()
     include_usage: bool = True
 
     def tool(self, name: str) -> ToolDef | None:
@@ -60,7 +60,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class ReplyToolCall:
     """A tool call for the model to make.
 
     ``arguments`` is the JSON object of arguments; left out (``None``), it is generated from
@@ -93,7 +93,7 @@ class Turn:
     """
 
     text: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
+    tool_calls: tuple[ReplyToolCall, ...] = ()
     refusal: str | None = None
     finish: Finish = "stop"
 

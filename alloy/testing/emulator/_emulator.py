@@ -19,7 +19,7 @@ from ...providers import providers
 from ...providers._builtin import BUILTIN_PROVIDERS
 from ._app import App
 from ._replay import load_recording, recording_provider, replies
-from ._script import DEFAULT_TEXT, Item, Provider, RecordedRequest
+from ._script import DEFAULT_TEXT, Item, RecordedRequest, Wire
 from ._server import EmulatorHTTPServer
 
 DEFAULT_API_KEY = "alloy-emulator-key"
@@ -165,7 +165,7 @@ class Emulator:
 
     # -- scripting -------------------------------------------------------------------------
 
-    def push(self, provider: Provider, *items: Item) -> Emulator:
+    def push(self, provider: Wire, *items: Item) -> Emulator:
         """Queue replies and faults for ``provider``; one is consumed per request, in order.
 
         ``"openai"`` serves both ``/v1/responses`` and ``/v1/chat/completions``.
@@ -173,12 +173,12 @@ class Emulator:
         self.app.script.push(provider, items)
         return self
 
-    def pending(self, provider: Provider) -> list[Item]:
+    def pending(self, provider: Wire) -> list[Item]:
         """The items still queued for ``provider``."""
         return self.app.script.pending(provider)
 
     def replay(
-        self, recording: str | Path | Mapping[str, Any], provider: Provider | None = None
+        self, recording: str | Path | Mapping[str, Any], provider: Wire | None = None
     ) -> int:
         """Queue a recorded exchange's responses, in order; returns how many were queued."""
         data = load_recording(recording)
@@ -222,7 +222,7 @@ class Emulator:
         return self.app.script.requests()
 
     def requests_for(
-        self, provider: Provider | None = None, *, api: str | None = None
+        self, provider: Wire | None = None, *, api: str | None = None
     ) -> list[RecordedRequest]:
         """Requests for one provider (and optionally one API, e.g. ``"openai.chat"``)."""
         return [
@@ -231,7 +231,7 @@ class Emulator:
             if (provider is None or r.provider == provider) and (api is None or r.api == api)
         ]
 
-    def last_request(self, provider: Provider | None = None) -> RecordedRequest:
+    def last_request(self, provider: Wire | None = None) -> RecordedRequest:
         """The most recent request (for ``provider``); ``LookupError`` if there is none."""
         found = self.requests_for(provider)
         if not found:

@@ -26,7 +26,7 @@ from ._api import (
     output_tokens,
     pieces,
 )
-from ._call import Call, ToolCall, ToolDef, ToolResult, Turn
+from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._schema_rules import gemini_problem
 
@@ -295,7 +295,7 @@ def _candidate(turn: Turn, parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"content": content, "finishReason": _FINISH[turn.stop], "index": 0}
 
 
-def _function_call_part(call: ToolCall) -> dict[str, Any]:
+def _function_call_part(call: ReplyToolCall) -> dict[str, Any]:
     """A ``functionCall`` part; ``id`` and ``thoughtSignature`` only when scripted."""
     function: dict[str, Any] = {"name": call.name, "args": call.args}
     if call.id:
@@ -327,7 +327,7 @@ def _forced(body: Mapping[str, Any], tools: tuple[ToolDef, ...]) -> str | None:
     return tools[0].name if tools else None
 
 
-def _tool_results(contents: list[Any]) -> tuple[ToolResult, ...]:
+def _tool_results(contents: list[Any]) -> tuple[ReceivedToolResult, ...]:
     """``functionResponse`` parts across all turns."""
     results = []
     for content in contents:
@@ -339,7 +339,9 @@ def _tool_results(contents: list[Any]) -> tuple[ToolResult, ...]:
             )
             if isinstance(response, Mapping):
                 results.append(
-                    ToolResult(response.get("id"), response.get("name"), response.get("response"))
+                    ReceivedToolResult(
+                        response.get("id"), response.get("name"), response.get("response")
+                    )
                 )
     return tuple(results)
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ._api import BadRequest, Reason, WireAPI, count_tokens, new_id, output_tokens, pieces
-from ._call import Call, ToolDef, ToolResult, Turn
+from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import NDJSON, Incoming, Outcome, Send, Stream, json_send, ndjson_line
 
 VERSION = "0.12.6"
@@ -69,7 +69,7 @@ class OllamaChat(WireAPI):
             json_mode=fmt == "json",
             tools=tools,
             tool_results=tuple(
-                ToolResult(m.get("tool_call_id"), m.get("tool_name"), m.get("content"))
+                ReceivedToolResult(m.get("tool_call_id"), m.get("tool_name"), m.get("content"))
                 for m in messages
                 if isinstance(m, Mapping) and m.get("role") == "tool"
             ),

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._api import BadRequest, SchemaProblem, count_tokens, mapping, new_id, output_tokens, pieces
-from ._call import Call, ToolDef, ToolResult, Turn
+from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Stream, json_send, sse_frame
 from ._openai import OpenAIBase, check_prompt_cache_key, forced_tool
 
@@ -127,7 +127,7 @@ def _content(turn: Turn) -> str | None:
     return None if turn.tool_calls or turn.refusal is not None else ""
 
 
-def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+def _tool_results(messages: list[Any]) -> tuple[ReceivedToolResult, ...]:
     """``role: tool`` messages, named after the assistant tool call they answer."""
     names: dict[Any, Any] = {}
     for message in messages:
@@ -136,7 +136,9 @@ def _tool_results(messages: list[Any]) -> tuple[ToolResult, ...]:
                 if isinstance(tc, Mapping):
                     names[tc.get("id")] = (tc.get("function") or {}).get("name")
     return tuple(
-        ToolResult(m.get("tool_call_id"), names.get(m.get("tool_call_id")), m.get("content"))
+        ReceivedToolResult(
+            m.get("tool_call_id"), names.get(m.get("tool_call_id")), m.get("content")
+        )
         for m in messages
         if isinstance(m, Mapping) and m.get("role") == "tool"
     )

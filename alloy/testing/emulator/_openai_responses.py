@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._api import BadRequest, SchemaProblem, count_tokens, mapping, new_id, output_tokens, pieces
-from ._call import Call, ToolDef, ToolResult, Turn
+from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Stream, json_send, sse_frame
 from ._openai import OpenAIBase, check_prompt_cache_key, forced_tool
 
@@ -95,7 +95,7 @@ class OpenAIResponses(OpenAIBase):
         return sse_frame(data, "error")
 
 
-def _tool_results(items: Any) -> tuple[ToolResult, ...]:
+def _tool_results(items: Any) -> tuple[ReceivedToolResult, ...]:
     """``function_call_output`` items, named after the matching ``function_call``."""
     if not isinstance(items, list):
         return ()
@@ -105,7 +105,7 @@ def _tool_results(items: Any) -> tuple[ToolResult, ...]:
         if isinstance(i, Mapping) and i.get("type") == "function_call"
     }
     return tuple(
-        ToolResult(i.get("call_id"), names.get(i.get("call_id")), i.get("output"))
+        ReceivedToolResult(i.get("call_id"), names.get(i.get("call_id")), i.get("output"))
         for i in items
         if isinstance(i, Mapping) and i.get("type") == "function_call_output"
     )

@@ -1,6 +1,6 @@
 """Replay recorded provider exchanges (``shared/fixtures/recorded/*.json``).
 
-Each interaction's response becomes a :class:`Raw` reply, queued in order on the provider that
+Each interaction's response becomes a :class:`ReplyRaw` reply, queued in order on the provider that
 served it, so an SDK pointed at the emulator receives exactly the bytes the real API sent: JSON
 bodies verbatim, SSE text split into its events, NDJSON one line per chunk.
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ._http import JSON, NDJSON, SSE
-from ._script import Provider, Raw
+from ._script import ReplyRaw, Wire
 
-_BY_DIRECTORY: dict[str, Provider] = {
+_BY_DIRECTORY: dict[str, Wire] = {
     "openai_responses": "openai",
     "openai_chat": "openai",
     "openai": "openai",
@@ -33,7 +33,7 @@ def load_recording(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(Path(source).read_text(encoding="utf-8")))
 
 
-def recording_provider(recording: Mapping[str, Any], path: str | Path | None = None) -> Provider:
+def recording_provider(recording: Mapping[str, Any], path: str | Path | None = None) -> Wire:
     """Which provider served a recording: ``_source.provider``, the directory, or the URL."""
     declared = str((recording.get("_source") or {}).get("provider", "")).lower()
     for key, provider in _BY_DIRECTORY.items():
@@ -53,23 +53,23 @@ def recording_provider(recording: Mapping[str, Any], path: str | Path | None = N
     raise ValueError("cannot tell which provider this recording came from")
 
 
-def replies(recording: Mapping[str, Any]) -> list[Raw]:
-    """One :class:`Raw` reply per interaction, in recorded order."""
+def replies(recording: Mapping[str, Any]) -> list[ReplyRaw]:
+    """One :class:`ReplyRaw` reply per interaction, in recorded order."""
     return [raw_reply(i["response"]) for i in recording.get("interactions", [])]
 
 
-def raw_reply(response: Mapping[str, Any]) -> Raw:
+def raw_reply(response: Mapping[str, Any]) -> ReplyRaw:
     """The recorded response as exact bytes (JSON body, SSE text, or NDJSON lines)."""
     status = int(response.get("status", 200))
     headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
     content_type = headers.pop("content-type", None)
     extra = tuple((k, v) for k, v in headers.items() if k in ("request-id", "x-request-id"))
     if "sse_raw" in response:
-        raw = Raw.sse(str(response["sse_raw"]), status, content_type or SSE)
+        raw = ReplyRaw.sse(str(response["sse_raw"]), status, content_type or SSE)
     elif "ndjson" in response:
-        raw = Raw.ndjson(response["ndjson"], status, content_type or NDJSON)
+        raw = ReplyRaw.ndjson(response["ndjson"], status, content_type or NDJSON)
     else:
         body = response.get("body")
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-        raw = Raw(status, data, content_type or JSON)
-    return Raw(raw.status, raw.body, raw.content_type, raw.frames, extra)
+        raw = ReplyRaw(status, data, content_type or JSON)
+    return ReplyRaw(raw.status, raw.body, raw.content_type, raw.frames, extra)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
 from .._sample import sample_value
-from ._call import Call, ToolCall, Turn
+from ._call import Call, ReplyToolCall, Turn
 from ._http import JSON, NDJSON, SSE
 
-Provider = Literal["openai", "anthropic", "gemini", "ollama"]
-PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini", "ollama")
+Wire = Literal["openai", "anthropic", "gemini", "ollama"]
+PROVIDERS: tuple[Wire, ...] = ("openai", "anthropic", "gemini", "ollama")
 
 DEFAULT_TEXT = "Hello from the alloy emulator."
 
@@ -29,74 +29,74 @@ DEFAULT_TEXT = "Hello from the alloy emulator."
 
 
 @dataclass(frozen=True)
-class Text:
+class ReplyText:
     """The model answers with this text."""
 
     text: str
 
 
 @dataclass(frozen=True)
-class Json:
+class ReplyJson:
     """The model answers with this value serialised as JSON text (a structured output)."""
 
     value: Any
 
 
 @dataclass(frozen=True, init=False)
-class ToolCalls:
+class ReplyToolCalls:
     """The model calls one or more tools in one turn (several means parallel calls).
 
-    Each call is a :class:`ToolCall` or a ``(name, arguments)`` pair (``arguments=None``
+    Each call is a :class:`ReplyToolCall` or a ``(name, arguments)`` pair (``arguments=None``
     generates them from the tool's schema); ``text`` adds a text part before the calls, as
     Claude often does.
     """
 
-    calls: tuple[ToolCall, ...]
+    calls: tuple[ReplyToolCall, ...]
     text: str | None
 
     def __init__(
-        self, *calls: ToolCall | tuple[str, Mapping[str, Any] | None], text: str | None = None
+        self, *calls: ReplyToolCall | tuple[str, Mapping[str, Any] | None], text: str | None = None
     ) -> None:
-        resolved = tuple(c if isinstance(c, ToolCall) else ToolCall(*c) for c in calls)
+        resolved = tuple(c if isinstance(c, ReplyToolCall) else ReplyToolCall(*c) for c in calls)
         if not resolved:
-            raise ValueError("ToolCalls needs at least one call")
+            raise ValueError("ReplyToolCalls needs at least one call")
         object.__setattr__(self, "calls", resolved)
         object.__setattr__(self, "text", text)
 
 
 @dataclass(frozen=True)
-class Refusal:
+class ReplyRefusal:
     """The model refuses (OpenAI refusal part, Anthropic ``stop_reason: refusal``, Gemini SAFETY)."""
 
     message: str = "I'm sorry, but I can't help with that."
 
 
 @dataclass(frozen=True)
-class MaxTokens:
+class ReplyMaxTokens:
     """The answer stops at the token limit; ``text`` defaults to half of the normal answer."""
 
     text: str | None = None
 
 
 @dataclass(frozen=True)
-class MalformedJson:
+class ReplyMalformedJson:
     """The model answers with text that is not valid JSON, with a normal finish."""
 
     text: str = '{"answer": 42,,}'
 
 
 @dataclass(frozen=True)
-class Empty:
+class ReplyEmpty:
     """The model produces no output at all (no text part, no tool call)."""
 
 
 @dataclass(frozen=True)
-class Auto:
+class ReplyAuto:
     """The default answer: a forced tool call, a schema-valid value, or plain text."""
 
 
 @dataclass(frozen=True)
-class Raw:
+class ReplyRaw:
     """Exact bytes to send back, e.g. a recorded provider response.
 
     ``frames`` (when given) are streamed one chunk each; otherwise ``body`` is sent whole.
@@ -109,19 +109,21 @@ class Raw:
     headers: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def json(cls, value: Any, status: int = 200, content_type: str = JSON) -> Raw:
+    def json(cls, value: Any, status: int = 200, content_type: str = JSON) -> ReplyRaw:
         """A JSON body, sent as-is."""
         return cls(status, json.dumps(value).encode(), content_type)
 
     @classmethod
-    def sse(cls, text: str, status: int = 200, content_type: str = SSE) -> Raw:
+    def sse(cls, text: str, status: int = 200, content_type: str = SSE) -> ReplyRaw:
         """Server-sent events; each event goes out as its own flushed chunk."""
         return cls(
             status, content_type=content_type, frames=tuple(f.encode() for f in split_events(text))
         )
 
     @classmethod
-    def ndjson(cls, lines: Iterable[Any], status: int = 200, content_type: str = NDJSON) -> Raw:
+    def ndjson(
+        cls, lines: Iterable[Any], status: int = 200, content_type: str = NDJSON
+    ) -> ReplyRaw:
         """Newline-delimited JSON, one chunk per line."""
         frames = tuple(json.dumps(line).encode() + b"\n" for line in lines)
         return cls(status, content_type=content_type, frames=frames)
@@ -249,7 +251,17 @@ class Mutated:
     reply: Reply | None = None
 
 
-Reply = Union[Text, Json, ToolCalls, Refusal, MaxTokens, MalformedJson, Empty, Auto, Raw]
+Reply = Union[
+    ReplyText,
+    ReplyJson,
+    ReplyToolCalls,
+    ReplyRefusal,
+    ReplyMaxTokens,
+    ReplyMalformedJson,
+    ReplyEmpty,
+    ReplyAuto,
+    ReplyRaw,
+]
 Fault = Union[
     Mutated,
     HttpError,
@@ -264,7 +276,17 @@ Fault = Union[
 ]
 Item = Union[Reply, Fault]
 
-_REPLY_TYPES = (Text, Json, ToolCalls, Refusal, MaxTokens, MalformedJson, Empty, Auto, Raw)
+_REPLY_TYPES = (
+    ReplyText,
+    ReplyJson,
+    ReplyToolCalls,
+    ReplyRefusal,
+    ReplyMaxTokens,
+    ReplyMalformedJson,
+    ReplyEmpty,
+    ReplyAuto,
+    ReplyRaw,
+)
 _ITEM_TYPES = (
     *_REPLY_TYPES,
     HttpError,
@@ -290,23 +312,23 @@ def reaches_model(item: Item | None) -> bool:
 
 
 def resolve_turn(reply: Reply, call: Call, *, seed: int, default_text: str) -> Turn:
-    """Turn a queued reply (never ``Raw``) into the concrete answer for this request."""
-    if isinstance(reply, Text):
+    """Turn a queued reply (never ``ReplyRaw``) into the concrete answer for this request."""
+    if isinstance(reply, ReplyText):
         return Turn(text=reply.text)
-    if isinstance(reply, Json):
+    if isinstance(reply, ReplyJson):
         return Turn(text=json.dumps(reply.value))
-    if isinstance(reply, ToolCalls):
+    if isinstance(reply, ReplyToolCalls):
         calls = tuple(
             c if c.arguments is not None else replace(c, arguments=_sample_args(call, c.name, seed))
             for c in reply.calls
         )
         return Turn(text=reply.text, tool_calls=calls)
-    if isinstance(reply, Refusal):
+    if isinstance(reply, ReplyRefusal):
         return Turn(refusal=reply.message, finish="refusal")
-    if isinstance(reply, MaxTokens):
+    if isinstance(reply, ReplyMaxTokens):
         text = reply.text
         if text is None:
-            full = resolve_turn(Auto(), call, seed=seed, default_text=default_text)
+            full = resolve_turn(ReplyAuto(), call, seed=seed, default_text=default_text)
             source = (
                 full.text
                 if full.text is not None
@@ -314,11 +336,11 @@ def resolve_turn(reply: Reply, call: Call, *, seed: int, default_text: str) -> T
             )
             text = source[: max(1, len(source) // 2)] if len(source) > 1 else ""
         return Turn(text=text, finish="length")
-    if isinstance(reply, MalformedJson):
+    if isinstance(reply, ReplyMalformedJson):
         return Turn(text=reply.text)
-    if isinstance(reply, Empty):
+    if isinstance(reply, ReplyEmpty):
         return Turn()
-    if isinstance(reply, Auto):
+    if isinstance(reply, ReplyAuto):
         return _auto_turn(call, seed, default_text)
     raise TypeError(f"cannot resolve {reply!r} into a turn")
 
@@ -335,7 +357,7 @@ def _auto_turn(call: Call, seed: int, default_text: str) -> Turn:
     """Forced tool → a call with sampled arguments; schema → a sampled value; else text."""
     if call.forced_tool is not None:
         name = call.forced_tool
-        return Turn(tool_calls=(ToolCall(name, _sample_args(call, name, seed)),))
+        return Turn(tool_calls=(ReplyToolCall(name, _sample_args(call, name, seed)),))
     if call.schema is not None:
         return Turn(text=json.dumps(sample_value(dict(call.schema), seed=seed)))
     if call.json_mode:
@@ -355,7 +377,7 @@ class RecordedRequest:
     is the provider-neutral reading of the body (schema, tools, tool results) when it parsed.
     """
 
-    provider: Provider | None
+    provider: Wire | None
     api: str | None
     method: str
     path: str
@@ -395,7 +417,7 @@ class Script:
         self._queues: dict[str, deque[Item]] = {p: deque() for p in PROVIDERS}
         self._log: list[RecordedRequest] = []
 
-    def push(self, provider: Provider, items: Sequence[Item]) -> None:
+    def push(self, provider: Wire, items: Sequence[Item]) -> None:
         """Queue ``items`` for ``provider``, after what is already queued."""
         queue = self._queue(provider)
         for item in items:
@@ -419,7 +441,7 @@ class Script:
                 return head
             return queue.popleft()
 
-    def pending(self, provider: Provider) -> list[Item]:
+    def pending(self, provider: Wire) -> list[Item]:
         """What is still queued for ``provider``."""
         with self._lock:
             return list(self._queue(provider))
