@@ -476,31 +476,23 @@ class PerLoop(Generic[T]):
     closes the watcher, whose ``finally`` forgets the value and awaits ``close(value)`` while
     the loop still runs. A loop closed without that (a bare ``loop.close()``) is dropped the
     next time another loop asks.
-
-    The loop used last is checked first: almost every call runs on the loop of the one before.
     """
 
     def __init__(self, close: Callable[[T], Awaitable[None]] | None = None) -> None:
         self._by_loop: dict[asyncio.AbstractEventLoop, T] = {}
         self._watchers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
-        self._last: tuple[asyncio.AbstractEventLoop, T] | None = None
         self._lock = threading.Lock()
         self._close = close
 
     def get(self, make: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
-        last = self._last
-        if last is not None and last[0] is loop:
-            return last[1]
         with self._lock:
             if loop in self._by_loop:
-                value = self._by_loop[loop]
-            else:
-                self._drop_closed_loops()
-                value = self._by_loop[loop] = make()
-                self._watchers[loop] = self._watch(loop, value)
-            self._last = (loop, value)
-        return value
+                return self._by_loop[loop]
+            self._drop_closed_loops()
+            value = self._by_loop[loop] = make()
+            self._watchers[loop] = self._watch(loop, value)
+            return value
 
     def __len__(self) -> int:
         return len(self._by_loop)
@@ -530,18 +522,12 @@ class PerLoop(Generic[T]):
         with self._lock:
             self._by_loop.pop(loop, None)
             self._watchers.pop(loop, None)
-            last = self._last
-            if last is not None and last[0] is loop:
-                self._last = None
 
     def _drop_closed_loops(self) -> None:
         """Let go of values of loops closed without a shutdown (the caller holds the lock)."""
         for loop in [loop for loop in self._by_loop if loop.is_closed()]:
             del self._by_loop[loop]
             self._watchers.pop(loop, None)
-        last = self._last
-        if last is not None and last[0].is_closed():
-            self._last = None
 
 
 def error_for_status(

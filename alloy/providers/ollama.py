@@ -34,7 +34,6 @@ What goes on the wire, and why:
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -150,14 +149,6 @@ def think(effort: str | int) -> bool | str:
     )
 
 
-@functools.cache
-def _model_options() -> frozenset[str]:
-    """The names of Ollama's model options (``options`` in the body), from the SDK's model."""
-    import ollama
-
-    return frozenset(ollama.Options.model_fields)
-
-
 def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "type": "function",
@@ -170,11 +161,14 @@ def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[st
 
 
 def _apply_extra(body: dict[str, Any], options: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    """ALLOY_EXTRA_JSON: model options into ``options``, anything else into the body."""
+    """ALLOY_EXTRA_JSON: model options (the fields of the SDK's ``Options``) into ``options``,
+    anything else into the body."""
+    import ollama
+
     for key, value in extra.items():
         if key == "options" and isinstance(value, Mapping):
             options.update(value)
-        elif key in _model_options():
+        elif key in ollama.Options.model_fields:
             options[key] = value
         else:
             body[key] = value
