@@ -50,11 +50,16 @@ def request_key(
     *,
     stream: bool,
     schema: Any = None,
+    schema_text: str | None = None,
 ) -> str:
     """The hex SHA-256 of the canonical request: provider and model, the wire body (or the
-    normalized Request), whether it streams, and the output type's schema."""
+    normalized Request), whether it streams, and the output type's schema (or ``schema_text``,
+    its canonical JSON made once beforehand)."""
     sent: Any = _without_timeout(body) if body is not None else _request_fields(request)
-    text = canonical({"model": model_name, "stream": stream, "body": sent, "schema": schema})
+    if schema_text is None:
+        schema_text = canonical(schema)
+    head = canonical([model_name, stream])
+    text = f"{head}\n{schema_text}\n{canonical(sent)}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from .._types import Capabilities, Done, Request, Response, StreamEvent, Usage
 from ..errors import CacheMissError
 from ._codec import Delta, Entry, decode, encode
-from ._key import Unkeyable, is_deterministic, request_key, wire_body
+from ._key import Unkeyable, canonical, is_deterministic, request_key, wire_body
 from ._store import Store
 
 logger = logging.getLogger("alloy.cache")
@@ -57,6 +57,11 @@ class CachedModel:
         self.model = model
         self.policy = policy
         self.schema = schema
+        #: The schema's canonical JSON, made once: it is part of every key.
+        self.schema_text = canonical(schema)
+        #: The last entry read, with the bytes it came from: a hit repeated in this process
+        #: skips decoding them again.
+        self._last: tuple[bytes, Entry] | None = None
         self.name: str = model.name
         self.capabilities: Capabilities = model.capabilities
 
@@ -130,7 +135,7 @@ class CachedModel:
         ):
             return None
         try:
-            key = request_key(self.name, request, body, stream=stream, schema=self.schema)
+            key = request_key(self.name, request, body, stream=stream, schema_text=self.schema_text)
         except Unkeyable as exc:
             if policy.mode == "replay":
                 raise self._missing(request, "(no key: the request has no JSON form)") from None
@@ -151,7 +156,15 @@ class CachedModel:
                 raise
             logger.warning("alloy cache: reading %s failed: %r", self.policy.store.location, exc)
             return None
-        return None if raw is None else decode(raw)
+        if raw is None:
+            return None
+        last = self._last
+        if last is not None and last[0] == raw:
+            return last[1]
+        entry = decode(raw)
+        if entry is not None:
+            self._last = (raw, entry)
+        return entry
 
     def _save(self, key: str, entry: Entry) -> None:
         if self.policy.mode == "replay":
