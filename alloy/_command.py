@@ -30,6 +30,7 @@ from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
+from ._fallback import fallback_models, with_fallbacks
 from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
@@ -84,6 +85,7 @@ class Options(TypedDict, total=False):
     prompt_cache: bool
     prompt_cache_key: str | None
     cached_content: str | None
+    fallback: Sequence[str | Model] | str | Model
     cache: str | None
     cache_mode: str
     cache_ttl: float | None
@@ -410,6 +412,8 @@ class Command(Generic[P, R]):
             rails=self._rails,
             observed=observed,
         )
+        fallbacks = fallback_models(config, output)
+        plan = with_fallbacks(plan, fallbacks)
         policy = policy_for(config)
         runtime = _drivers.Runtime(
             cached(model, policy, output.schema),
@@ -417,6 +421,7 @@ class Command(Generic[P, R]):
             config.parallel_tools_max,
             (*listeners[0], *listeners[1]) if observed else (),
             config.log_content,
+            tuple(cached(fallback, policy, output.schema) for fallback in fallbacks),
         )
         self._prepared = (key, plan, runtime)
         return plan, model, runtime

@@ -47,13 +47,19 @@ _NO_FINAL_RESPONSE = "stream from {} ended without a final response"
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
-    """What the drivers carry effects out with: the model, the tools, and who listens."""
+    """What the drivers carry effects out with: the models, the tools, and who listens."""
 
     model: Model
     tools: Mapping[str, Tool[Any]]
     parallel: int = 1
     handlers: Handlers = ()
     log_content: bool = False
+    #: The models of the plan's fallbacks, in the same order.
+    fallbacks: tuple[Model, ...] = ()
+
+    def model_for(self, call: CallModel) -> Model:
+        """The model that answers ``call``: the plan's own, or the fallback it names."""
+        return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
 
 # -- sync ---------------------------------------------------------------------------------
@@ -80,7 +86,7 @@ def drive_sync(
                 if stream:
                     return effect
                 try:
-                    send = runtime.model.request(request)
+                    send = runtime.model_for(effect).request(request)
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
@@ -109,24 +115,30 @@ def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
 
 
 def stream_sync(engine: Engine, runtime: Runtime) -> Iterator[str]:
-    """A streamed call, blocking: the model's text as it arrives, tool rounds in between."""
+    """A streamed call, blocking: the model's text as it arrives, tool rounds in between.
+
+    A failure tells the engine whether text already reached the caller (``Failed.after_text``):
+    from then on no fallback model may start the call over.
+    """
+    shown = False
     step = drive_sync(engine, runtime, stream=True)
     while isinstance(step, CallModel):
-        reply = yield from _stream_sync(runtime.model, step.request)
+        model = runtime.model_for(step)
+        reply: Response | Failed | None = None
+        try:
+            for event in model.stream(step.request):
+                if isinstance(event, TextDelta):
+                    if event.text:
+                        shown = True
+                        yield event.text
+                elif isinstance(event, Done):
+                    reply = event.response
+                    break
+        except ProviderError as error:
+            reply = Failed(error, shown)
+        if reply is None:
+            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
         step = drive_sync(engine, runtime, reply, stream=True)
-
-
-def _stream_sync(model: Model, request: Request) -> Generator[str, None, Response | Failed]:
-    try:
-        for event in model.stream(request):
-            if isinstance(event, TextDelta):
-                if event.text:
-                    yield event.text
-            elif isinstance(event, Done):
-                return event.response
-    except ProviderError as error:
-        return Failed(error)
-    raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
 
 
 def _wait_sync(seconds: float) -> None:
@@ -169,7 +181,7 @@ async def drive_async(
                 if stream:
                     return effect
                 try:
-                    send = await runtime.model.arequest(request)
+                    send = await runtime.model_for(effect).arequest(request)
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
@@ -199,20 +211,23 @@ async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
 
 async def stream_async(engine: Engine, runtime: Runtime) -> AsyncIterator[str]:
     """A streamed call, on the running event loop; as :func:`stream_sync`."""
+    shown = False
     step = await drive_async(engine, runtime, stream=True)
     while isinstance(step, CallModel):
+        model = runtime.model_for(step)
         reply: Response | Failed | None = None
         try:
-            async for event in runtime.model.astream(step.request):
+            async for event in model.astream(step.request):
                 if isinstance(event, TextDelta):
                     if event.text:
+                        shown = True
                         yield event.text
                 elif isinstance(event, Done):
                     reply = event.response
         except ProviderError as error:
-            reply = Failed(error)
+            reply = Failed(error, shown)
         if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(runtime.model.name))
+            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
         step = await drive_async(engine, runtime, reply, stream=True)
 
 
@@ -295,13 +310,15 @@ class Reader(Protocol[Out]):
 
 def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator[Out]:
     """A streamed call, blocking: what ``reader`` makes of the model's deltas as they arrive,
-    tool rounds in between."""
+    tool rounds in between. As in :func:`stream_sync`, a failure after an output reached the
+    caller is one no fallback model may start over."""
+    shown = False
     step = drive_sync(engine, runtime, stream=True)
     while isinstance(step, CallModel):
         for output in reader.begin(step.request):
             _tell_sync(output, reader, runtime)
             yield output
-        model = runtime.model
+        model = runtime.model_for(step)
         reply: Response | Failed | None = None
         try:
             for event in model.stream(step.request):
@@ -309,10 +326,11 @@ def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator
                     reply = event.response
                     break
                 for output in reader.feed(event):
+                    shown = True
                     _tell_sync(output, reader, runtime)
                     yield output
         except ProviderError as error:
-            reply = Failed(error)
+            reply = Failed(error, shown)
         if reply is None:
             raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
         step = drive_sync(engine, runtime, reply, stream=True)
@@ -323,12 +341,13 @@ def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator
 
 async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> AsyncIterator[Out]:
     """A streamed call, on the running event loop; as :func:`read_sync`."""
+    shown = False
     step = await drive_async(engine, runtime, stream=True)
     while isinstance(step, CallModel):
         for output in reader.begin(step.request):
             await _tell_async(output, reader, runtime)
             yield output
-        model = runtime.model
+        model = runtime.model_for(step)
         reply: Response | Failed | None = None
         try:
             async for event in model.astream(step.request):
@@ -336,10 +355,11 @@ async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> A
                     reply = event.response
                     continue
                 for output in reader.feed(event):
+                    shown = True
                     await _tell_async(output, reader, runtime)
                     yield output
         except ProviderError as error:
-            reply = Failed(error)
+            reply = Failed(error, shown)
         if reply is None:
             raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
         step = await drive_async(engine, runtime, reply, stream=True)

@@ -80,6 +80,7 @@ from .events import (
     CommandFinished,
     CommandStarted,
     Event,
+    FellBack,
     FinalizeTurn,
     ModelRequest,
     ModelResponse,
@@ -105,6 +106,8 @@ class CallModel:
     """Send this request to the model; the driver sends back a Response or a ``Failed``."""
 
     request: Request
+    #: Which model: 0 is the plan's own, n its n-th fallback (see ``Plan.fallbacks``).
+    fallback: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,9 @@ class Failed:
     """A model call failed with a (mapped) provider error."""
 
     error: ProviderError
+    #: A streamed call had already handed text to its caller (in this or an earlier turn):
+    #: another model can no longer take the call over from its start.
+    after_text: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +216,9 @@ class Plan:
     rails: tuple[Rail, ...] = ()
     #: Whether anyone listens (handlers or debug logging); without listeners no events are built.
     observed: bool = False
+    #: The plans of the models that take the call over, in order, when the one before them fails
+    #: in a way retries did not mend (see ``_Run.answer``); the same but for the model.
+    fallbacks: tuple[Plan, ...] = ()
 
     @cached_property
     def request_parts(self) -> RequestParts:
@@ -427,6 +436,7 @@ class _Run:
         "clock",
         "config",
         "deadline_at",
+        "fallback",
         "messages",
         "mode",
         "observed",
@@ -436,6 +446,8 @@ class _Run:
         "prelude",
         "prompt",
         "reports",
+        "shown",
+        "spent",
         "system",
         "turn_usage",
         "usage",
@@ -457,9 +469,13 @@ class _Run:
         #: When the call must be over, on ``clock`` (set when the loop starts); None: no limit.
         self.deadline_at: float | None = None
         self.config = plan.config
-        self.mode, self.output_spec, self.system = plan.request_parts[:3]
-        if prelude.system is not None:
-            self.system = _system(plan, self.mode, self.output_spec, prelude.system)
+        self.adopt(plan)
+        #: Which of the call's models answers now (see ``CallModel.fallback``).
+        self.fallback = 0
+        #: Whether a streamed call's text has reached the caller (see ``Failed.after_text``).
+        self.shown = False
+        #: Each earlier model of the call, with where its turns end in ``turn_usage``.
+        self.spent: list[tuple[str, int]] = []
         # Nobody listening is the common case: the hot path then builds no events at all.
         self.observed = plan.observed
         self.call_id = call_id
@@ -468,6 +484,13 @@ class _Run:
         self.usage = _NO_USAGE
         self.attempts = 0
         self.reports: list[Any] = []
+
+    def adopt(self, plan: Plan) -> None:
+        """Answer with ``plan``'s model: its output mode, output spec and system prompt."""
+        self.plan = plan
+        self.mode, self.output_spec, self.system = plan.request_parts[:3]
+        if self.prelude.system is not None:
+            self.system = _system(plan, self.mode, self.output_spec, self.prelude.system)
 
     # -- request building --
     def request(self, *, tools: bool) -> Request:
@@ -602,7 +625,7 @@ class _Run:
                 self.answer_open_calls()
             else:
                 self.messages.append(UserTurn(prompt))
-            outcome = yield from self.turns()
+            outcome = yield from self.answer()
         except CommandError as error:
             failed_after = self.clock() - started
             yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
@@ -649,6 +672,49 @@ class _Run:
                         if index + 1 <= self.own:
                             self.own += 1
             index += 1
+
+    def answer(self) -> Generator[Effect, Any, Result[Any]]:
+        """The answer of the call's model, or else of its fallbacks, each in turn.
+
+        A fallback takes the call over from its opening (examples, history and the prompt, input
+        rails already run) as a new attempt with its own plan: the output mode, schema dialect
+        and system prompt derived for its model. The switch lives here, not in the command or
+        the drivers, so a call keeps one id, one started and one finished event, one deadline
+        and one count of attempts and tokens, and the drivers only send each ``CallModel`` to
+        the model it names. When the last model fails too, each model's error is the
+        ``__cause__`` of the next one's (when that has no cause of its own).
+        """
+        fallbacks = self.plan.fallbacks
+        opening, own = tuple(self.messages), self.own
+        previous: CommandError | None = None
+        while True:
+            try:
+                return (yield from self.turns())
+            except CommandError as error:
+                if previous is not None and error.__cause__ is None:
+                    error.__cause__ = previous
+                if self.fallback == len(fallbacks) or not self.falls_over(error):
+                    raise
+                previous = error
+            plan = fallbacks[self.fallback]
+            name, cid, failed = self.plan.command, self.call_id, self.plan.model
+            yield from self.emit(partial(FellBack, name, cid, failed, plan.model, previous))
+            self.spent.append((failed, len(self.turn_usage)))
+            self.adopt(plan)
+            self.fallback += 1
+            self.messages, self.own = list(opening), own
+            if self.config.deadline is None and plan.budget is not None:
+                self.deadline_at = self.clock() + plan.budget  # each model's attempts get theirs
+
+    def falls_over(self, error: CommandError) -> bool:
+        """Whether the next model may take the call over after ``error``: a provider failure
+        retries did not mend (5xx, 429, a timeout, a dropped connection, an unreadable reply),
+        before any streamed text reached the caller, with time left when ``deadline`` bounds
+        the whole call. Never a configuration, refusal, validation, rail or budget error."""
+        if not isinstance(error, ProviderError) or not error.transient or self.shown:
+            return False
+        left = self.time_left() if self.config.deadline is not None else None
+        return left is None or left > 0
 
     def turns(self) -> Generator[Effect, Any, Result[Any]]:
         name, cid = self.plan.command, self.call_id
@@ -732,10 +798,23 @@ class _Run:
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
         reports = tuple(self.reports) if self.reports else ()
-        model = self.plan.model
         return Result(
-            value, text, self.transcript(), reports, model, cost(self.usage, model), self.mode
+            value, text, self.transcript(), reports, self.plan.model, self.price(), self.mode
         )
+
+    def price(self) -> float | None:
+        """USD for the call: each model's turns at its own price (``alloy.pricing``); None
+        when a model that used tokens has no price."""
+        if not self.spent:
+            return cost(self.usage, self.plan.model)
+        total, start = 0.0, 0
+        for model, end in (*self.spent, (self.plan.model, len(self.turn_usage))):
+            usage = sum(self.turn_usage[start:end], _NO_USAGE)
+            share = cost(usage, model) if usage.total_tokens else 0.0
+            if share is None:
+                return None
+            total, start = total + share, end
+        return total
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""
@@ -774,9 +853,10 @@ class _Run:
             if self.observed:
                 yield from self.emit(partial(ModelRequest, name, cid, request, attempt))
                 sent = self.clock()
-            result = yield CallModel(request)
+            result = yield CallModel(request, self.fallback)
             if isinstance(result, Failed):
                 error = result.error
+                self.shown = self.shown or result.after_text
                 if error.transient and retried < self.config.retries:
                     hint = error.retry_after
                     if hint is not None and hint >= 0:

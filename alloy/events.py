@@ -1,7 +1,8 @@
 """Events: every stage of a command call, for observers, rails, logging and tracing.
 
 The engine emits an event at each stage (started, prompt rendered, model request and response,
-tool calls, output parsed or rejected, re-ask, finalize turn, output ready, finished or failed).
+a retry or a move to a fallback model, tool calls, output parsed or rejected, re-ask, finalize
+turn, output ready, finished or failed).
 Subscribe globally with :func:`subscribe` or per command with ``cmd.subscribe``; handlers may be
 plain or ``async def``. A failing handler is logged and never breaks the call — only rails
 (:mod:`alloy.rails`) can stop a call.
@@ -28,6 +29,7 @@ __all__ = [
     "CommandFinished",
     "CommandStarted",
     "Event",
+    "FellBack",
     "FinalizeTurn",
     "Handler",
     "ModelRequest",
@@ -124,6 +126,23 @@ class ProviderRetry(Event):
 
     def describe(self, *, content: bool = False) -> str:
         return f"{super().describe()} error={type(self.error).__name__} delay={self.delay:.2f}s"
+
+
+@dataclass(frozen=True)
+class FellBack(Event):
+    """The call's model failed in a way retries did not mend; the next fallback model takes
+    the call over, from its prompt. ``error`` is the failed model's (its transcript holds the
+    turns that model had made)."""
+
+    from_model: str
+    to_model: str
+    error: Exception
+
+    def describe(self, *, content: bool = False) -> str:
+        return (
+            f"{super().describe()} from={self.from_model} to={self.to_model} "
+            f"error={type(self.error).__name__}"
+        )
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 :func:`instrument` subscribes to alloy's events and turns them into spans: one per command call,
 with a child span per model request (``chat {model}``) and per tool call (``execute_tool {name}``),
 carrying the GenAI semantic-convention attributes (provider, model, token usage, finish reason,
-errors). A streamed typed value marks its first partial (per attempt) on the command's span.
+errors). A move to a fallback model is an ``alloy.fallback`` event on the command's span.
+A streamed typed value marks its first partial (per attempt) on the command's span.
 Prompts and outputs are never recorded. Call the returned function to stop.
 """
 
@@ -118,6 +119,18 @@ class _SpanBuilder:
                 span.end()
         elif isinstance(event, ev.ProviderRetry):
             self._fail_model_spans(call, event.error)
+        elif isinstance(event, ev.FellBack):
+            self._fail_model_spans(call, event.error)
+            span = self.commands.get(call)
+            if span is not None:
+                span.add_event(
+                    "alloy.fallback",
+                    {
+                        "alloy.fallback.from": event.from_model,
+                        "alloy.fallback.to": event.to_model,
+                        "error.type": type(event.error).__name__,
+                    },
+                )
         elif isinstance(event, ev.ToolCallStarted):
             self.tools[(call, event.call.id)] = self.start(
                 f"execute_tool {event.call.name}",
