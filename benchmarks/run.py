@@ -21,6 +21,7 @@ from pathlib import Path
 from . import (
     _setup,
     bigoutput,
+    cache,
     changes,
     coldstart,
     concurrency,
@@ -34,7 +35,7 @@ from ._emulator import EmulatorProcess
 from ._measure import SuiteResult
 from ._scale import FULL, TINY, Scale
 
-SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "streaming", "changes")
+SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "streaming", "cache", "changes")
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -61,6 +62,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "cold": lambda: coldstart.run(root, scale.cold_runs),
         "big": lambda: bigoutput.run(scale),
         "streaming": lambda: streaming.run(scale, peers),
+        "cache": lambda: cache.run(root, scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
     }[name]
 

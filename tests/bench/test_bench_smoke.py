@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alloy.testing.emulator import Emulator
-from benchmarks import _setup, bigoutput, inprocess, report, streaming, warm
+from benchmarks import _setup, bigoutput, cache, inprocess, report, streaming, warm
 from benchmarks._measure import Figure, SuiteResult
 from benchmarks._scale import TINY
 
@@ -38,6 +38,19 @@ def test_warm_suite_against_the_emulator() -> None:
     assert [f.name for f in result.figures] == ["OpenAI Responses, sync", "OpenAI Responses, async"]
     assert result.details[0] == "OpenAI Responses (`openai:gpt-4o-mini`): request bodies identical."
     assert result.details[1].startswith("OpenAI Responses, sync: of alloy's extra time")
+
+
+def test_cache_suite_against_the_emulator() -> None:
+    with Emulator() as emulator:
+        result = cache.run(emulator.url, TINY)
+    well_formed(result, 5)
+    assert [f.name.split(", ", 1)[1] for f in result.figures[:4]] == [
+        "hit (SQLite) vs warm round trip",
+        "hit (SQLite) vs raw SDK",
+        "hit (memory) vs warm round trip",
+        "hit (memory) vs raw SDK",
+    ]
+    assert result.figures[4].name.startswith("hit path on a ")
 
 
 def test_report_is_written(tmp_path: Path) -> None:
