@@ -118,4 +118,4 @@ def test_old_reply_names_still_import_with_a_warning(old: str, new: str) -> None
         value = getattr(emulator, old)
     assert value is getattr(emulator, new)
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        emulator.Nope  # noqa: B018
+        emulator.Nope
