@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from collections.abc import (
+    AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -20,7 +22,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
 from typing_extensions import ParamSpec, TypedDict, Unpack
 
@@ -40,7 +42,7 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import cached, policy_for
+from .cache import beneath, cached, policy_for
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -50,12 +52,19 @@ from .streaming import AsyncItemStream, ItemStream, Partial
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
+    from .rows import AsyncRows, Rows
+    from .rows._run import Run
+
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
+
+
+#: ``map(deps=...)`` not given (None is a value a caller may pass).
+_NO_DEPS_ARG: Any = object()
 
 
 class Options(TypedDict, total=False):
@@ -222,14 +231,102 @@ class Command(Generic[P, R]):
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
+        plan, _, runtime = self._plan(stream=False)
+        return await self._arun_with(plan, runtime, args, kwargs)
+
+    async def _arun_with(
+        self,
+        plan: _engine.Plan,
+        runtime: _drivers.Runtime,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Result[R]:
+        """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
         history = None if self._own_history else kwargs.pop("history", None)
         deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
         prompt = await _prompt_async(self._fn, args, kwargs)
-        plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
         return await ascoped(deps, _drivers.run_async(engine, runtime))
+
+    # -- over rows --
+    def map(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+    ) -> Rows[R]:
+        """Call the command once per row of ``inputs`` and yield each row's record
+        (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
+
+        A tuple row is positional arguments, a dict row keyword arguments, an
+        :class:`~alloy.rows.Args` row exactly those, anything else the one argument. Rows are
+        read lazily and at most a small window of them is held, so an input of any length runs
+        in flat memory. ``concurrency`` calls run at once; ``rpm`` / ``tpm`` cap requests and
+        tokens per minute (by default the limits the provider states in its replies' headers);
+        ``as_completed`` yields rows as they finish instead. ``errors="raise"`` stops at the
+        first failed row; a ConfigurationError always stops the run. ``checkpoint`` names a
+        SQLite file recording each finished row, so running the same map again skips them
+        (failed rows run again unless ``retry_failed=False``). ``progress`` shows a bar (by
+        default when a person is watching). ``deps`` reaches every row's tools, checks and rails.
+        """
+        given = locals()  # the options, before anything else is named here
+        from .rows import Rows  # asyncio and the run machinery load only when a run is made
+
+        return Rows(self._run_over(inputs, given))
+
+    def amap(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+    ) -> AsyncRows[R]:
+        """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
+        ``await cmd.amap(rows)`` for the list of records."""
+        given = locals()
+        from .rows import AsyncRows
+
+        return AsyncRows(self._run_over(inputs, given))
+
+    def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
+        from .rows._run import Run
+        from .rows._run import Settings as RunSettings
+
+        settings = {k: v for k, v in given.items() if k not in ("self", "inputs", "deps")}
+        deps = given["deps"]
+        return Run(
+            self,
+            inputs,
+            RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG),
+        )
+
+    def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
+        """Every handler interested in this command's events: global ones, then its own."""
+        return (*global_handlers(), *self._handlers)
+
+    @staticmethod
+    def _rewrap(model: Any, wrap: Callable[[Any], Any]) -> Any:
+        """``model`` (a runtime's) with ``wrap`` applied to the provider's model beneath any cache."""
+        return beneath(model, wrap)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
         """Yield the answer's text as it arrives; tool rounds run in between."""
