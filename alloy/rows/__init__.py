@@ -8,12 +8,13 @@ row's arguments, the run's :class:`Summary`, and what paces calls to a provider'
 from ._handles import AsyncRows, Rows
 from ._inputs import RowInputError
 from ._pacer import PacedModel, Pacer
-from ._records import Args, Failed, Ok, Row, Summary
+from ._records import Args, BadRow, Failed, Ok, Row, Summary
 from ._run import ResumedFailure
 
 __all__ = [
     "Args",
     "AsyncRows",
+    "BadRow",
     "Failed",
     "Ok",
     "PacedModel",

@@ -52,6 +52,17 @@ class AsyncRows(Generic[R]):
 _ROW, _END, _ERROR = "row", "end", "error"
 
 
+async def _wind_down() -> None:
+    """What ``asyncio.run`` does at the end: cancel every other task (the run, its calls, a
+    wait for the next record) and let each finish, then close async generators."""
+    current = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
 class Rows(Generic[R]):
     """A run for blocking code: iterate it for the records (``list(rows)`` for all of them)."""
 
@@ -99,20 +110,10 @@ class Rows(Generic[R]):
     def close(self) -> None:
         """Stop the run (calls under way are cancelled) and its worker thread."""
         self._over = True
-        loop, thread, task = self._loop, self._thread, self._task
+        loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
-        if task is not None and not task.done():
-            stopped = concurrent.futures.Future[None]()
-
-            def cancel() -> None:
-                assert task is not None
-                task.add_done_callback(lambda _: stopped.set_result(None))
-                task.cancel()
-
-            loop.call_soon_threadsafe(cancel)
-            stopped.result()
-        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result()
+        asyncio.run_coroutine_threadsafe(_wind_down(), loop).result()
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
         loop.close()

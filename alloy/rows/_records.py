@@ -33,6 +33,15 @@ class Args:
 
 
 @dataclass(frozen=True)
+class BadRow:
+    """A row known to be unusable before any call (a line of a file that is not JSON, say):
+    it fails alone with a :class:`RowInputError` saying ``reason``; ``line`` is where it was."""
+
+    reason: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Ok(Generic[R]):
     """A row whose call returned ``value``.
 

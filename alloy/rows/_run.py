@@ -36,7 +36,7 @@ from ._checkpoint import Checkpoint, Stored
 from ._inputs import RowInputError, bind, identity, row_key, run_identity
 from ._pacer import PacedModel, Pacer
 from ._progress import Progress
-from ._records import Failed, Ok, Row, Summary
+from ._records import BadRow, Failed, Ok, Row, Summary
 
 Errors = Literal["collect", "raise"]
 
@@ -283,6 +283,9 @@ class Run:
         reader: Any,
     ) -> Row[Any] | tuple[tuple[Any, ...], dict[str, Any], str]:
         """A row's arguments and key, or its record when there is nothing to call."""
+        if isinstance(item, BadRow):
+            where = f"line {item.line}: " if item.line is not None else ""
+            return Failed(index, "", item, RowInputError(where + item.reason))
         try:
             args, kwargs = bind(signature, item, self.command.name, self.command._fn)
         except RowInputError as error:
