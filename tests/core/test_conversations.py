@@ -18,7 +18,7 @@ import alloy
 from alloy import Assistant, ConfigurationError, Image, System, User, command, tool
 from alloy._types import Request, Text, ToolCall, ToolResult
 from alloy.testing import FunctionModel
-from alloy.testing.emulator import Emulator, ReplyJson, ReplyToolCalls
+from alloy.testing.emulator import Emulator, ReplyJson, ReplyText, ReplyToolCalls
 
 from ..conftest import Call
 from ..hardening.conftest import PROVIDERS
@@ -391,3 +391,187 @@ def test_async_and_sync_results_carry_the_same_conversation() -> None:
     sync = ask.run("2+2?", history=[User("hi"), Assistant("hello")])
     async_ = asyncio.run(ask.arun("2+2?", history=[User("hi"), Assistant("hello")]))
     assert sync.messages == async_.messages
+
+
+# -- using(): history= and deps= for every call form, typed ----------------------------------
+
+
+@dataclass
+class Caller:
+    name: str
+
+
+@tool
+def whoami(ctx: alloy.Context[Caller]) -> str:
+    """The calling user's name."""
+    return ctx.deps.name
+
+
+def answering_whoami(typed: bool) -> FunctionModel:
+    """Calls ``whoami`` first, then answers with what it returned (as a list when ``typed``)."""
+
+    def reply(request: Request) -> Any:
+        results = [p for m in request.messages for p in m.parts if isinstance(p, ToolResult)]
+        if not results:
+            return ToolCall("w1", "whoami", {})
+        name = results[-1].content
+        return json.dumps({"value": [name]}) if typed else name
+
+    return FunctionModel(reply)
+
+
+async def _drain(stream: Any) -> list[Any]:
+    return [item async for item in stream]
+
+
+FORM_RUNS: dict[str, Callable[[Any], Any]] = {
+    "run": lambda c: c.run("q").value,
+    "arun": lambda c: asyncio.run(c.arun("q")).value,
+    "call": lambda c: c("q"),
+    "acall": lambda c: asyncio.run(c.acall("q")),
+    "stream": lambda c: "".join(c.stream("q")),
+    "astream": lambda c: "".join(asyncio.run(_drain(c.astream("q")))),
+    "stream_partial": lambda c: list(c.stream_partial("q"))[-1].value,
+    "astream_partial": lambda c: asyncio.run(_drain(c.astream_partial("q")))[-1].value,
+    "stream_items": lambda c: list(c.stream_items("q")),
+    "astream_items": lambda c: asyncio.run(_drain(c.astream_items("q"))),
+}
+TEXT_FORMS = ("stream", "astream")
+
+
+@pytest.mark.parametrize("form", sorted(FORM_RUNS))
+def test_using_gives_every_call_form_its_history_and_deps(form: str) -> None:
+    typed = form not in TEXT_FORMS
+    model = answering_whoami(typed)
+
+    @command(output=list[str], model=model, tools=[whoami])
+    def names(question: str) -> str:
+        return question
+
+    @command(model=model, tools=[whoami])
+    def chat(question: str) -> str:
+        return question
+
+    history = [User("Who is there?"), Assistant("Nobody yet.")]
+    bound = (chat if not typed else names).using(history=history, deps=Caller("ada"))
+    got = FORM_RUNS[form](bound)
+    assert got == ("ada" if not typed else ["ada"])
+    first = model.requests[0]
+    assert texts(first)[:2] == [("user", "Who is there?"), ("assistant", "Nobody yet.")]
+
+
+def test_using_is_a_copy_and_a_keyword_given_to_the_call_wins() -> None:
+    model = answering_whoami(typed=False)
+
+    @command(model=model, tools=[whoami])
+    def chat(question: str) -> str:
+        return question
+
+    ada = chat.using(deps=Caller("ada"))
+    assert ada.using(history=[]).run("q").value == "ada"  # using() adds to what was given
+    assert ada.run("q", deps=Caller("bob")).value == "bob"  # type: ignore[call-arg]
+    with pytest.raises(ConfigurationError, match="takes a Context parameter"):
+        chat("q")  # the command itself was left as it was
+
+
+def test_using_passes_history_to_a_prompt_function_that_takes_it() -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str, history: Sequence[Any] = ()) -> list[Any]:
+        return [*history, User(question.upper())]
+
+    ask.using(history=[User("one"), Assistant("1")])("two")
+    assert texts(seen[0]) == [("user", "one"), ("assistant", "1"), ("user", "TWO")]
+
+
+# -- a streamed call carried on: its Result, tool rounds included -----------------------------
+
+
+@pytest.fixture(params=["sync", "async"])
+def streamed(request: pytest.FixtureRequest) -> Call:
+    """``streamed(cmd, *args)`` streams a text command (``stream`` or ``astream``) to its end:
+    its text and the stream's Result."""
+
+    def collect(cmd: Any, *args: Any, **kwargs: Any) -> tuple[str, alloy.Result[Any]]:
+        if request.param == "sync":
+            chunks = cmd.stream(*args, **kwargs)
+            return "".join(chunks), chunks.result
+
+        async def gather() -> tuple[str, alloy.Result[Any]]:
+            chunks = cmd.astream(*args, **kwargs)
+            text = "".join([chunk async for chunk in chunks])
+            return text, chunks.result
+
+        return asyncio.run(gather())
+
+    return collect
+
+
+def forecaster(model: str) -> Any:
+    @command(model=model, tools=[forecast])
+    def ask(question: str) -> str:
+        return question
+
+    return ask
+
+
+def test_a_streams_result_is_there_once_it_has_run_to_its_end() -> None:
+    model, _ = recording("Four.")
+
+    @command(model=model)
+    def ask(question: str) -> str:
+        return question
+
+    chunks = ask.stream("2+2?")
+    with pytest.raises(ValueError, match="has not run to its end"):
+        chunks.result
+    assert "".join(chunks) == "Four."
+    assert chunks.result.value == "Four."
+    assert texts_of(chunks.result.messages) == [("user", "2+2?"), ("assistant", "Four.")]
+
+
+def test_a_typed_streams_result_is_there_with_its_last_partial() -> None:
+    model, _ = recording('{"value": [1, 2]}')
+
+    @command(output=list[int], model=model)
+    def numbers() -> str:
+        return "Two numbers"
+
+    partials = numbers.stream_partial()
+    for partial in partials:
+        if partial.complete:
+            break  # the caller stops at the final value, before the stream's own end
+    assert partials.result.value == [1, 2]
+    items = numbers.stream_items()
+    assert list(items) == [1, 2] and items.result.value == [1, 2]
+    assert items.result.messages[-1] == Assistant('{"value": [1, 2]}')
+
+
+@pytest.mark.parametrize("first", sorted(PROVIDERS))
+def test_a_streamed_tool_round_is_carried_on_to_every_provider_streamed(
+    first: str, emu: Emulator, streamed: Call
+) -> None:
+    """A streamed call's tool round is in its Result, which a streamed call on any provider
+    carries on: the history it sends holds that tool call and its result."""
+    model, queue, _ = PROVIDERS[first]
+    emu.push(queue, ReplyToolCalls(("forecast", {"city": "Paris"})), ReplyText("Sunny, 21 C."))
+    text, started = streamed(forecaster(model), "Weather in Paris?")
+    assert text == "Sunny, 21 C."
+    kinds = [type(p).__name__ for m in started.messages for p in m.parts]
+    assert kinds == ["Text", "ToolCall", "ToolResult", "Text"]
+
+    for second in sorted(PROVIDERS):
+        model2, queue2, _ = PROVIDERS[second]
+        emu.reset()
+        emu.push(queue2, ReplyText("Cloudy in Lyon."))
+        text, result = streamed(forecaster(model2), "And in Lyon?", history=started.messages)
+        assert text == "Cloudy in Lyon.", (first, second)
+        body = json.dumps(emu.last_request(queue2).body)
+        for earlier in ("Weather in Paris?", "forecast", "sunny in Paris, 21 C", "Sunny, 21 C."):
+            assert earlier in body, (first, second, earlier)
+        assert result.messages[: len(started.messages)] == started.messages
+        assert texts_of(result.new_messages) == [
+            ("user", "And in Lyon?"),
+            ("assistant", "Cloudy in Lyon."),
+        ]
