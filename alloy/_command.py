@@ -27,7 +27,13 @@ from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 from . import _drivers, _engine
 from ._answer import ItemReader, PartialReader
 from ._config import Config, check_options, layers_key, resolve
-from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._conversation import (
+    Conversation,
+    MessageLike,
+    check_tool_results,
+    is_conversation,
+    to_conversation,
+)
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._fallback import fallback_models, with_fallbacks
@@ -534,6 +540,7 @@ def _opening(
         system = prompt.system if prompt.system is not None else earlier.system
     else:
         own, parts, system = (), prompt, earlier.system
+    check_tool_results(earlier.messages, (*own, UserTurn(parts)), command)
     turns = (*examples, *earlier.messages, *own)
     return parts, _engine.Prelude(
         turns, len(examples), len(examples) + len(earlier.messages), system

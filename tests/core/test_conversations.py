@@ -96,7 +96,13 @@ def test_role_dicts_as_users_write_them_for_the_sdks() -> None:
                 ],
             },
             {"role": "tool", "tool_call_id": "call_1", "content": "3"},
-            {"role": "assistant", "content": [{"type": "text", "text": "Three."}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Three."},
+                    {"type": "tool_use", "id": "toolu_9", "name": "note", "input": {}},
+                ],
+            },
             {
                 "role": "user",
                 "content": [
@@ -115,7 +121,8 @@ def test_role_dicts_as_users_write_them_for_the_sdks() -> None:
     # A tool message names only its call: the tool's name comes from that call.
     assert result_turn.parts == (ToolResult("call_1", "count", "3"),)
     assert isinstance(answer, Assistant) and answer.text == "Three."
-    assert last.parts == (ToolResult("toolu_9", "", "ok"), Text("As JSON?"))
+    assert answer.parts[1] == ToolCall("toolu_9", "note", {})
+    assert last.parts == (ToolResult("toolu_9", "note", "ok"), Text("As JSON?"))
 
 
 def test_a_lone_user_message_is_a_prompt() -> None:
@@ -281,6 +288,21 @@ def test_output_instructions_still_follow_a_conversations_system_prompt() -> Non
         ([{"role": "user", "content": [{"type": "audio"}]}], "block 0 has type 'audio'"),
         ([{"role": "tool", "content": "3"}], "a tool message needs its tool_call_id"),
         ([{"role": "user", "content": ""}], "a user message needs content"),
+        ([User(), User("2+2?")], "message 0: a user turn needs content"),
+        ([User(" "), User("2+2?")], "message 0: a user turn needs content"),
+        ([User("hi"), Assistant(), User("2+2?")], "message 1: an assistant turn needs text"),
+        (
+            [User("hi"), {"role": "assistant", "content": ""}, User("2+2?")],
+            "message 1: an assistant turn needs text",
+        ),
+        (
+            [User("hi"), User(ToolResult("call_7", "count", "3"), "2+2?")],
+            "conversation holds a tool result for call 'call_7'",
+        ),
+        (
+            [{"role": "tool", "tool_call_id": "call_7", "content": "3"}, User("2+2?")],
+            "tool result for call 'call_7' that no earlier assistant turn made",
+        ),
     ],
 )
 def test_bad_conversations_are_configuration_errors(conversation: list[Any], message: str) -> None:
@@ -305,6 +327,71 @@ def test_bad_history_is_named_as_history() -> None:
         ask(history=[{"role": "bot", "content": "x"}])  # type: ignore[call-arg]
     with pytest.raises(ConfigurationError, match="history= must be a list of messages"):
         ask(history="hello")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        ([User()], "ask: history=, message 0: a user turn needs content"),
+        (
+            [System("Be brief."), User("hi"), Assistant(""), User("more")],
+            "ask: history=, message 2: an assistant turn needs text or tool calls",
+        ),
+        (
+            # A history cut between the model's tool call and its result.
+            [User(ToolResult("c1", "forecast", "sunny")), Assistant("Sunny.")],
+            "ask: history= holds a tool result for call 'c1' \\(forecast\\) that no earlier",
+        ),
+    ],
+)
+def test_a_history_no_provider_would_take_is_refused(
+    history: list[Any], message: str, call: Call
+) -> None:
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask(question: str) -> str:
+        return question
+
+    with pytest.raises(ConfigurationError, match=message):
+        call(ask.using(history=history), "2+2?")
+    assert not seen  # refused before any request
+
+
+def test_a_tool_result_may_answer_a_call_made_in_the_history() -> None:
+    """The prompt function's conversation goes on from ``history=``: its tool result may
+    answer the history's last tool call."""
+    model, seen = recording()
+
+    @command(output=int, model=model)
+    def ask() -> list[Any]:
+        return [User(ToolResult("c1", "forecast", "sunny"), "So, warm?")]
+
+    history = [User("Weather?"), Assistant(ToolCall("c1", "forecast", {"city": "Paris"}))]
+    assert ask.using(history=history)() == 4
+    assert seen[0].messages[-1].parts[0] == ToolResult("c1", "forecast", "sunny")
+
+
+def test_every_result_carries_on_even_one_with_an_empty_answer_in_it(call: Call) -> None:
+    """alloy's own record of an empty answer (the one before a finalize turn, and an
+    ``output=None`` call's) is not refused when it comes back as history."""
+    replies = iter([ToolCall("c1", "forecast", {"city": "Paris"}), "", '{"value": 4}', ""])
+    model = FunctionModel(lambda request: next(replies))
+
+    @command(output=int, model=model, tools=[forecast])
+    def ask(question: str) -> str:
+        return question
+
+    @command(output=None, model=model)
+    def note(line: str) -> str:
+        return line
+
+    first = ask.run("2+2?")  # a tool round, an empty answer, the finalize turn, the answer
+    said = [m for m in first.messages if isinstance(m, Assistant)]
+    assert [bool(m.text or m.parts[0:1] != (Text(""),)) for m in said] == [True, False, True]
+    second = note.run("Noted.", history=first.messages)  # an empty answer, last
+    replies = iter(['{"value": 8}'])
+    assert call(ask, "Doubled?", history=second.messages) == 8
 
 
 def test_message_types_refuse_what_a_turn_cannot_hold() -> None:
