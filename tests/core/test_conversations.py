@@ -7,6 +7,7 @@ crosses providers goes through every real SDK to the emulator and back.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,9 +17,16 @@ import pytest
 
 import alloy
 from alloy import Assistant, ConfigurationError, Image, System, User, command, tool
-from alloy._types import Request, Text, ToolCall, ToolResult
+from alloy._types import Opaque, Request, Text, ToolCall, ToolResult
 from alloy.testing import FunctionModel
-from alloy.testing.emulator import Emulator, ReplyJson, ReplyText, ReplyToolCalls
+from alloy.testing.emulator import (
+    Emulator,
+    ReplyJson,
+    ReplyRaw,
+    ReplyText,
+    ReplyToolCall,
+    ReplyToolCalls,
+)
 
 from ..conftest import Call
 from ..hardening.conftest import PROVIDERS
@@ -662,3 +670,108 @@ def test_a_streamed_tool_round_is_carried_on_to_every_provider_streamed(
             ("user", "And in Lyon?"),
             ("assistant", "Cloudy in Lyon."),
         ]
+
+
+# -- provider-only data stays with its provider ------------------------------------------------
+
+OPENAI_REASONING = "ENC-openai-reasoning-item"
+ANTHROPIC_SIGNATURE = "SIG-anthropic-thinking-block"
+GEMINI_SIGNATURE = b"gemini-thought-signature"
+
+
+def openai_reply_with_reasoning() -> ReplyRaw:
+    return ReplyRaw.json(
+        {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 1,
+            "status": "completed",
+            "model": "gpt-5-mini",
+            "output": [
+                {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [],
+                    "encrypted_content": OPENAI_REASONING,
+                },
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}],
+                },
+            ],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": 10,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 5,
+                "output_tokens_details": {"reasoning_tokens": 3},
+                "total_tokens": 15,
+            },
+        }
+    )
+
+
+def anthropic_reply_with_thinking() -> ReplyRaw:
+    return ReplyRaw.json(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [
+                {"type": "thinking", "thinking": "It is sunny.", "signature": ANTHROPIC_SIGNATURE},
+                {"type": "text", "text": "Sunny."},
+            ],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+    )
+
+
+#: A first call whose answer carries provider-only data, per provider that has some: the
+#: replies to queue, and the marker of that data on the wire.
+WITH_PROVIDER_DATA: dict[str, tuple[Callable[[], tuple[Any, ...]], str]] = {
+    "openai": (lambda: (openai_reply_with_reasoning(),), OPENAI_REASONING),
+    "anthropic": (lambda: (anthropic_reply_with_thinking(),), ANTHROPIC_SIGNATURE),
+    "gemini": (
+        lambda: (
+            ReplyToolCalls(
+                ReplyToolCall("forecast", {"city": "Paris"}, signature=GEMINI_SIGNATURE)
+            ),
+            ReplyText("Sunny."),
+        ),
+        base64.b64encode(GEMINI_SIGNATURE).decode(),
+    ),
+}
+
+
+@pytest.mark.parametrize("first", sorted(WITH_PROVIDER_DATA))
+def test_provider_only_data_goes_back_to_its_provider_and_no_other(
+    first: str, emu: Emulator, run_result: Call
+) -> None:
+    """Reasoning items (OpenAI Responses), thinking blocks (Anthropic) and thought signatures
+    (Gemini) are kept in Result.messages; carried on, they are sent back to the provider they
+    came from, and left out of the request to any other."""
+    model, queue, _ = PROVIDERS[first]
+    replies, marker = WITH_PROVIDER_DATA[first]
+    emu.push(queue, *replies())
+    started = run_result(forecaster(model), "Weather in Paris?")
+    assert started.value == "Sunny."
+    kept = [p for m in started.messages for p in m.parts if isinstance(p, Opaque)]
+    assert kept and {p.provider for p in kept} == {first}
+
+    for second in sorted(PROVIDERS):
+        model2, queue2, _ = PROVIDERS[second]
+        emu.reset()
+        emu.push(queue2, ReplyText("Cloudy in Lyon."))
+        result = run_result(forecaster(model2), "And in Lyon?", history=started.messages)
+        assert result.value == "Cloudy in Lyon."
+        body = json.dumps(emu.last_request(queue2).body)
+        assert "Weather in Paris?" in body and "And in Lyon?" in body, (first, second)
+        assert (marker in body) == (second == first), (first, second)
