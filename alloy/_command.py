@@ -24,12 +24,18 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
-from typing_extensions import ParamSpec, TypedDict, Unpack
+from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._answer import ItemReader, PartialReader
 from ._config import Config, check_options, layers_key, resolve
-from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._conversation import (
+    Conversation,
+    MessageLike,
+    check_tool_results,
+    is_conversation,
+    to_conversation,
+)
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._fallback import fallback_models, with_fallbacks
@@ -47,7 +53,7 @@ from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
 from .providers import get_model, model_cache_generation
-from .streaming import AsyncItemStream, ItemStream, Partial
+from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -56,6 +62,8 @@ if TYPE_CHECKING:
     from .rows._run import Run
 
 P = ParamSpec("P")
+#: An argument of :meth:`Command.using` that was not given.
+_UNSET: Any = object()
 R = TypeVar("R")
 T = TypeVar("T")
 E = TypeVar("E")
@@ -147,6 +155,8 @@ class Command(Generic[P, R]):
         self._own_history = "history" in self.__signature__.parameters
         #: The same for ``deps``: its own parameter, or the call's dependencies (see _deps).
         self._own_deps = "deps" in self.__signature__.parameters
+        #: ``history=`` and ``deps=`` given through :meth:`using`, for every call.
+        self._bound: Mapping[str, Any] = {}
 
     # -- introspection --
     @property
@@ -197,6 +207,26 @@ class Command(Generic[P, R]):
         """A copy of this command with per-call options (the highest-precedence layer)."""
         return self._with_checked(check_options(options, source=f"{self.name}.with_options()"))
 
+    def using(
+        self, *, history: Sequence[MessageLike] | None = _UNSET, deps: object = _UNSET
+    ) -> Self:
+        """A copy of this command whose every call is given ``history=`` and/or ``deps=``.
+
+        ``cmd.using(history=h, deps=d).run(x)`` is ``cmd.run(x, history=h, deps=d)``, for every
+        call form (``run``, ``arun``, calling it, ``acall``, the streams), with the prompt
+        function's own parameters still checked by a type checker: ``run``'s signature is the
+        prompt function's, so ``history=`` and ``deps=`` written into the call itself work but
+        are not in it. A keyword given to the call wins over the one given here.
+        """
+        given = {"history": history, "deps": deps}
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._bound = {
+            **self._bound,
+            **{name: value for name, value in given.items() if value is not _UNSET},
+        }
+        return clone
+
     def _with_checked(self, checked: Mapping[str, Any]) -> Command[P, R]:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
@@ -220,9 +250,8 @@ class Command(Generic[P, R]):
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, self._examples_sync())
         if deps is _NO_DEPS:
@@ -242,9 +271,8 @@ class Command(Generic[P, R]):
         kwargs: dict[str, Any],
     ) -> Result[R]:
         """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
@@ -328,47 +356,47 @@ class Command(Generic[P, R]):
         """``model`` (a runtime's) with ``wrap`` applied to the provider's model beneath any cache."""
         return beneath(model, wrap)
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
-        """Yield the answer's text as it arrives; tool rounds run in between."""
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Stream[str, R]:
+        """Yield the answer's text as it arrives; tool rounds run in between. Once it has all
+        arrived, the stream's ``result`` is the call's Result (to carry the call on)."""
         if inspect.iscoroutinefunction(self._fn):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        chunks = _drivers.stream_sync(engine, runtime)
-        return chunks if deps is _NO_DEPS else scoped_iter(deps, chunks)
+        return Stream(lambda done: _scoped(deps, _drivers.stream_sync(engine, runtime, done)))
 
-    async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
+    def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:
         """Async twin of :meth:`stream`."""
+        return AsyncStream(lambda done: self._astream(args, kwargs, done))
+
+    async def _astream(self, args: Any, kwargs: Any, done: _drivers.OnResult) -> AsyncIterator[str]:
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.stream_async(engine, runtime)
+        chunks = _drivers.stream_async(engine, runtime, done)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
         async for chunk in chunks:
             yield chunk
 
     # -- typed streaming --
-    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Partial[R]]:
+    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
         """Yield the typed answer as it arrives: :class:`~alloy.streaming.Partial` views of
         its complete values, the last one carrying the validated value a call returns.
 
         Tool rounds run first; a re-asked or retried answer streams again (``attempt`` one
         higher). What is shown, field by field, is set with ``alloy.streaming`` markers.
         """
-        return self._read_sync(args, kwargs, self._partial_reader)
+        return Stream(self._read_sync(args, kwargs, self._partial_reader))
 
-    async def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Partial[R]]:
+    def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[Partial[R], R]:
         """Async twin of :meth:`stream_partial`."""
-        async for partial in self._read_async(args, kwargs, self._partial_reader):
-            yield partial
+        return AsyncStream(lambda done: self._read_async(args, kwargs, self._partial_reader, done))
 
     @overload
     def stream_items(
@@ -393,33 +421,35 @@ class Command(Generic[P, R]):
     ) -> AsyncItemStream[E]: ...
     def astream_items(self, *args: Any, **kwargs: Any) -> AsyncItemStream[Any]:
         """Async twin of :meth:`stream_items`."""
-        return AsyncItemStream(self._read_async(args, kwargs, self._item_reader))
+        return AsyncItemStream(lambda done: self._read_async(args, kwargs, self._item_reader, done))
 
-    def _read_sync(self, args: Any, kwargs: Any, reader: _ReaderFactory) -> Iterator[Any]:
+    def _read_sync(
+        self, args: Any, kwargs: Any, reader: _ReaderFactory
+    ) -> Callable[[_drivers.OnResult], Iterator[Any]]:
+        """Everything up to the stream's start, done now (so a mistake raises at the call);
+        what it returns starts the stream, given what to tell the Result at its end."""
         if self._async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: use astream_partial() or "
                 "astream_items()"
             )
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, self._examples_sync(), call_id)
-        outputs = _drivers.read_sync(engine, runtime, reader(answer, plan, call_id))
-        return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
+        read = reader(answer, plan, call_id)
+        return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
 
     async def _read_async(
-        self, args: Any, kwargs: Any, reader: _ReaderFactory
+        self, args: Any, kwargs: Any, reader: _ReaderFactory, done: _drivers.OnResult
     ) -> AsyncIterator[Any]:
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, await self._examples_async(), call_id)
-        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id))
+        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:
             outputs = ascoped_iter(deps, outputs)
         async for output in outputs:
@@ -459,6 +489,16 @@ class Command(Generic[P, R]):
         return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
 
     # -- internals --
+    def _given(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+        """The prompt function's keyword arguments, and the call's ``history`` and ``deps``:
+        those given to the call, else to :meth:`using` (a prompt function with a parameter of
+        that name is given the value instead)."""
+        if self._bound:
+            kwargs = {**self._bound, **kwargs}
+        history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
+        return kwargs, history, deps
+
     def _examples_sync(self) -> tuple[Message, ...]:
         turns = self._example_turns
         if turns is None:
@@ -550,7 +590,7 @@ class AsyncCommand(Command[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
         return self.acall(*args, **kwargs)
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:  # type: ignore[override]
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:  # type: ignore[override]
         """The same async iterator as :meth:`astream`, as alloy-ai's ``stream()`` gave for an
         async prompt function."""
         return self.astream(*args, **kwargs)
@@ -597,6 +637,7 @@ def _opening(
         system = prompt.system if prompt.system is not None else earlier.system
     else:
         own, parts, system = (), prompt, earlier.system
+    check_tool_results(earlier.messages, (*own, UserTurn(parts)), command)
     turns = (*examples, *earlier.messages, *own)
     return parts, _engine.Prelude(
         turns, len(examples), len(examples) + len(earlier.messages), system
@@ -607,6 +648,11 @@ _ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], _drivers.Reader[Any]
 _NO_TURNS = Conversation(None, ())
 #: No ``deps=`` was passed (None is a value a caller may pass).
 _NO_DEPS: Any = object()
+
+
+def _scoped(deps: Any, outputs: Iterator[E]) -> Iterator[E]:
+    """A stream's outputs, each step run with the call's ``deps`` when it was given them."""
+    return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
 
 
 def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:

@@ -3,7 +3,8 @@
 ``cmd.stream_partial(...)`` yields :class:`Partial` views of the answer as it arrives, ending
 with the complete, validated value; ``cmd.stream_items(...)`` yields each element of a list
 answer once it is complete and validated. Both have async twins (``astream_partial``,
-``astream_items``).
+``astream_items``). Every stream, ``stream()``'s text included, holds the call's ``result`` once
+it has run to its end, so a streamed call is carried on (``history=``) like any other.
 
 What a partial shows is decided field by field, with markers in ``Annotated``::
 
@@ -21,15 +22,28 @@ command with output rails shows nothing before its final value.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from ._partial import Snapshot, materialize, open_path
+from ._types import Result
 
-__all__ = ["AsyncItemStream", "ItemStream", "Marker", "Partial", "done", "grow", "not_null"]
+__all__ = [
+    "AsyncItemStream",
+    "AsyncStream",
+    "ItemStream",
+    "Marker",
+    "Partial",
+    "Stream",
+    "done",
+    "grow",
+    "not_null",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
+Y = TypeVar("Y")
+R = TypeVar("R")
 
 
 class Marker:
@@ -144,16 +158,82 @@ class Partial(Generic[T]):
         return f"Partial(attempt={self.attempt}, {state}, data={self.data!r})"
 
 
-class ItemStream(Iterator[E]):
-    """The elements of a list answer, each yielded once it is complete and validated.
+class _Ended(Generic[R]):
+    """Keeps a streamed call's Result once the stream has run to its end."""
+
+    _result: Result[R] | None = None
+
+    def _end(self, result: Result[Any]) -> None:
+        self._result = result
+
+    @property
+    def result(self) -> Result[R]:
+        """The call's :class:`~alloy.Result`, as ``run()`` returns it: the value, the usage and
+        the whole conversation (``result.messages``, tool rounds included), to carry on with
+        ``history=``. It is there once the stream has run to its end; before that (or after
+        the stream failed or was closed early) reading it raises ``ValueError``."""
+        result = self._result
+        if result is None:
+            raise ValueError(
+                "the stream has not run to its end: its result (and messages) are there once "
+                "the last chunk has been read"
+            )
+        return result
+
+
+class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
+    """What a streamed call yields (``stream()``: text; ``stream_partial()``: partials), as
+    it arrives; once it has all arrived, :attr:`result` is the call's Result."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], Iterator[Y]]) -> None:
+        #: ``start`` makes the outputs, given what to call with the Result at the end.
+        self._outputs = start(self._end)
+
+    def __iter__(self) -> Stream[Y, R]:
+        return self
+
+    def __next__(self) -> Y:
+        return next(self._outputs)
+
+    def close(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "close", None)
+        if close is not None:
+            close()
+
+
+class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
+    """Async twin of :class:`Stream` (``astream()``, ``astream_partial()``)."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[Y]]) -> None:
+        self._outputs = start(self._end)
+
+    def __aiter__(self) -> AsyncStream[Y, R]:
+        return self
+
+    async def __anext__(self) -> Y:
+        return await self._outputs.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class ItemStream(_Ended[list[E]], Iterator[E]):
+    """The elements of a list answer, each yielded once it is complete and validated; once
+    the stream has run to its end, :attr:`result` is the call's Result (its value the list).
 
     ``attempt`` is the attempt the last element came from: when a finished answer fails
     validation and is re-asked, the elements of the new answer follow, with ``attempt`` one
     higher (those already yielded belonged to the answer that failed).
     """
 
-    def __init__(self, pairs: Iterator[tuple[int, E]]) -> None:
-        self._pairs = pairs
+    def __init__(
+        self, start: Callable[[Callable[[Result[Any]], None]], Iterator[tuple[int, E]]]
+    ) -> None:
+        self._pairs = start(self._end)
         self.attempt = 1
 
     def __iter__(self) -> ItemStream[E]:
@@ -170,11 +250,13 @@ class ItemStream(Iterator[E]):
             close()
 
 
-class AsyncItemStream(AsyncIterator[E]):
+class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
     """Async twin of :class:`ItemStream`."""
 
-    def __init__(self, pairs: AsyncIterator[tuple[int, E]]) -> None:
-        self._pairs = pairs
+    def __init__(
+        self, start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[tuple[int, E]]]
+    ) -> None:
+        self._pairs = start(self._end)
         self.attempt = 1
 
     def __aiter__(self) -> AsyncItemStream[E]:
