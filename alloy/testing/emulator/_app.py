@@ -262,6 +262,8 @@ class App:
                 "ollama",
                 Send(200, b"Ollama is running", "text/plain; charset=utf-8"),
             )
+        elif method == "GET" and path == "/_alloy/limits":
+            outcome = json_send(200, self.limit_counts())
         elif method == "GET" and re.search(r"/v1/models/?$", path):
             provider, outcome = "openai", json_send(200, _model_list())
         elif method == "POST" and GEMINI_CACHES_PATH.search(path):
@@ -286,6 +288,19 @@ class App:
         body, _ = _parse(incoming.body)
         self._record(incoming, provider, None, body, None)
         return outcome
+
+    def limit_counts(self) -> dict[str, dict[str, Any]]:
+        """Per rate-limited wire: its limits and the requests it admitted and refused (served
+        at ``GET /_alloy/limits``, for a client in another process, such as a benchmark)."""
+        return {
+            wire: {
+                "rpm": limits.rpm,
+                "tpm": limits.tpm,
+                "admitted": limits.admitted,
+                "refused": limits.refused,
+            }
+            for wire, limits in self.limits.items()
+        }
 
     def _record(
         self,

@@ -276,14 +276,18 @@ def serve_forever(
     port: int = 8765,
     *,
     announce: Callable[[str], None] | None = None,
+    rate_limits: Mapping[Wire, tuple[float | None, float | None]] | None = None,
     **options: Any,
 ) -> None:
     """Serve in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly.
 
     ``announce`` receives the startup banner (default: print to stdout, flushed, so a parent
-    process can read the URL).  ``options`` go to :class:`Emulator`.
+    process can read the URL). ``rate_limits`` maps wire APIs to (requests, tokens) per minute
+    (see :meth:`Emulator.rate_limit`). ``options`` go to :class:`Emulator`.
     """
     emulator = Emulator(host, port, **options)
+    for wire, (rpm, tpm) in (rate_limits or {}).items():
+        emulator.rate_limit(wire, rpm=rpm, tpm=tpm)
     say = announce or _print
     with _terminate_as_interrupt(), emulator:
         # Inside the try: a client that read the first line may stop us while we still print.
