@@ -33,8 +33,11 @@ def _invalid(summary: str, problem: str) -> InvalidOutput:
 
 _DECOR = re.compile(r"[*_`#>\"'\u201c\u201d\u2018\u2019()\[\]]")
 #: What a reply may say for yes or for no. Whole-reply answers and ``Answer: ...`` lines take
-#: every spelling here (the words distutils' strtobool and pydantic read, and the ones models
-#: write); a yes or no found in prose takes only the first, unambiguous ones.
+#: every spelling here: the words distutils' strtobool and pydantic read (y/yes/t/true,
+#: n/no/f/false) and the ones models write; a yes or no found in prose takes only the first,
+#: unambiguous ones. strtobool's and pydantic's ``on``/``off`` and ``1``/``0`` are left out: they
+#: spell a setting, and as a model's answer they answer another question ("On" to "Is the light
+#: off?") or are a count, so such a reply is re-asked rather than read as a yes or a no.
 _AFFIRM_WORDS = ("yes", "yeah", "yep", "yup")
 _NEGATE_WORDS = ("no", "nope", "nah")
 _AFFIRM_ANSWERS = (
@@ -91,7 +94,7 @@ class YesNo:
 
     Accepted: a bare ``Yes.``/``**No**`` (or ``Nope``, ``y``, ``true``, ``correct``, ``not at
     all``...), an ``Answer: yes`` line, or a final yes/no line after reasoning. Errors (re-asked):
-    both yes and no, neither, or "I don't know" (not a no).
+    both yes and no, neither, "I don't know" (not a no), and a setting's ``on``/``off``/``1``/``0``.
     """
 
     expected: str = field(default="yes or no", init=False)
