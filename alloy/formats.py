@@ -498,9 +498,13 @@ class KeyValues:
     Keys match case-insensitively at the start of a line, also bold, bulleted or indented
     (``**Answer:**``, ``- Answer:``). A value runs to the next key line: blank lines, fenced code
     blocks (taken as written, key-like lines in them included) and relative indentation are kept.
-    A value whose key is a list item (``- Name: ...``) ends at the next item of that list. A
-    repeated key's values are joined with a newline; text before the first key (reasoning) is
-    ignored. A missing key is an error.
+    A list item no further indented than the key line ends the value, unless the key introduces
+    the list: a value whose key is a list item (``- Name: ...``) ends at the next item of that
+    list, and one written on its key line (``Answer: 42``) ends at a list that follows it; a key
+    with nothing after its colon (``Steps:``), or whose text ends with one (``Steps to take:``),
+    takes the list below it. A list indented under the key is always the value's. A repeated
+    key's values are joined with a newline; text before the first key (reasoning) and after a
+    value's end is ignored. A missing key is an error.
     """
 
     keys: Sequence[str] = ()
@@ -547,7 +551,10 @@ class KeyValues:
         found: dict[str, list[str]] = {}
         key: str | None = None
         value: list[str] = []
-        item_indent: int | None = None  # the key line's indentation, when it is a list item
+        # The key line's indentation, when a list item there ends its value: the key line is
+        # itself an item (the next one is its sibling), or it holds a value of its own that does
+        # not announce a list (``Answer: 42``, not ``Steps:`` or ``Steps to take:``).
+        item_indent: int | None = None
         fence: _Fence | None = None  # the code block the line is in, if any
 
         def flush() -> None:
@@ -570,10 +577,11 @@ class KeyValues:
                 if match.group("open") and first.endswith(match.group("open")):
                     first = first[: -len(match.group("open"))].rstrip()
                 value = [first]
-                item_indent = indent if _ITEM.match(line) else None
+                announces = not first or first.endswith(":")
+                item_indent = indent if _ITEM.match(line) or not announces else None
                 continue
             if item_indent is not None and indent <= item_indent and _ITEM.match(line):
-                flush()  # the next item of the key's list
+                flush()  # the next item of the key's list, or a list after a one-line value
                 key, value, item_indent = None, [], None
             fence = _opening_fence(line)
             if key is not None:
