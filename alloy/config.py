@@ -8,6 +8,7 @@ settings. ``Config`` is alloy-ai's class, with its field names (``default_system
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
@@ -86,6 +87,10 @@ _REPLACEMENTS: dict[str, tuple[Any, str]] = {
         _get_config,
         "it returns alloy.Config, the settings a call would resolve to now, whose fields have "
         "alloy's names (system, retries, extra_json); alloy has no public replacement",
+    ),
+    "log": (
+        logging.getLogger("alloy"),
+        "alloy logs through the 'alloy' logger and its children: logging.getLogger(\"alloy\")",
     ),
     "DEFAULT_PARALLEL_TOOLS_MAX": (
         _config.Config().parallel_tools_max,

@@ -353,6 +353,9 @@ PROBES: dict[str, Probe] = {
         named="alloy.Config",
     ),
     "`Config(...).merged(other)`": Probe(merged_config, named="use_config(temperature=0.0)"),
+    "`alloy.config.log`, its logger": Probe(
+        lambda: expect(legacy_config("log").name == "alloy"), named='logging.getLogger("alloy")'
+    ),
     "`alloy.config.DEFAULT_PARALLEL_TOOLS_MAX`": Probe(
         lambda: expect(legacy_config("DEFAULT_PARALLEL_TOOLS_MAX") == 8),
         named="alloy.Config().parallel_tools_max",
