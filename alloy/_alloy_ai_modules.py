@@ -17,11 +17,14 @@ a finder placed last on ``sys.meta_path``, which is only asked about names nothi
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
+
+import typing_extensions
 
 from ._command import Command, ask, command
 from ._legacy import deprecated
@@ -36,18 +39,6 @@ Entry = tuple[Callable[[], Any] | None, str]
 
 def _same(value: Any) -> Callable[[], Any]:
     return lambda: value
-
-
-def _is_dataclass() -> Any:
-    import dataclasses
-
-    return dataclasses.is_dataclass
-
-
-def _is_typeddict() -> Any:
-    import typing_extensions
-
-    return typing_extensions.is_typeddict
 
 
 def _predicate() -> Any:
@@ -111,8 +102,11 @@ BRIDGES: dict[str, dict[str, Entry]] = {
             "a command parses and validates its own output; to read a JSON text as a type "
             "yourself, use pydantic.TypeAdapter(T).validate_json(text)",
         ),
-        "is_dataclass_type": (_is_dataclass, "use dataclasses.is_dataclass"),
-        "is_typeddict_type": (_is_typeddict, "use typing_extensions.is_typeddict"),
+        "is_dataclass_type": (_same(dataclasses.is_dataclass), "use dataclasses.is_dataclass"),
+        "is_typeddict_type": (
+            _same(typing_extensions.is_typeddict),
+            "use typing_extensions.is_typeddict",
+        ),
         "to_jsonable": (
             None,
             "use dataclasses.asdict(value) for a dataclass, or "
