@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS rows (
     usage TEXT NOT NULL,
     attempts INTEGER NOT NULL,
     cost REAL,
-    finished REAL NOT NULL
+    finished REAL NOT NULL,
+    plain TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     name TEXT PRIMARY KEY,
@@ -121,6 +122,7 @@ class Checkpoint:
         position: int,
         *,
         value: str | None = None,
+        plain: str | None = None,
         error: BaseException | None = None,
         usage: Usage,
         attempts: int,
@@ -129,7 +131,7 @@ class Checkpoint:
         """Record a finished row (a later record of the same row replaces it), committed."""
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     position,
@@ -141,6 +143,7 @@ class Checkpoint:
                     attempts,
                     cost,
                     time.time(),
+                    plain,
                 ),
             )
 
@@ -186,9 +189,9 @@ class Checkpoint:
         return None if found is None else str(found[0])
 
     def finished(self) -> Iterator[tuple[str, int, bool, str | None, str | None, str | None]]:
-        """Every finished row: (key, position, ok, value as the reply, error type, error)."""
+        """Every finished row: (key, position, ok, value as JSON, error type, error)."""
         yield from self._db.execute(
-            "SELECT key, position, ok, value, error_type, error FROM rows ORDER BY position"
+            "SELECT key, position, ok, plain, error_type, error FROM rows ORDER BY position"
         )
 
     def notes(self) -> dict[str, Any]:

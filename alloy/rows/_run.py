@@ -438,10 +438,13 @@ def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader:
     if not key:
         return  # a row whose input did not fit has no key to find it by
     if row.ok:
+        from pydantic_core import to_json
+
         checkpoint.put(
             key,
             index,
             value=reader.render(row.value),
+            plain=to_json(row.value, serialize_unknown=True).decode(),
             usage=row.usage,
             attempts=row.attempts,
             cost=row.cost,
