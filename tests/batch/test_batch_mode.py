@@ -5,6 +5,7 @@ fate the results come back in, half the price, and jobs that survive the submitt
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,12 @@ MODELS = {
 class City:
     name: str
     country: str
+
+
+@dataclass
+class Reading:
+    n: int
+    x: float
 
 
 def capital_on(model: str) -> Any:
@@ -201,3 +208,30 @@ def test_a_job_submitted_but_not_recorded_is_found_not_submitted_again(
     found = batch(capital_on(model), [f"c{i}" for i in range(6)], checkpoint=path)
     assert all(row.ok for row in found)
     assert len(emu.batches.jobs) == 1
+
+
+@pytest.mark.fuzz
+@pytest.mark.timeout(3600)
+def test_many_rows_back_shuffled_failed_and_expired_each_on_its_own_input(
+    emu: Emulator, fuzz_scale: int
+) -> None:
+    """2,000 rows in the suite, 100,000 under ``make fuzz``: two batch runs whose results come
+    back in other orders, with other rows failed and expired, give every row the same answer,
+    each row its own (answers differ per request), and a sample matches the online call."""
+    rows = [f"station {i}" for i in range(2_000 * fuzz_scale)]
+
+    @command(output=Reading, model="anthropic:claude-sonnet-4-6")
+    def read(station: str) -> str:
+        return f"What does {station} read?"
+
+    cmd = read
+    emu.vary_answers()
+    runs = []
+    for seed in (1, 2):
+        emu.batch_options(fail=0.1, expire=0.1, shuffle=True, seed=seed)
+        runs.append(values(batch(cmd, rows, concurrency=32)))
+    assert runs[0] == runs[1]
+    assert len({(value.n, value.x) for value in runs[0]}) > len(rows) // 2
+    sample = random.Random(9).sample(range(len(rows)), 40)
+    online = list(cmd.map([rows[i] for i in sample], progress=False))
+    assert [runs[0][i] for i in sample] == values(online)

@@ -312,6 +312,7 @@ def serve_forever(
     *,
     announce: Callable[[str], None] | None = None,
     rate_limits: Mapping[Wire, tuple[float | None, float | None]] | None = None,
+    vary_answers: bool = False,
     **options: Any,
 ) -> None:
     """Serve in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly.
@@ -323,6 +324,7 @@ def serve_forever(
     emulator = Emulator(host, port, **options)
     for wire, (rpm, tpm) in (rate_limits or {}).items():
         emulator.rate_limit(wire, rpm=rpm, tpm=tpm)
+    emulator.vary_answers(vary_answers)
     say = announce or _print
     with _terminate_as_interrupt(), emulator:
         # Inside the try: a client that read the first line may stop us while we still print.
