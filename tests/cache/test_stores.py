@@ -129,16 +129,16 @@ def test_threads_share_one_store_of_a_shared_location(tmp_path: Path) -> None:
     stores = []
     errors: list[BaseException] = []
 
-    def use() -> None:
+    def use(index: int) -> None:
         try:
             store = open_store(location)
             stores.append(store)
-            for number in range(50):
-                store.put(f"{threading.get_ident()}-{number}", b"x", None)
+            for number in range(50):  # keyed by index: a finished thread's ident is reused
+                store.put(f"{index}-{number}", b"x", None)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=use) for _ in range(6)]
+    threads = [threading.Thread(target=use, args=(index,)) for index in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
