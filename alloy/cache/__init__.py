@@ -67,6 +67,12 @@ def new_store(location: str, max_entries: int | None = None) -> Store:
     if text.lower() == "memory":
         return MemoryStore(max_entries)
     if text.startswith(("redis://", "rediss://", "unix://")):
+        if max_entries is not None:
+            raise ConfigurationError(
+                f"cache_max_entries={max_entries} cannot bound the Redis store {location!r}: "
+                "machines sharing it would race on a count. Bound it on the server "
+                "(maxmemory with maxmemory-policy allkeys-lru) and leave cache_max_entries unset"
+            )
         from ._redis import RedisStore
 
         return RedisStore(text)
