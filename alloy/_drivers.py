@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from typing_extensions import assert_never
 
 from ._blocking import run_blocking
-from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
+from ._engine import Accepted, Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Request, Response, Result, TextDelta, ToolCallDelta
+from .cache import keep_reply
 from .errors import ProviderError
 from .events import Event, Handler, logger
 
@@ -59,7 +60,7 @@ class Runtime:
     #: The models of the plan's fallbacks, in the same order.
     fallbacks: tuple[Model, ...] = ()
 
-    def model_for(self, call: CallModel) -> Model:
+    def model_for(self, call: CallModel | Accepted) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
         return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
@@ -105,6 +106,9 @@ def drive_sync(
                 send = None
             case RunRails():
                 send = _run_rails_sync(effect)
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
+                send = None
             case _:
                 assert_never(effect)
 
@@ -203,6 +207,9 @@ async def drive_async(
                 send = None
             case RunRails():
                 send = await _run_rails_async(effect)
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
+                send = None
             case _:
                 assert_never(effect)
 

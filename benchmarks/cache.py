@@ -77,7 +77,6 @@ def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
     from alloy._types import ModelSettings, Request, Response, Text, UserTurn
     from alloy.cache import CachedModel, CachePolicy, new_store
     from alloy.cache._codec import Entry, encode
-    from alloy.cache._key import request_key, wire_body
 
     @command(output=list[Row], model=case.alloy_model, temperature=0)
     def rows(subject: str) -> str:
@@ -95,13 +94,10 @@ def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
         output=None,
         settings=ModelSettings(temperature=0),
     )
-    schema = rows.output_type.schema
-    body = wire_body(inner, request, stream=False)
-    key = request_key(inner.name, request, body, stream=False, schema=schema)
+    hit_model = CachedModel(inner, CachePolicy(store), rows.output_type.schema)
     stored = encode(Entry(Response((Text(reply_text),))))
     assert stored is not None
-    store.put(key, stored, None)
-    hit_model = CachedModel(inner, CachePolicy(store), schema)
+    store.put(hit_model.key(request, stream=False), stored, None)
     parse = rows.output_type.parse
     bare = TypeAdapter(list[Row])
 

@@ -20,7 +20,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ._model import CachedModel, CacheMode, CachePolicy
+from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
 from ._store import MemoryStore, Store, StoreStats
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "is_off",
+    "keep_reply",
     "new_store",
     "open_store",
     "policy_for",
