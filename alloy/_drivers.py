@@ -27,7 +27,7 @@ from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Request, Response, Result, TextDelta, ToolCallDelta
-from .cache import keep_reply
+from .cache import ToolCache, keep_reply
 from .errors import ProviderError
 from .events import Event, Handler, logger
 
@@ -59,6 +59,8 @@ class Runtime:
     log_content: bool = False
     #: The models of the plan's fallbacks, in the same order.
     fallbacks: tuple[Model, ...] = ()
+    #: Where tools marked cacheable find their results, with a response cache; else None.
+    tool_cache: ToolCache | None = None
 
     def model_for(self, call: CallModel | Accepted) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
@@ -93,7 +95,7 @@ def drive_sync(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = run_tools_sync(runtime.tools, effect, runtime.parallel)
+                send = run_tools_sync(runtime.tools, effect, runtime.parallel, runtime.tool_cache)
             case Sleep():
                 _wait_sync(effect.seconds(random.random()))
                 send = None
@@ -194,7 +196,9 @@ async def drive_async(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = await run_tools_async(runtime.tools, effect, runtime.parallel)
+                send = await run_tools_async(
+                    runtime.tools, effect, runtime.parallel, runtime.tool_cache
+                )
             case Sleep():
                 await _wait_async(effect.seconds(random.random()))
                 send = None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError
 from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
 from ._store import MemoryStore, Store, StoreStats
+from ._tools import ToolCache, tool_cache
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -33,11 +34,13 @@ __all__ = [
     "MemoryStore",
     "Store",
     "StoreStats",
+    "ToolCache",
     "is_off",
     "keep_reply",
     "new_store",
     "open_store",
     "policy_for",
+    "tool_cache",
 ]
 
 _OFF = ("", "off", "none", "0", "false", "no")
