@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
-from .._types import CacheStatus, Capabilities, Done, Request, Response, StreamEvent, Usage
+from .._types import CacheStatus, Capabilities, Done, Request, Response, StreamEvent
 from ..errors import CacheMissError
 from ._codec import Delta, Entry, decode, encode
 from ._key import (
@@ -39,9 +39,6 @@ from ._store import Store
 logger = logging.getLogger("alloy.cache")
 
 CacheMode = Literal["readwrite", "replay", "record"]
-
-#: A hit's usage: one reply from the cache, no tokens, no provider request, so no cost.
-HIT = Usage(cache_hits=1)
 
 #: How many replies of misses wait for the engine's verdict at once, per model. A reply the
 #: engine never accepts (it failed validation, or the call failed) waits until newer ones push
@@ -93,9 +90,16 @@ class CachedModel:
             key_head(self.name, stream=stream, schema_text=self.schema_text, endpoint=self.endpoint)
             for stream in (False, True)
         )
-        #: The last entry read: the bytes it came from, the entry and its reply as a hit. A hit
+        #: The last request keyed, whole and streamed, with its key (or why it has none) and
+        #: whether it is repeatable (see ``_key``).
+        self._keyed: list[tuple[Request, str | Unkeyable, bool] | None] = [None, None]
+        #: The settings object last checked for a repeatable request, and the answer: whether
+        #: a request is repeatable depends on its sampling settings and the model alone, and a
+        #: command's requests share one settings object.
+        self._repeatable: tuple[Any, bool] | None = None
+        #: The last entry read, its reply made as a hit, and the bytes it came from: a hit
         #: repeated in this process neither decodes the bytes nor builds the reply again.
-        self._last: tuple[bytes, Entry, Response] | None = None
+        self._last: tuple[bytes, Entry] | None = None
         #: Replies of misses waiting for the engine to accept them, by the id of the reply
         #: handed to it (kept alive here, so the id stays its own): the reply, key and entry.
         self._pending: OrderedDict[int, tuple[Response, str, Entry]] = OrderedDict()
@@ -177,17 +181,13 @@ class CachedModel:
     def _lookup(self, request: Request, *, stream: bool) -> _Lookup:
         """The request's status and key, and its stored entry on a hit."""
         policy = self.policy
-        body = wire_body(self.model, request, stream=stream)
-        if policy.mode == "readwrite" and not (
-            policy.everything or is_deterministic(request, body)
-        ):
+        key, repeatable = self._key(request, stream)
+        if policy.mode == "readwrite" and not (policy.everything or repeatable):
             return _NOT_REPEATABLE
-        try:
-            key = finish_key(self._heads[stream], request, body)
-        except Unkeyable as exc:
+        if isinstance(key, Unkeyable):
             if policy.mode == "replay":
                 raise self._missing(request, "(no key: the request has no JSON form)") from None
-            logger.debug("alloy cache: not caching a request without a JSON form: %s", exc)
+            logger.debug("alloy cache: not caching a request without a JSON form: %s", key)
             return _NO_JSON_FORM
         if policy.mode == "record":
             return _Lookup("record", key)
@@ -197,6 +197,36 @@ class CachedModel:
                 raise self._missing(request, key)
             return _Lookup("miss", key)
         return _Lookup("hit", key, found[0], found[1])
+
+    def _key(self, request: Request, stream: bool) -> tuple[str | Unkeyable, bool]:
+        """The request's key (or why it has none) and whether it is repeatable.
+
+        Both are worked out from the wire body, which an adapter builds from the request alone
+        (``build`` is pure): a request equal to the last one keyed (the same prompt asked
+        again) reuses what was worked out for it instead of building and hashing it again.
+        """
+        last = self._keyed[stream]
+        if last is not None and last[0] == request:
+            return last[1], last[2]
+        body = wire_body(self.model, request, stream=stream)
+        repeatable = self._is_repeatable(request, body)
+        key: str | Unkeyable
+        try:
+            key = finish_key(self._heads[stream], request, body)
+        except Unkeyable as exc:
+            key = exc
+        self._keyed[stream] = (request, key, repeatable)
+        return key, repeatable
+
+    def _is_repeatable(self, request: Request, body: dict[str, Any] | None) -> bool:
+        """Whether ``request`` asks for a repeatable answer (see ``is_deterministic``)."""
+        settings = request.settings
+        last = self._repeatable
+        if last is not None and last[0] is settings:
+            return last[1]
+        answer = is_deterministic(request, body)
+        self._repeatable = (settings, answer)
+        return answer
 
     def _read(self, key: str) -> tuple[Entry, Response] | None:
         """The entry stored under ``key`` and its reply as a hit, or None."""
@@ -211,13 +241,12 @@ class CachedModel:
             return None
         last = self._last
         if last is not None and (last[0] is raw or last[0] == raw):
-            return last[1], last[2]
-        entry = decode(raw)
+            return last[1], last[1].response
+        entry = decode(raw, hit=True)
         if entry is None:
             return None
-        hit = replace(entry.response, usage=HIT, cache="hit")
-        self._last = (raw, entry, hit)
-        return entry, hit
+        self._last = (raw, entry)
+        return entry, entry.response
 
     def _save(self, key: str, entry: Entry) -> None:
         value = encode(entry)

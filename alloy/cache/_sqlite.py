@@ -56,6 +56,20 @@ _PUT = (
 )
 
 
+#: How many times this process was forked from its parent, so far: a child must not use its
+#: parent's connections (see ``SQLiteStore._connection``).
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork to follow
+    os.register_at_fork(after_in_child=_forked)
+
+
 def slack(max_entries: int) -> int:
     """How far past ``max_entries`` a store may grow before a write trims it back to the bound:
     1/64 of it (none below 64 entries), so a trim deletes a batch at a time."""
@@ -77,12 +91,14 @@ class SQLiteStore:
             self._connect().executescript(_SCHEMA)
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, made on its first use here and again in a forked child
+        (``_forks`` counts forks instead of asking for the process id on every read)."""
         local: Any = self._local
         connection = getattr(local, "connection", None)
-        if connection is None or local.pid != os.getpid():
+        if connection is None or local.forks != _forks:
             with self._lock:
                 connection = self._connect()
-            local.connection, local.pid = connection, os.getpid()
+            local.connection, local.forks = connection, _forks
         return connection
 
     def _connect(self) -> sqlite3.Connection:
