@@ -262,3 +262,22 @@ def test_a_size_bound_on_a_redis_store_is_refused_not_ignored() -> None:
     bounded = use_config(cache="redis://127.0.0.1:1/0", cache_max_entries=5)
     with bounded, pytest.raises(ConfigurationError, match="cache_max_entries"):
         number()
+
+
+def _write_in_child(store: SQLiteStore) -> None:
+    store.put("from-child", b"child", None)
+    assert store.get("from-parent") == b"parent"
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform"
+)
+def test_a_forked_child_uses_a_connection_of_its_own(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.sqlite")
+    store.put("from-parent", b"parent", None)  # the parent's connection is open now
+    child = multiprocessing.get_context("fork").Process(target=_write_in_child, args=(store,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert store.get("from-child") == b"child"
+    store.close()
