@@ -9,9 +9,11 @@ Turn it on with ``cache=`` (or ``ALLOY_CACHE``) at any configuration layer:
 
 ``cache_mode`` (``ALLOY_CACHE_MODE``) is ``readwrite``, ``replay`` (no provider calls: a miss
 raises :class:`~alloy.errors.CacheMissError`) or ``record`` (always ask, store the reply);
-``cache_ttl`` and ``cache_max_entries`` bound the entries' lifetime and number; ``cache_all``
-caches requests that are not repeatable too. The key is the exact wire request (see ``_key``);
-the stored reply is parsed and validated again on every hit.
+``cache_ttl`` and ``cache_max_entries`` bound the entries' lifetime and number (a Redis store
+is bounded on its server instead); ``cache_all`` caches requests that are not repeatable too.
+The key is the exact wire request and its endpoint (see ``_key``); a reply is stored once the
+call accepted it, and parsed and validated again on every hit (see ``_model``). Tools marked
+``@tool(cacheable=True)`` are answered from the same store (see ``_tools``).
 """
 
 from __future__ import annotations
