@@ -40,10 +40,11 @@ logger = logging.getLogger("alloy.cache")
 
 CacheMode = Literal["readwrite", "replay", "record"]
 
-#: How many replies of misses wait for the engine's verdict at once, per model. A reply the
-#: engine never accepts (it failed validation, or the call failed) waits until newer ones push
-#: it out; one accepted after that many newer misses is simply not stored.
-PENDING = 64
+#: How many replies of misses wait for the engine's verdict at once, per model (calls run
+#: concurrently, over rows, each have theirs). A reply the engine never accepts (it failed
+#: validation, or the call failed) waits until newer ones push it out; one accepted after that
+#: many newer misses is simply not stored.
+PENDING = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +74,24 @@ class _Lookup(NamedTuple):
 
 
 class CachedModel:
-    """``model`` with ``policy`` applied to every request; ``schema`` is the output type's."""
+    """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
-    def __init__(self, model: Any, policy: CachePolicy, schema: Any = None) -> None:
+    ``wire`` is the provider's model whose wire body and endpoint key the requests, when
+    ``model`` wraps it (a run over rows paces the calls that miss: see ``beneath``); by default
+    ``model`` itself. Either way a request has one key, whoever sends it.
+    """
+
+    def __init__(
+        self, model: Any, policy: CachePolicy, schema: Any = None, wire: Any = None
+    ) -> None:
         self.model = model
+        self.wire = model if wire is None else wire
         self.policy = policy
         self.schema = schema
         self.name: str = model.name
         self.capabilities: Capabilities = model.capabilities
         #: Where the model sends its requests: part of every key (see ``endpoint_of``).
-        self.endpoint = endpoint_of(model)
+        self.endpoint = endpoint_of(self.wire)
         #: The schema's canonical JSON, made once: it is part of every key.
         self.schema_text = canonical(schema)
         #: What every key of this model starts with, hashed once: whole, then streamed.
@@ -110,7 +119,7 @@ class CachedModel:
 
     def key(self, request: Request, *, stream: bool) -> str:
         """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
-        body = wire_body(self.model, request, stream=stream)
+        body = wire_body(self.wire, request, stream=stream)
         return finish_key(self._heads[stream], request, body)
 
     def request(self, request: Request) -> Response:
@@ -208,7 +217,7 @@ class CachedModel:
         last = self._keyed[stream]
         if last is not None and last[0] == request:
             return last[1], last[2]
-        body = wire_body(self.model, request, stream=stream)
+        body = wire_body(self.wire, request, stream=stream)
         repeatable = self._is_repeatable(request, body)
         key: str | Unkeyable
         try:
