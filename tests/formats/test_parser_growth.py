@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from alloy._extract import extract_json
 from alloy._output import InvalidOutput
+from alloy._partial import JsonStream, Shape
 from alloy.checks._spec import parse_format
 from alloy.compat import load_pdl, load_rail, read_pdl
 from alloy.errors import ConfigurationError
@@ -47,6 +48,15 @@ STEPS = (2, 4, 8, 16)
 MIN_RUN = 0.004  # seconds of CPU: one timing repeats the parse at least this long
 SLOW_RUN = 0.5  # seconds of CPU: one parse this slow needs no repeats to be trusted
 
+
+def stream_json(text: str, chunk: int = 1) -> None:
+    """The incremental JSON parser behind stream_partial() and stream_items(), fed ``text`` in
+    chunks of ``chunk`` characters (one: the finest a stream could send it)."""
+    parser = JsonStream(Shape(grow=True), bare_list=True)
+    for start in range(0, len(text), chunk):
+        parser.feed(text[start : start + chunk])
+
+
 PARSERS: dict[str, Parse] = {
     "yesno": YesNo().parse,
     "code": Code().parse,
@@ -55,6 +65,7 @@ PARSERS: dict[str, Parse] = {
     "keyvalues": KeyValues(["Thought", "Answer", "Final Answer"]).parse,
     "bounded-text": BoundedText(min=1, max=100).parse,
     "extract-json": extract_json,
+    "json-stream": stream_json,
     "parse-format": parse_format,
     "pdl": load_pdl,
     "pdl-document": lambda text: read_pdl(text, strict=False),
@@ -81,6 +92,10 @@ ALPHABETS: dict[str, list[str]] = {
     "extract-json": [
         "{", "}", "[", "]", '"', "'", "\\", ":", ",", " ", "\n", "a", "1", "true", "None", "<think>",
         "</think>", "```", "```json", "~~~", '{"a": ', "{'a': ", "x ", "[1, ",
+    ],
+    "json-stream": [
+        "{", "}", "[", "]", '"', "\\", "\\u00e9", "\\ud83d", ":", ",", " ", "\n", "a", "1", "-", ".",
+        "e", "E", "+", "0", "true", "nul", "false", '{"a": ', '"a": ', "[1, ", "9" * 50, "x",
     ],
     "parse-format": [
         ";", ":", " ", "{", "}", "[", "]", "'", '"', "=", "length", "1", "-", "two-words", "(",
@@ -120,6 +135,7 @@ WORST_CASES: dict[str, tuple[str, Build]] = {
     "prose braces nested deep": ("extract-json", lambda k: "{a" * k + "}" * k),
     "a Python set nested deep": ("extract-json", lambda k: "{x," * k + "x" + "}" * k),
     "a schema of many tokens": ("pdl", lambda k: "str" + " ," * k),
+    "a whole number too long to read": ("json-stream", lambda k: '{"a": 1' + "0" * k + "}"),
     "a document of many turns": ("pdl-document", lambda k: "<|user|>\na\n<|assistant|>\nb\n" * k),
     "many unclosed comments": ("pdl-document", lambda k: "<|user|>\n" + "{# a " * k),
     "many unclosed media tokens": ("pdl-document", lambda k: "<|user|>\n" + "<|media(" * k),
@@ -202,6 +218,12 @@ def assert_linear(parse: Parse, build: Build, size: int, attempts: int = 3) -> N
 @pytest.mark.parametrize(("parser", "build"), WORST_CASES.values(), ids=list(WORST_CASES))
 def test_known_worst_cases_grow_linearly(parser: str, build: Build, fuzz_scale: int) -> None:
     assert_linear(PARSERS[parser], build, _size(fuzz_scale))
+
+
+def test_a_long_token_streamed_in_small_chunks_grows_linearly() -> None:
+    # A number's chunks were added to a string, copying every digit so far each time: quadratic,
+    # though it shows only past some 100,000 characters (160K -> 640K digits took 14x the time).
+    assert_linear(lambda text: stream_json(text, 4), lambda k: '{"a": 0.' + "1" * k + "}", 32768)
 
 
 def _units(pieces: list[str]) -> st.SearchStrategy[str]:
