@@ -71,9 +71,31 @@ _SCHEMA_WORDS = re.compile(
 _KEYLIKE = re.compile(
     r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})"
 )
+#: The beginning of a key-shaped token at the end of a text (what a cut may leave of one).
+_KEY_START = re.compile(r"\b(?:sk-|AIza)[A-Za-z0-9_\-]*\Z")
 #: How much of an unreadable reply an error shows.
 SNIPPET_CHARS = 200
 MASK = "***"
+
+
+class _Keys:
+    """The keys a Redactor knows. Kept in slots behind a repr that names how many, never which,
+    so ``vars(model)``, debuggers and error reporters that dump locals show no key."""
+
+    __slots__ = ("plain", "short", "short_keys")
+
+    def __init__(
+        self,
+        plain: tuple[str, ...] = (),
+        short_keys: frozenset[str] = frozenset(),
+        short: re.Pattern[str] | None = None,
+    ) -> None:
+        self.plain = plain
+        self.short_keys = short_keys
+        self.short = short
+
+    def __repr__(self) -> str:
+        return f"<{len(self.plain) + len(self.short_keys)} keys, redacted>"
 
 
 class Redactor:
@@ -87,16 +109,18 @@ class Redactor:
     MIN_PLAIN = 8
 
     def __init__(self) -> None:
-        self._plain: tuple[str, ...] = ()
-        self._short: re.Pattern[str] | None = None
-        self._short_keys: frozenset[str] = frozenset()
+        self._keys = _Keys()
         self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Redactor of {self._keys!r}>"
 
     def add(self, *secrets: str | None) -> None:
         """Remember keys to redact (empty and repeated ones are ignored)."""
         with self._lock:
-            plain = set(self._plain)
-            short = set(self._short_keys)
+            keys = self._keys
+            plain = set(keys.plain)
+            short = set(keys.short_keys)
             for secret in secrets:
                 if not secret or not isinstance(secret, str) or not secret.strip():
                     continue
@@ -108,19 +132,40 @@ class Redactor:
                 else:
                     short.add(secret)
             # Longest first, so a key that contains another is replaced whole.
-            self._plain = tuple(sorted(plain, key=len, reverse=True))
-            if short != self._short_keys:
-                self._short_keys = frozenset(short)
+            pattern = keys.short
+            if short != keys.short_keys:
                 alternatives = "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
-                self._short = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
+                pattern = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
+            self._keys = _Keys(
+                tuple(sorted(plain, key=len, reverse=True)), frozenset(short), pattern
+            )
 
     def __call__(self, text: str) -> str:
-        for secret in self._plain:
+        keys = self._keys
+        for secret in keys.plain:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if self._short is not None:
-            text = self._short.sub(MASK, text)
+        if keys.short is not None:
+            text = keys.short.sub(MASK, text)
         return _KEYLIKE.sub(MASK, text)
+
+    def clip(self, text: str, limit: int = SNIPPET_CHARS) -> str:
+        """``text`` redacted, then cut to ``limit`` characters.
+
+        Redacting first is what keeps a key whole while it is recognised: cut first, a key that
+        straddled the cut left its first half in the snippet. The cut text is also kept from
+        ending in the beginning of a key, for text that was itself cut from something longer.
+        """
+        text = self(text)
+        if len(text) <= limit:
+            return text
+        head = text[: limit - 1]
+        for secret in self._keys.plain:
+            for size in range(min(len(secret) - 1, len(head)), 0, -1):
+                if head.endswith(secret[:size]):
+                    head = head[:-size]
+                    break
+        return _KEY_START.sub("", head) + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,8 +421,8 @@ class SDKModel:
         self, exc: BaseException, raw: Any = None, request_id: str | None = None
     ) -> UnreadableResponseError:
         """A reply alloy could not read, described by what went wrong and what came."""
-        what = _clip(f"{type(exc).__name__}: {exc}")
-        came = describe_reply(raw)
+        what = self.redact.clip(describe_error(exc))
+        came = describe_reply(raw, self.redact)
         return UnreadableResponseError(
             f"{self.provider} sent a reply alloy could not read ({what})"
             + (f"; the reply began {came}" if came else ""),
@@ -442,8 +487,9 @@ def finished(parser: StreamParser, request_id: str | None) -> Response:
     return replace(response, request_id=request_id)
 
 
-def describe_reply(raw: Any) -> str:
-    """A short, quoted excerpt of a raw reply for an error message ('' when there is none)."""
+def describe_reply(raw: Any, redact: Redactor | None = None) -> str:
+    """A short, quoted excerpt of a raw reply for an error message ('' when there is none),
+    redacted by ``redact`` before it is cut (see :meth:`Redactor.clip`)."""
     if raw is None:
         return ""
     try:
@@ -459,7 +505,23 @@ def describe_reply(raw: Any) -> str:
             return ""
     except (ValueError, TypeError, RecursionError):
         text = f"<{type(raw).__name__} that cannot be shown>"
-    return repr(_clip(text))
+    return repr(redact.clip(text) if redact is not None else _clip(text))
+
+
+def describe_error(exc: BaseException) -> str:
+    """What went wrong reading a reply, in one line. A pydantic ValidationError is described
+    without the input values it would quote: it cuts them short, and a key cut short is no
+    longer one the redactor recognises."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        problems = exc.errors(include_url=False, include_context=False, include_input=False)
+        listed = "; ".join(
+            f"{'.'.join(str(step) for step in problem['loc']) or 'the reply'}: {problem['msg']}"
+            for problem in problems[:3]
+        )
+        return f"ValidationError: {len(problems)} problems with {exc.title}: {listed}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _clip(text: str, limit: int = SNIPPET_CHARS) -> str:

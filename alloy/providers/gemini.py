@@ -711,8 +711,9 @@ class GeminiModel(SDKModel):
         if isinstance(exc, errors.APIError):
             return self._api_error(exc)
         if isinstance(exc, errors.UnknownApiResponseError):
-            return UnreadableResponseError(
-                self.redact(f"gemini sent a response that is not JSON: {exc}"), provider=PROVIDER
+            return UnreadableResponseError(  # the SDK's message holds the whole body
+                f"gemini sent a response that is not JSON: {self.redact.clip(str(exc))}",
+                provider=PROVIDER,
             )
         timeouts, transport = _transport_classes()
         if isinstance(exc, timeouts):
