@@ -4,7 +4,8 @@ A prompt function may return a conversation instead of one prompt, and a call ma
 messages of an earlier one (``history=``). Both arrive here and leave as alloy's normalized turns,
 so every adapter sends them in its own provider's form, and a conversation begun on one provider
 continues on another. What cannot be sent (an unknown role, media in an assistant turn, nothing
-for the model to answer) is refused here, with where it was found.
+for the model to answer) is refused here, with where it was found; so is text UTF-8 cannot encode
+(a lone surrogate), which the SDKs fail on while sending, as they do for a prompt.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ._text import sendable, sendable_value
 from ._types import (
     Media,
     Message,
@@ -65,6 +67,7 @@ def to_conversation(items: Any, where: str) -> Conversation:
     for index, item in enumerate(items):
         at = f"{where}, message {index}"
         message = _one(item, at, names)
+        refuse_lone_surrogates(message, at)
         if isinstance(message, System):
             if messages:
                 raise ConfigurationError(
@@ -82,6 +85,28 @@ def to_conversation(items: Any, where: str) -> Conversation:
             _check_user_turn(message, at)
         messages.append(message)
     return Conversation("\n\n".join(systems) if systems else None, tuple(messages))
+
+
+def refuse_lone_surrogates(message: System | Message, at: str) -> None:
+    """A ConfigurationError naming the message and part when any text in it holds a lone
+    surrogate: its text, a tool call's name, id and arguments, a tool result, a media URL."""
+    if isinstance(message, System):
+        sendable(message.text, at)
+        return
+    for number, part in enumerate(message.parts):
+        where = f"{at}, part {number}"
+        if isinstance(part, Text):
+            sendable(part.text, where)
+        elif isinstance(part, ToolCall):
+            sendable_value((part.id, part.name, part.args, part.raw_args), f"{where} (a tool call)")
+        elif isinstance(part, ToolResult):
+            sendable_value((part.call_id, part.name, part.content), f"{where} (a tool result)")
+        elif isinstance(part, Media):
+            sendable_value(part.url, f"{where} (a media URL)")
+        elif isinstance(part, RetryPrompt):
+            sendable(part.errors, where)
+        elif isinstance(part, Opaque):
+            sendable_value(part.payload, f"{where} (provider data)")
 
 
 def _one(item: Any, at: str, names: Mapping[str, str]) -> System | Message:
