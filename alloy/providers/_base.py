@@ -205,6 +205,9 @@ class SDKModel:
     provider: ClassVar[str]
     #: Environment variables the SDK reads its key from; their values are redacted too.
     key_env: ClassVar[tuple[str, ...]] = ()
+    #: The field every whole reply of the API holds, and its JSON type: a JSON object without it
+    #: is not a reply (a proxy's error, another API's body) but a reply alloy cannot read.
+    reply_field: ClassVar[tuple[str, type] | None] = None
     capabilities: Capabilities = Capabilities()
 
     def __init__(
@@ -279,24 +282,26 @@ class SDKModel:
         body = self.build(request, stream=True)
         parser = self.stream_parser(request)
         streamed = self.call(self.send_stream, self.client(), body, request)
+        request_id = streamed.request_id
         try:
-            for event in self.iterate(streamed.events):
-                yield from self.read(parser.feed, event)
+            for event in self.iterate(streamed.events, request_id):
+                yield from self.read(parser.feed, event, request_id=request_id)
         finally:
             self.call(streamed.close)
-        yield Done(self.read(finished, parser, streamed.request_id))
+        yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         body = self.build(request, stream=True)
         parser = self.stream_parser(request)
         streamed = await self.acall(self.asend_stream, self.aclient(), body, request)
+        request_id = streamed.request_id
         try:
-            async for event in self.aiterate(streamed.events):
-                for delta in self.read(parser.feed, event):
+            async for event in self.aiterate(streamed.events, request_id):
+                for delta in self.read(parser.feed, event, request_id=request_id):
                     yield delta
         finally:
             await self.acall(streamed.close)
-        yield Done(self.read(finished, parser, streamed.request_id))
+        yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     # -- clients, built once and reused --
     def make_client(self, *, asynchronous: bool) -> Any:
@@ -375,8 +380,9 @@ class SDKModel:
             error = self.translate(exc, raw=raw, request_id=request_id)
         raise error
 
-    def iterate(self, events: Iterable[T]) -> Iterator[T]:
-        """The events of an SDK stream, with its failures (cut, garbled) as alloy errors."""
+    def iterate(self, events: Iterable[T], request_id: str | None = None) -> Iterator[T]:
+        """The events of an SDK stream, with its failures (cut, garbled) as alloy errors that
+        carry the stream's ``request_id``."""
         iterator = self.call(iter, events)
         while True:
             try:
@@ -384,13 +390,15 @@ class SDKModel:
             except StopIteration:
                 return
             except Exception as exc:
-                error = self.translate(exc)
+                error = self.translate(exc, request_id=request_id)
             else:
                 yield event
                 continue
             raise error
 
-    async def aiterate(self, events: AsyncIterable[T]) -> AsyncIterator[T]:
+    async def aiterate(
+        self, events: AsyncIterable[T], request_id: str | None = None
+    ) -> AsyncIterator[T]:
         """Async twin of :meth:`iterate`."""
         iterator = events.__aiter__()
         while True:
@@ -399,7 +407,7 @@ class SDKModel:
             except StopAsyncIteration:
                 return
             except Exception as exc:
-                error = self.translate(exc)
+                error = self.translate(exc, request_id=request_id)
             else:
                 yield event
                 continue
@@ -409,12 +417,15 @@ class SDKModel:
         self, exc: Exception, *, raw: Any = None, request_id: str | None = None
     ) -> AlloyError:
         """The alloy error for ``exc``: the SDK's by the adapter's table, anything else met
-        while reading a reply as UnreadableResponseError; redacted and unchained."""
+        while reading a reply as UnreadableResponseError; redacted and unchained, and given the
+        reply's ``request_id`` when it has none of its own."""
         if isinstance(exc, AlloyError):
             error: AlloyError = exc
         else:
             mapped = self.map_error(exc)
             error = mapped if mapped is not None else self.unreadable(exc, raw, request_id)
+        if isinstance(error, ProviderError) and error.request_id is None:
+            error.request_id = request_id
         return self.scrub(error)
 
     def unreadable(
@@ -468,11 +479,22 @@ class SDKModel:
         except (ValueError, RecursionError) as exc:
             error = self.unreadable(exc, content, request_id)
         else:
-            if isinstance(body, dict):
+            problem = self.not_a_reply(body)
+            if problem is None:
                 return body
-            error = self.unreadable(TypeError("not a JSON object"), content, request_id)
+            error = self.unreadable(TypeError(problem), content, request_id)
         error.status_code = http_response.status_code
         raise self.scrub(error)
+
+    def not_a_reply(self, body: Any) -> str | None:
+        """What makes a decoded JSON body no reply of this API, or None when it is one."""
+        if not isinstance(body, dict):
+            return "not a JSON object"
+        if self.reply_field is not None:
+            name, kind = self.reply_field
+            if not isinstance(body.get(name), kind):
+                return f"no {name!r} {'list' if kind is list else 'object'}"
+        return None
 
     @staticmethod
     def timeout(request: Request) -> float | None:
