@@ -559,7 +559,7 @@ class PerLoop(Generic[T]):
     (like every runner) calls ``loop.shutdown_asyncgens()`` before closing the loop, which
     closes the watcher, whose ``finally`` forgets the value and awaits ``close(value)`` while
     the loop still runs. A loop closed without that (a bare ``loop.close()``) is dropped the
-    next time another loop asks.
+    next time another loop asks, its value unclosed: see :meth:`_drop_closed_loops`.
     """
 
     def __init__(self, close: Callable[[T], Awaitable[None]] | None = None) -> None:
@@ -608,7 +608,16 @@ class PerLoop(Generic[T]):
             self._watchers.pop(loop, None)
 
     def _drop_closed_loops(self) -> None:
-        """Let go of values of loops closed without a shutdown (the caller holds the lock)."""
+        """Let go of values of loops closed without a shutdown (the caller holds the lock).
+
+        They are not closed, because they cannot be: an SDK client's connections are transports
+        of the loop they were opened on, and closing one schedules a callback on that loop,
+        which raises "Event loop is closed" once it is (the SDKs' own finalizers try it and
+        fail so). Let go of, they are reclaimed by the garbage collector, whose finalizers
+        close their sockets (with a ResourceWarning, which is fair: the loop was not shut
+        down). ``asyncio.run`` and ``asyncio.Runner`` shut their loops down, so only a loop
+        driven by hand ends here.
+        """
         for loop in [loop for loop in self._by_loop if loop.is_closed()]:
             del self._by_loop[loop]
             self._watchers.pop(loop, None)
