@@ -44,7 +44,7 @@ from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
-from ._text import SURROGATE_ADVICE, lone_surrogate_at
+from ._text import sendable as _sendable
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
@@ -699,7 +699,7 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
     """A prompt function's return value as message parts (text, and media when given), or as
     a conversation when it returned messages (alloy.System/User/Assistant or role dicts)."""
     if isinstance(prompt, str):
-        return (Text(_sendable(prompt, "the prompt text")),)
+        return (Text(_sendable(prompt, "The prompt text")),)
     if isinstance(prompt, Media):
         return (prompt,)
     if isinstance(prompt, UserTurn):
@@ -714,7 +714,7 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         parts: list[Part] = []
         for index, item in enumerate(prompt):
             if isinstance(item, str):
-                parts.append(Text(_sendable(item, f"prompt part {index}")))
+                parts.append(Text(_sendable(item, f"Prompt part {index}")))
             elif isinstance(item, Media):
                 parts.append(item)
             else:
@@ -733,19 +733,6 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         f"A command's function must return the prompt (a str, a list of str and media, or a "
         f"list of messages), "
         f"got {type(prompt).__name__}"
-    )
-
-
-def _sendable(text: str, where: str) -> str:
-    """``text`` itself, or a ConfigurationError when it holds a lone surrogate (not UTF-8)."""
-    if text.isascii():  # the usual prompt, answered without a scan
-        return text
-    index = lone_surrogate_at(text)
-    if index is None:
-        return text
-    raise ConfigurationError(
-        f"{where[0].upper()}{where[1:]} has a lone surrogate ({text[index]!r}) at index {index}, "
-        f"which cannot be sent as UTF-8: {SURROGATE_ADVICE}"
     )
 
 
