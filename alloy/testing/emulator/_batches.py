@@ -484,7 +484,10 @@ class Batches:
                     file_id = new_id("", 16).lower()
                     with self._lock:
                         self.files[file_id] = (
-                            f"{job.id}.jsonl", "batch_output", lines.encode(), time.time()
+                            f"{job.id}.jsonl",
+                            "batch_output",
+                            lines.encode(),
+                            time.time(),
                         )
                     job.output_file_id = file_id
                 metadata["output"] = {"responsesFile": f"files/{job.output_file_id}"}
