@@ -42,6 +42,7 @@ from ._fallback import fallback_models, with_fallbacks
 from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
+from ._pickling import by_reference, function_ref, located
 from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
@@ -178,6 +179,27 @@ class Command(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<alloy command {self.name} -> {self._output.expected}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very command, else by what it
+        was made from (its function, output, options, tools, rails, examples, and what
+        :meth:`using` gave it); this process's SDK clients, plan cache and subscriptions stay
+        here. See :mod:`alloy._pickling`."""
+        module = getattr(self._fn, "__module__", None)
+        qualname = getattr(self._fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        made_of = (
+            function_ref(self._fn),
+            self._output,
+            self._options,
+            self._tools,
+            self._rails,
+            self._call_options,
+            self._examples,
+            dict(self._bound),
+        )
+        return (_unpickled, (type(self), *made_of))
 
     @property
     def rails(self) -> tuple[Rail, ...]:
@@ -621,7 +643,33 @@ class Command(Generic[P, R]):
             target = call_sync
         functools.update_wrapper(target, self._fn)
         target.__name__ = getattr(self._fn, "__name__", "command")
+        target.__alloy_command__ = self  # type: ignore[attr-defined]  # how the tool pickles
         return Tool(target)
+
+
+def _unpickled(
+    cls: type[Command[Any, Any]],
+    fn: Callable[..., Any],
+    output: OutputType,
+    options: Mapping[str, Any],
+    tools: tuple[Tool[Any], ...],
+    rails: tuple[Rail, ...],
+    call_options: Mapping[str, Any],
+    examples: tuple[Example, ...],
+    bound: Mapping[str, Any],
+) -> Command[Any, Any]:
+    """A command pickled by value, made again in this process."""
+    command = cls(
+        fn,
+        output=output,
+        options=options,
+        tools=tools,
+        rails=rails,
+        call_options=call_options,
+        examples=examples,
+    )
+    command._bound = bound
+    return command
 
 
 class AsyncCommand(Command[P, R]):
