@@ -59,7 +59,7 @@ from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-    from .rows import AsyncRows, Rows
+    from .rows import AsyncRows, Budget, Rows
     from .rows._run import Run
 
 P = ParamSpec("P")
@@ -320,6 +320,7 @@ class Command(Generic[P, R]):
         batch_retry: Literal["online", "batch"] = "online",
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
+        budget: Budget | None = None,
     ) -> Rows[R]:
         """Call the command once per row of ``inputs`` and yield each row's record
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
@@ -340,6 +341,9 @@ class Command(Generic[P, R]):
         rows a batch did not answer run online (``batch_retry="online"``) or in up to
         ``batch_rounds`` follow-up batches. ``mode="auto"`` takes the batch API for a run of at
         least ``batch_min_rows`` rows when the provider has one and the command has no tools.
+
+        ``budget`` keeps the rate limits in a :class:`~alloy.rows.Budget` shared with runs in
+        other threads, processes or machines, so that together they stay within them.
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -365,6 +369,7 @@ class Command(Generic[P, R]):
         batch_retry: Literal["online", "batch"] = "online",
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
+        budget: Budget | None = None,
     ) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
