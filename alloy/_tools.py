@@ -149,7 +149,8 @@ class Tool(Generic[R]):
         command = getattr(self.fn, "__alloy_command__", None)
         if command is not None:
             return (as_tool, (command,))
-        return (_unpickled, (function_ref(self.fn), self.name, self.description, self.timeout))
+        made_of = (function_ref(self.fn), self.name, self.description, self.timeout, self.cacheable)
+        return (_unpickled, made_of)
 
     @property
     def spec(self) -> NoReturn:
@@ -267,10 +268,10 @@ class ToolSource(typing.Protocol):
 
 
 def _unpickled(
-    fn: Callable[..., Any], name: str, description: str, timeout: float | None
+    fn: Callable[..., Any], name: str, description: str, timeout: float | None, cacheable: bool
 ) -> Tool[Any]:
     """A tool pickled by value, made again in this process."""
-    return Tool(fn, name=name, description=description, timeout=timeout)
+    return Tool(fn, name=name, description=description, timeout=timeout, cacheable=cacheable)
 
 
 def as_tool(obj: Any) -> Tool[Any]:

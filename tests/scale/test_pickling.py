@@ -111,7 +111,7 @@ def test_a_command_made_in_a_function_goes_by_value_through_cloudpickle() -> Non
         word: str
         score: int
 
-    @tool
+    @tool(name="weight", timeout=5.0, cacheable=True)
     def weigh(word: str) -> int:
         """How heavy a word is."""
         return len(word)
@@ -128,7 +128,14 @@ def test_a_command_made_in_a_function_goes_by_value_through_cloudpickle() -> Non
         pickle.dumps(label)
     again = cloudpickle.loads(cloudpickle.dumps(label))
     assert again is not label and again.name.endswith("label")
-    assert [t.name for t in again.tools] == ["weigh"] and again.tools[0]("abc") == 3
+    (weight,) = again.tools
+    assert (weight.name, weight.description, weight.timeout, weight.cacheable) == (
+        "weight",
+        "How heavy a word is.",
+        5.0,
+        True,
+    )
+    assert weight("abc") == 3
     assert again("Some Text") == label("Some Text")
     assert again("Some Text").word == again("Some Text").word.lower()
 
@@ -208,3 +215,31 @@ def test_a_process_pool_runs_commands_on_the_offline_model() -> None:
         mapped = list(pool.map(commands.classify_offline.with_options(temperature=0.5), texts))
     assert remote == [classify_offline(text) for text in texts] == mapped
     assert len({ticket.category for ticket in remote}) > 1  # each row its own answer
+
+
+#: What a command or tool makes for itself, or keeps of this process, and so does not travel.
+MADE_HERE = {"_prepared", "_handlers", "_answer", "_validate_element", "_example_turns"}
+
+
+def test_a_copy_by_value_keeps_every_attribute_but_what_is_made_here() -> None:
+    """Guards the lists in ``__reduce__`` against a constructor argument added later."""
+
+    @tool(name="weight", timeout=5.0, cacheable=True)
+    def weigh(word: str) -> int:
+        """How heavy a word is."""
+        return len(word)
+
+    copy = classify.with_options(temperature=0.2).using(deps={"team": "billing"})
+    for original in (copy, weigh):
+        again = cloudpickle.loads(cloudpickle.dumps(original))
+        skip = MADE_HERE | {"_validator", "fn", "__wrapped__", "_fn", "__signature__", "signature"}
+        kept = {k: comparable(v) for k, v in vars(original).items() if k not in skip}
+        assert {k: comparable(v) for k, v in vars(again).items() if k not in skip} == kept
+
+
+def comparable(value: object) -> object:
+    """An output type as what it sends and reads (it has no ``==`` of its own)."""
+    schema = getattr(value, "schema", False)
+    if schema is not False and hasattr(value, "expected"):
+        return (type(value), schema, value.expected)  # type: ignore[attr-defined]
+    return value
