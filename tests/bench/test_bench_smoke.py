@@ -66,9 +66,12 @@ def test_cache_suite_against_the_emulator() -> None:
     assert result.figures[6].name.startswith("hit path on a ")
 
 
-def test_ray_suite_gives_one_process_s_records_and_keeps_the_limit() -> None:
+@pytest.mark.fuzz
+def test_ray_suite_gives_one_process_s_records_and_keeps_the_limit(fuzz_scale: int) -> None:
     """Two actors on a local Ray cluster and one process over the same rows: the suite itself
     raises if any row's record differs."""
+    if fuzz_scale == 1:
+        pytest.skip("starts two Ray clusters (~45 s): run under `make fuzz`; tests/scale runs Ray")
     pytest.importorskip("ray", reason="the ray suite needs Ray Data: pip install 'alloy[ray]'")
     result = scaleout.run(TINY)
     assert [f.name for f in result.figures] == [
