@@ -36,8 +36,8 @@ with tempfile.TemporaryDirectory() as folder, Emulator() as emu:
     reviews = [row.value for row in rows]
     summary = rows.summary
     assert summary is not None and len(reviews) == 60 and summary.failed == 0
-    online = review.map(REVIEWS[:1])
-    one = next(iter(online)).cost or 0.0
+    (online,) = review.map(REVIEWS[:1])  # one row online, for its price
+    one = online.cost or 0.0
     print(f"{summary.rows} reviews through {len(emu.batches.jobs)} batch job(s)")
     print(
         f"cost ${summary.cost:.6f}, against ${one * 60:.6f} online (batched tokens at half price)"

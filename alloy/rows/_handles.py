@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import logging
+import sys
 import threading
 from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any, Generic, TypeVar
@@ -50,6 +52,9 @@ class AsyncRows(Generic[R]):
 
 
 _ROW, _END, _ERROR = "row", "end", "error"
+#: Seconds ``close()`` waits for a run's calls to stop.
+_WIND_DOWN = 30.0
+logger = logging.getLogger("alloy.rows")
 
 
 async def _wind_down() -> None:
@@ -113,14 +118,23 @@ class Rows(Generic[R]):
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
-        asyncio.run_coroutine_threadsafe(_wind_down(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join()
-        loop.close()
         self._loop = self._thread = self._task = None
+        if sys.is_finalizing() or not thread.is_alive():
+            return  # the interpreter is shutting down: its daemon threads go with it
+        try:
+            asyncio.run_coroutine_threadsafe(_wind_down(), loop).result(timeout=_WIND_DOWN)
+        except concurrent.futures.TimeoutError:
+            logger.warning("alloy: a run over rows took over %ss to stop; left to exit", _WIND_DOWN)
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=_WIND_DOWN)
+        if not thread.is_alive():
+            loop.close()
 
     def __del__(self) -> None:
-        if self._loop is not None and not self._over:
+        # A run dropped before its end (``next(iter(cmd.map(...)))``): stop it, unless the
+        # interpreter is already shutting down, when waiting on its thread could hang.
+        if self._loop is not None and not sys.is_finalizing():
             self.close()
 
     def _start(self) -> None:

@@ -4,10 +4,14 @@ or raised; a ConfigurationError stops everything; memory stays flat however long
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -302,3 +306,25 @@ def test_memory_stays_flat_however_many_rows() -> None:
     peak(200)  # warm: schemas, adapters, the first loop
     small, large = peak(1_000), peak(4_000)
     assert large < small * 1.5, (small, large)
+
+
+def test_a_run_left_open_does_not_hold_up_the_interpreters_exit(tmp_path: Path) -> None:
+    """``next(iter(cmd.map(...)))`` and nothing more: the process still exits at once."""
+    script = tmp_path / "open_run.py"
+    script.write_text(
+        "from alloy import command\n"
+        "@command(output=int, model='offline')\n"
+        "def n(word: str) -> str:\n"
+        "    return word\n"
+        "first = next(iter(n.map(['a'] * 200, progress=False)))\n"
+        "print(first.ok)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
