@@ -348,7 +348,9 @@ class Command(Generic[P, R]):
         self, answer: AnswerShape, plan: _engine.Plan, call_id: str
     ) -> PartialReader:
         early = not plan.rails_by_kind.get("output")
-        return PartialReader(answer, command=self.name, call_id=call_id, early=early)
+        return PartialReader(
+            answer, command=self.name, call_id=call_id, early=early, schema=plan.output.schema
+        )
 
     def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
         element = check_items(answer, self.name, self._output.expected)
@@ -359,7 +361,14 @@ class Command(Generic[P, R]):
             validate_json = TypeAdapter(element).validator.validate_json
             validate = self._validate_element = functools.partial(validate_json, strict=True)
         early = not answer.checked and not plan.rails_by_kind.get("output")
-        return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
+        return ItemReader(
+            answer,
+            validate,
+            command=self.name,
+            call_id=call_id,
+            early=early,
+            schema=plan.output.schema,
+        )
 
     # -- internals --
     def _examples_sync(self) -> tuple[Message, ...]:

@@ -21,12 +21,25 @@ command with output rails shows nothing before its final value.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ._partial import Snapshot, materialize, open_path
+from typing_extensions import Self
 
-__all__ = ["AsyncItemStream", "ItemStream", "Marker", "Partial", "done", "grow", "not_null"]
+from ._partial import Live, Snapshot, materialize, open_path
+
+__all__ = [
+    "AsyncItemStream",
+    "ItemStream",
+    "Marker",
+    "Partial",
+    "Restart",
+    "done",
+    "grow",
+    "not_null",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -52,6 +65,7 @@ grow = Marker("grow")
 not_null = Marker("not_null")
 
 _NOT_FINAL: Any = object()
+_MISSING: Any = object()
 
 
 class Partial(Generic[T]):
@@ -60,11 +74,23 @@ class Partial(Generic[T]):
 
     ``data`` is an object root's dict, or for other types (lists, scalars) the value itself;
     None before anything is shown. Every value in ``data`` is complete except those on
-    ``open_path``, the way to the member being written. Partials share the members that are
-    complete, so treat ``data`` as read-only.
+    ``open_path``, the way to the member being written.
+
+    The partials of an attempt build one value between them: reading ``data`` costs what
+    arrived since the partial read before, not the size of the answer (see :attr:`data`).
     """
 
-    __slots__ = ("_data", "_path", "_snapshot", "_value", "_wrapped", "attempt")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_live",
+        "_path",
+        "_position",
+        "_snapshot",
+        "_value",
+        "_wrapped",
+        "attempt",
+    )
 
     def __init__(
         self,
@@ -74,21 +100,37 @@ class Partial(Generic[T]):
         wrapped: bool,
         value: Any = _NOT_FINAL,
         data: Any = _NOT_FINAL,
+        live: Live | None = None,
+        position: int = 0,
     ) -> None:
         self._snapshot = snapshot
         self._wrapped = wrapped
         self._value = value
         self._data = data
+        self._live = live
+        self._position = position
         self._path: tuple[str | int, ...] | None = () if value is not _NOT_FINAL else None
-        #: 1 for the first answer; one more for each answer streamed again after a re-ask or
-        #: a retried failure (the data then starts over).
+        #: 1 for the first answer; one more each time the stream starts over (the partial
+        #: that starts an attempt has no data): after a re-ask, a retried failure, or when the
+        #: answer turned out to be other JSON than the one shown (prompt mode).
         self.attempt = attempt
 
     @property
     def data(self) -> Any:
-        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None)."""
+        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None).
+
+        Partials share what they show. Complete members are shared, so treat ``data`` as
+        read-only. The open containers (those on :attr:`open_path`) are extended in place for
+        the next partial whose ``data`` is read, unless this partial is still held: so a
+        partial you keep keeps its ``data`` as it was, but a ``data`` value you keep without
+        its partial grows with the stream (copy it, e.g. ``copy.deepcopy``, to keep it).
+        """
         if self._data is _NOT_FINAL:
-            root = materialize(self._snapshot)
+            live = self._live
+            if live is not None and self._position >= live.position:
+                root = live.show(self._snapshot, self._position, self)
+            else:
+                root = materialize(self._snapshot)
             if self._wrapped:
                 root = root.get("value") if root is not None else None
             self._data = root
@@ -134,8 +176,7 @@ class Partial(Generic[T]):
             return True
         if not path:
             return False
-        missing = object()
-        if self.get(*path, default=missing) is missing:
+        if self.get(*path, default=_MISSING) is _MISSING:
             return False
         return tuple(path) != self.open_path[: len(path)]
 
@@ -144,24 +185,58 @@ class Partial(Generic[T]):
         return f"Partial(attempt={self.attempt}, {state}, data={self.data!r})"
 
 
+@dataclass(frozen=True)
+class Restart:
+    """A list stream starts over: the elements already yielded (``discarded`` of them) belong
+    to an answer that is not the final one, and ``attempt``'s elements follow.
+
+    It comes when a finished answer is re-asked (it failed validation or a check), when a
+    provider failure is retried after elements had arrived, or, in prompt mode, when the
+    answer turned out to be other JSON in the reply than the one read while it streamed.
+    """
+
+    #: The attempt starting now (1 is the first answer).
+    attempt: int
+    #: How many elements of the attempt before were yielded.
+    discarded: int
+
+
+RestartHandler = Callable[[Restart], object]
+
+
 class ItemStream(Iterator[E]):
     """The elements of a list answer, each yielded once it is complete and validated.
 
-    ``attempt`` is the attempt the last element came from: when a finished answer fails
-    validation and is re-asked, the elements of the new answer follow, with ``attempt`` one
-    higher (those already yielded belonged to the answer that failed).
+    When the stream starts over (see :class:`Restart`), the callbacks given to
+    :meth:`on_restart` are called before the new attempt's first element, as soon as it
+    starts (so a display can clear what it showed while the model answers again);
+    ``attempt`` is the attempt of the elements being yielded.
     """
 
-    def __init__(self, pairs: Iterator[tuple[int, E]]) -> None:
+    def __init__(self, pairs: Iterator[tuple[int, E] | Restart]) -> None:
         self._pairs = pairs
+        self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
     def __iter__(self) -> ItemStream[E]:
         return self
 
     def __next__(self) -> E:
-        self.attempt, item = next(self._pairs)
-        return item
+        while True:
+            out = next(self._pairs)
+            if type(out) is Restart:
+                self.attempt = out.attempt
+                for handler in self._on_restart:
+                    handler(out)
+                continue
+            self.attempt, item = out  # type: ignore[misc]
+            return item
+
+    def on_restart(self, handler: RestartHandler) -> Self:
+        """Call ``handler(restart)`` each time the stream starts over; returns the stream, so
+        ``for x in cmd.stream_items(...).on_restart(clear):`` reads as one line."""
+        self._on_restart.append(handler)
+        return self
 
     def close(self) -> None:
         """Stop the stream (and the call) early."""
@@ -171,18 +246,33 @@ class ItemStream(Iterator[E]):
 
 
 class AsyncItemStream(AsyncIterator[E]):
-    """Async twin of :class:`ItemStream`."""
+    """Async twin of :class:`ItemStream`; an ``on_restart`` handler may be ``async def``."""
 
-    def __init__(self, pairs: AsyncIterator[tuple[int, E]]) -> None:
+    def __init__(self, pairs: AsyncIterator[tuple[int, E] | Restart]) -> None:
         self._pairs = pairs
+        self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
     def __aiter__(self) -> AsyncItemStream[E]:
         return self
 
     async def __anext__(self) -> E:
-        self.attempt, item = await self._pairs.__anext__()
-        return item
+        while True:
+            out = await self._pairs.__anext__()
+            if type(out) is Restart:
+                self.attempt = out.attempt
+                for handler in self._on_restart:
+                    result = handler(out)
+                    if inspect.isawaitable(result):
+                        await result
+                continue
+            self.attempt, item = out  # type: ignore[misc]
+            return item
+
+    def on_restart(self, handler: RestartHandler) -> Self:
+        """As :meth:`ItemStream.on_restart`; ``handler`` may be ``async def``."""
+        self._on_restart.append(handler)
+        return self
 
     async def aclose(self) -> None:
         """Stop the stream (and the call) early."""

@@ -11,6 +11,7 @@ arrive once each, in order.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
 import random
@@ -252,3 +253,97 @@ def test_every_split_point_on_every_transport(
         got = list(listing.stream_partial("x"))
         check_partials(got, ITEMS[1:])
         assert got[-1].value == expected, cut
+
+
+# -- prompt mode: only the answer the call returns is shown -----------------------------------
+
+OTHER = {"sku": "Z-9", "qty": 1, "price": 9.5, "note": None}
+#: Replies whose prose holds JSON that is not the answer: (text, how many times the stream
+#: starts over). The answer is where the engine finds it in the whole reply.
+PROSE = {
+    "a citation, then a fence": ("See note [7] below.\n```json\n{bare}\n```\nDone.", 0),
+    "empty braces and a citation, then a fence": (
+        "Use {{}} for none, [1] for notes:\n```json\n{envelope}\n```",
+        0,
+    ),
+    "a citation, then the envelope": ("See [7]: {envelope}", 0),
+    "an answer in prose, then a fence": (
+        'I first wrote {{"value": [{other}]}}.\n```json\n{envelope}\n```',
+        1,
+    ),
+    "JSON in reasoning, then the envelope": (
+        '<think>maybe {{"value": [{other}, {other}]}}</think>\nHere: {envelope}',
+        1,
+    ),
+}
+
+
+def prose_reply(case: str) -> tuple[ReplyText, int]:
+    template, restarts = PROSE[case]
+    text = template.format(
+        bare=json.dumps(ITEMS),
+        envelope=json.dumps({"value": ITEMS}),
+        other=json.dumps(OTHER),
+    )
+    return ReplyText(text), restarts
+
+
+def items_and_restarts(driver: str, listing: Any) -> tuple[list[tuple[int, Item]], list[Any]]:
+    """(attempt, element) pairs and the Restart signals of a stream_items call."""
+    restarts: list[Any] = []
+    if driver == "sync":
+        stream = listing.stream_items("x").on_restart(restarts.append)
+        return [(stream.attempt, item) for item in stream], restarts
+
+    async def gather() -> list[tuple[int, Item]]:
+        async def told(restart: Any) -> None:
+            restarts.append(restart)
+
+        stream = listing.astream_items("x").on_restart(told)
+        return [(stream.attempt, item) async for item in stream]
+
+    return asyncio.run(gather()), restarts
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+@pytest.mark.parametrize("case", PROSE)
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_prompt_mode_shows_only_the_answer_the_call_returns(
+    provider: str, case: str, driver: str, emu: Emulator
+) -> None:
+    """JSON in the prose is never taken for the answer when it can be told apart; when it
+    cannot (an answer given up for a later one), the stream starts over and says so, and then
+    shows only the final answer: no element is yielded wrongly or lost."""
+    model, queue, _ = PROVIDERS[provider]
+    listing = items_command(model, "prompt")
+    sent, restarts = prose_reply(case)
+    emu.push(queue, sent)
+    expected = listing("x")
+    assert expected == [Item(**item) for item in ITEMS]  # type: ignore[arg-type]
+
+    emu.split_streams(random_split(len(case))).push(queue, sent)
+    pairs, told = items_and_restarts(driver, listing)
+    last = 1 + restarts
+    assert [item for attempt, item in pairs if attempt == last] == expected
+    assert [(r.attempt, r.discarded) for r in told] == [
+        (n + 2, sum(1 for a, _ in pairs if a == n + 1)) for n in range(restarts)
+    ]
+    assert all(item not in expected for attempt, item in pairs if attempt < last)
+
+    emu.split_streams(1).push(queue, sent)
+    got = partials_through(driver, listing)
+    assert got[-1].attempt == last and got[-1].value == expected
+    final = [p for p in got if p.attempt == last]
+    check_partials(final, ITEMS)
+    if restarts:
+        assert final[0].data is None  # the partial that tells the display to start over
+
+
+def partials_through(driver: str, cmd: Any) -> list[Any]:
+    if driver == "sync":
+        return list(cmd.stream_partial("x"))
+
+    async def gather() -> list[Any]:
+        return [partial async for partial in cmd.astream_partial("x")]
+
+    return asyncio.run(gather())
