@@ -49,6 +49,7 @@ from .streaming import AsyncItemStream, ItemStream, Partial
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
+    from typing_extensions import TypeForm
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -723,6 +724,15 @@ def command(
     examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[None]: ...
+@overload
+def command(
+    *,
+    output: TypeForm[T],  # Iterable[int], int | None, Literal[...]: types that are no class
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
+    **options: Unpack[Options],
+) -> _Decorator[T]: ...
 @overload
 def command(
     *,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar, Union, overload
 
 from typing_extensions import Self
 
@@ -33,6 +33,7 @@ from ._partial import Live, Snapshot, materialize, open_path
 __all__ = [
     "AsyncItemStream",
     "ItemStream",
+    "JsonValue",
     "Marker",
     "Partial",
     "Restart",
@@ -43,6 +44,12 @@ __all__ = [
 
 T = TypeVar("T")
 E = TypeVar("E")
+V = TypeVar("V")
+D = TypeVar("D")
+
+JsonValue: TypeAlias = Union[dict[str, "JsonValue"], list["JsonValue"], str, int, float, bool, None]
+"""What :attr:`Partial.data` holds: JSON-shaped values. ``data`` itself is typed ``Any``, as
+``json.loads`` is: see :attr:`Partial.data` for why, and :meth:`Partial.get_as` for typed reads."""
 
 
 class Marker:
@@ -117,7 +124,13 @@ class Partial(Generic[T]):
 
     @property
     def data(self) -> Any:
-        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None).
+        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None: see
+        :data:`JsonValue`).
+
+        Typed ``Any``: the shape of a half-arrived ``T`` (any field may be missing, a list
+        short, a string cut) has no Python type, and a static type that claimed ``T``'s fields
+        would be wrong exactly while the stream runs. Read it with :meth:`get` or the typed
+        :meth:`get_as`; the last partial's :attr:`value` is the ``T``.
 
         Partials share what they show. Complete members are shared, so treat ``data`` as
         read-only. The open containers (those on :attr:`open_path`) are extended in place for
@@ -169,6 +182,25 @@ class Partial(Generic[T]):
             except (KeyError, IndexError, TypeError):
                 return default
         return node
+
+    @overload
+    def get_as(self, kind: type[V], *path: str | int) -> V | None: ...
+    @overload
+    def get_as(self, kind: type[V], *path: str | int, default: D) -> V | D: ...
+    def get_as(self, kind: type[Any], *path: str | int, default: Any = None) -> Any:
+        """The value at ``path`` if it is a ``kind``, else ``default``: a typed :meth:`get`
+        (``p.get_as(float, "total")`` is ``float | None`` to mypy).
+
+        ``kind`` is a JSON type: ``str``, ``int``, ``float`` (an integer is read as a float,
+        as JSON does not tell them apart), ``bool``, ``dict`` or ``list``. A bool is not an
+        int here, though Python says it is.
+        """
+        found = self.get(*path, default=_MISSING)
+        if found is _MISSING or isinstance(found, bool) is not (kind is bool):
+            return default
+        if kind is float and type(found) is int:
+            return float(found)
+        return found if isinstance(found, kind) else default
 
     def is_complete(self, *path: str | int) -> bool:
         """Whether the value at ``path`` has arrived whole (the whole answer for no path)."""

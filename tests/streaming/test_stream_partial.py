@@ -443,3 +443,31 @@ def test_history_and_deps_reach_a_streamed_call(partials: Collect) -> None:
     assert got[-1].value.total == 1234.5
     assert used == ["db"]
     assert len(seen[0].messages) == 3  # the two earlier turns, then the prompt
+
+
+@dataclass
+class Reading:
+    meter: str
+    value: float
+    ok: bool
+    count: int
+
+
+def test_typed_reads_of_what_has_arrived() -> None:
+    """get_as reads one value as a JSON type: a whole number is a float where one is asked
+    for, a bool is never an int, and anything else (or nothing yet) is the default."""
+    answer = {"meter": "M-1", "value": 12, "ok": True, "count": 3}
+
+    @command(output=Reading, model=answering(answer))
+    def read(text: str) -> str:
+        return text
+
+    shown = [p for p in read.stream_partial("x") if not p.complete]
+    last = shown[-1]
+    assert last.get_as(str, "meter") == "M-1" and last.get_as(int, "meter") is None
+    value = last.get_as(float, "value")
+    assert value == 12.0 and type(value) is float
+    assert last.get_as(bool, "ok") is True and last.get_as(int, "ok") is None
+    assert last.get_as(int, "count") == 3 and last.get_as(bool, "count") is None
+    assert last.get_as(dict) == answer and last.get_as(list) is None
+    assert shown[0].get_as(str, "meter", default="?") == "?"

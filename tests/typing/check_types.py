@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import assert_type
 
 from alloy import AsyncCommand, Command, command
-from alloy.streaming import AsyncItemStream, ItemStream, Partial
+from alloy.streaming import AsyncItemStream, ItemStream, JsonValue, Partial, Restart
 
 
 @dataclass
@@ -43,6 +43,11 @@ def invoices(text: str) -> str:
     return text
 
 
+@command(output=Iterable[int])
+def numbers(text: str) -> str:
+    return text
+
+
 assert isinstance(read_invoice, Command)
 assert_type(read_invoice("x"), Invoice)
 assert_type(summarize("x"), str)
@@ -55,8 +60,32 @@ assert_type(next(read_invoice.stream_partial("x")).value, Invoice)
 assert_type(invoices.stream_items("x"), ItemStream[Invoice])
 assert_type(invoices.astream_items("x"), AsyncItemStream[Invoice])
 assert_type(read_invoice.astream_partial("x"), AsyncIterator[Partial[Invoice]])
+assert_type(numbers.stream_items("x"), ItemStream[int])
+assert_type(numbers.astream_items("x"), AsyncItemStream[int])
+assert_type(next(numbers.stream_items("x")), int)
+assert_type(numbers.stream_items("x").on_restart(print), ItemStream[int])
+assert_type(numbers.astream_items("x").on_restart(print), AsyncItemStream[int])
+
+partial = next(read_invoice.stream_partial("x"))
+# What a half-arrived Invoice holds has no Python type: data is Any, as json.loads returns;
+# get_as reads one field typed.
+assert_type(partial.data, Any)
+assert_type(partial.get("vendor"), Any)
+assert_type(partial.get_as(str, "vendor"), str | None)
+assert_type(partial.get_as(float, "total", default=0.0), float)
+assert_type(partial.get_as(list, "lines"), list[Any] | None)
+assert_type(partial.attempt, int)
+assert_type(partial.open_path, tuple[str | int, ...])
+shown: JsonValue = partial.data
+
+
+def clear(restart: Restart) -> None:
+    assert_type(restart.attempt, int)
+    assert_type(restart.discarded, int)
 
 
 async def main() -> None:
     assert_type(await read_invoice.acall("x", strict=False), Invoice)
     assert_type(await price("x"), float)
+    async for number in numbers.astream_items("x").on_restart(clear):
+        assert_type(number, int)
