@@ -256,8 +256,11 @@ class Command(Generic[P, R]):
         chunks = _drivers.stream_async(engine, runtime)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
-        async for chunk in chunks:
-            yield chunk
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:  # closed early: the call ends now, not when the loop collects the generator
+            await _drivers.aclose(chunks)
 
     # -- typed streaming --
     def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Partial[R]]:
@@ -271,8 +274,12 @@ class Command(Generic[P, R]):
 
     async def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Partial[R]]:
         """Async twin of :meth:`stream_partial`."""
-        async for partial in self._read_async(args, kwargs, self._partial_reader):
-            yield partial
+        partials = self._read_async(args, kwargs, self._partial_reader)
+        try:
+            async for partial in partials:
+                yield partial
+        finally:
+            await _drivers.aclose(partials)
 
     @overload
     def stream_items(
@@ -326,8 +333,11 @@ class Command(Generic[P, R]):
         outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id))
         if deps is not _NO_DEPS:
             outputs = ascoped_iter(deps, outputs)
-        async for output in outputs:
-            yield output
+        try:
+            async for output in outputs:
+                yield output
+        finally:
+            await _drivers.aclose(outputs)
 
     def _answer_shape(self) -> AnswerShape:
         """How the output type is shown while it streams, worked out on the first use."""
