@@ -229,7 +229,8 @@ class Restart:
 
     #: The attempt starting now (1 is the first answer).
     attempt: int
-    #: How many elements of the attempt before were yielded.
+    #: How many elements of the attempt before were yielded (at least one: a stream that
+    #: yielded none has nothing to start over).
     discarded: int
 
 
