@@ -183,6 +183,7 @@ class JsonStream:
         self.run = 0
         self.info: list[str] | None = None  # a fence line's info string, until its end
         self.info_size = 0
+        self.fence_run = 0  # that line's run of backticks or tildes
         self.fence: tuple[str, int, bool] | None = None  # the open fence: char, run, JSON?
         self.in_prose = False  # the root started in prose (not a fence, not the reply's start)
 
@@ -366,9 +367,7 @@ class JsonStream:
                     self.fresh = False
                 i = j
                 continue
-            if c == "\n":
-                continue
-            # "{" or "["
+            # "{" or "[" (a line's end was dealt with above)
             fenced = fence is not None
             if (self.state == SEEK or fenced) and (
                 c == "{" or (self.bare_list and (fenced or self.fresh))

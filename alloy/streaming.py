@@ -3,7 +3,10 @@
 ``cmd.stream_partial(...)`` yields :class:`Partial` views of the answer as it arrives, ending
 with the complete, validated value; ``cmd.stream_items(...)`` yields each element of a list
 answer once it is complete and validated. Both have async twins (``astream_partial``,
-``astream_items``).
+``astream_items``). When the stream starts over (a re-ask, a retried failure, or in prompt
+mode an answer found elsewhere in the reply), a partial with ``attempt`` one higher and no
+data says so, and an :class:`ItemStream` calls its :meth:`~ItemStream.on_restart` handlers
+with a :class:`Restart`.
 
 What a partial shows is decided field by field, with markers in ``Annotated``::
 
