@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from collections.abc import (
+    AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -20,14 +22,20 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
-from typing_extensions import ParamSpec, TypedDict, Unpack
+from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._answer import ItemReader, PartialReader
 from ._config import Config, check_options, layers_key, resolve
-from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._conversation import (
+    Conversation,
+    MessageLike,
+    check_tool_results,
+    is_conversation,
+    to_conversation,
+)
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._fallback import fallback_models, with_fallbacks
@@ -40,23 +48,32 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import cached, policy_for
+from .cache import beneath, cached, policy_for
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
 from .providers import get_model, model_cache_generation
-from .streaming import AsyncItemStream, ItemStream, Partial
+from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
     from typing_extensions import TypeForm
 
+    from .rows import AsyncRows, Rows
+    from .rows._run import Run
+
 P = ParamSpec("P")
+#: An argument of :meth:`Command.using` that was not given.
+_UNSET: Any = object()
 R = TypeVar("R")
 T = TypeVar("T")
 E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
+
+
+#: ``map(deps=...)`` not given (None is a value a caller may pass).
+_NO_DEPS_ARG: Any = object()
 
 
 class Options(TypedDict, total=False):
@@ -139,6 +156,8 @@ class Command(Generic[P, R]):
         self._own_history = "history" in self.__signature__.parameters
         #: The same for ``deps``: its own parameter, or the call's dependencies (see _deps).
         self._own_deps = "deps" in self.__signature__.parameters
+        #: ``history=`` and ``deps=`` given through :meth:`using`, for every call.
+        self._bound: Mapping[str, Any] = {}
 
     # -- introspection --
     @property
@@ -189,6 +208,26 @@ class Command(Generic[P, R]):
         """A copy of this command with per-call options (the highest-precedence layer)."""
         return self._with_checked(check_options(options, source=f"{self.name}.with_options()"))
 
+    def using(
+        self, *, history: Sequence[MessageLike] | None = _UNSET, deps: object = _UNSET
+    ) -> Self:
+        """A copy of this command whose every call is given ``history=`` and/or ``deps=``.
+
+        ``cmd.using(history=h, deps=d).run(x)`` is ``cmd.run(x, history=h, deps=d)``, for every
+        call form (``run``, ``arun``, calling it, ``acall``, the streams), with the prompt
+        function's own parameters still checked by a type checker: ``run``'s signature is the
+        prompt function's, so ``history=`` and ``deps=`` written into the call itself work but
+        are not in it. A keyword given to the call wins over the one given here.
+        """
+        given = {"history": history, "deps": deps}
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._bound = {
+            **self._bound,
+            **{name: value for name, value in given.items() if value is not _UNSET},
+        }
+        return clone
+
     def _with_checked(self, checked: Mapping[str, Any]) -> Command[P, R]:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
@@ -212,9 +251,8 @@ class Command(Generic[P, R]):
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, self._examples_sync())
         if deps is _NO_DEPS:
@@ -223,37 +261,125 @@ class Command(Generic[P, R]):
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
+        return await self._arun_with(plan, runtime, args, kwargs)
+
+    async def _arun_with(
+        self,
+        plan: _engine.Plan,
+        runtime: _drivers.Runtime,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Result[R]:
+        """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
         return await ascoped(deps, _drivers.run_async(engine, runtime))
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
-        """Yield the answer's text as it arrives; tool rounds run in between."""
+    # -- over rows --
+    def map(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+    ) -> Rows[R]:
+        """Call the command once per row of ``inputs`` and yield each row's record
+        (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
+
+        A tuple row is positional arguments, a dict row keyword arguments, an
+        :class:`~alloy.rows.Args` row exactly those, anything else the one argument. Rows are
+        read lazily and at most a small window of them is held, so an input of any length runs
+        in flat memory. ``concurrency`` calls run at once; ``rpm`` / ``tpm`` cap requests and
+        tokens per minute (by default the limits the provider states in its replies' headers);
+        ``as_completed`` yields rows as they finish instead. ``errors="raise"`` stops at the
+        first failed row; a ConfigurationError always stops the run. ``checkpoint`` names a
+        SQLite file recording each finished row, so running the same map again skips them
+        (failed rows run again unless ``retry_failed=False``). ``progress`` shows a bar (by
+        default when a person is watching). ``deps`` reaches every row's tools, checks and rails.
+        """
+        given = locals()  # the options, before anything else is named here
+        from .rows import Rows  # asyncio and the run machinery load only when a run is made
+
+        return Rows(self._run_over(inputs, given))
+
+    def amap(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+    ) -> AsyncRows[R]:
+        """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
+        ``await cmd.amap(rows)`` for the list of records."""
+        given = locals()
+        from .rows import AsyncRows
+
+        return AsyncRows(self._run_over(inputs, given))
+
+    def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
+        from .rows._run import Run
+        from .rows._run import Settings as RunSettings
+
+        settings = {k: v for k, v in given.items() if k not in ("self", "inputs", "deps")}
+        deps = given["deps"]
+        return Run(
+            self,
+            inputs,
+            RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG),
+        )
+
+    def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
+        """Every handler interested in this command's events: global ones, then its own."""
+        return (*global_handlers(), *self._handlers)
+
+    @staticmethod
+    def _rewrap(model: Any, wrap: Callable[[Any], Any]) -> Any:
+        """``model`` (a runtime's) with ``wrap`` applied to the provider's model beneath any cache."""
+        return beneath(model, wrap)
+
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Stream[str, R]:
+        """Yield the answer's text as it arrives; tool rounds run in between. Once it has all
+        arrived, the stream's ``result`` is the call's Result (to carry the call on)."""
         if inspect.iscoroutinefunction(self._fn):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        chunks = _drivers.stream_sync(engine, runtime)
-        return chunks if deps is _NO_DEPS else scoped_iter(deps, chunks)
+        return Stream(lambda done: _scoped(deps, _drivers.stream_sync(engine, runtime, done)))
 
-    async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
+    def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:
         """Async twin of :meth:`stream`."""
+        return AsyncStream(lambda done: self._astream(args, kwargs, done))
+
+    async def _astream(self, args: Any, kwargs: Any, done: _drivers.OnResult) -> AsyncIterator[str]:
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.stream_async(engine, runtime)
+        chunks = _drivers.stream_async(engine, runtime, done)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
         try:
@@ -263,23 +389,18 @@ class Command(Generic[P, R]):
             await _drivers.aclose(chunks)
 
     # -- typed streaming --
-    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Partial[R]]:
+    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
         """Yield the typed answer as it arrives: :class:`~alloy.streaming.Partial` views of
         its complete values, the last one carrying the validated value a call returns.
 
         Tool rounds run first; a re-asked or retried answer streams again (``attempt`` one
         higher). What is shown, field by field, is set with ``alloy.streaming`` markers.
         """
-        return self._read_sync(args, kwargs, self._partial_reader)
+        return Stream(self._read_sync(args, kwargs, self._partial_reader))
 
-    async def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Partial[R]]:
+    def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[Partial[R], R]:
         """Async twin of :meth:`stream_partial`."""
-        partials = self._read_async(args, kwargs, self._partial_reader)
-        try:
-            async for partial in partials:
-                yield partial
-        finally:
-            await _drivers.aclose(partials)
+        return AsyncStream(lambda done: self._read_async(args, kwargs, self._partial_reader, done))
 
     @overload
     def stream_items(
@@ -304,33 +425,35 @@ class Command(Generic[P, R]):
     ) -> AsyncItemStream[E]: ...
     def astream_items(self, *args: Any, **kwargs: Any) -> AsyncItemStream[Any]:
         """Async twin of :meth:`stream_items`."""
-        return AsyncItemStream(self._read_async(args, kwargs, self._item_reader))
+        return AsyncItemStream(lambda done: self._read_async(args, kwargs, self._item_reader, done))
 
-    def _read_sync(self, args: Any, kwargs: Any, reader: _ReaderFactory) -> Iterator[Any]:
+    def _read_sync(
+        self, args: Any, kwargs: Any, reader: _ReaderFactory
+    ) -> Callable[[_drivers.OnResult], Iterator[Any]]:
+        """Everything up to the stream's start, done now (so a mistake raises at the call);
+        what it returns starts the stream, given what to tell the Result at its end."""
         if self._async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: use astream_partial() or "
                 "astream_items()"
             )
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, self._examples_sync(), call_id)
-        outputs = _drivers.read_sync(engine, runtime, reader(answer, plan, call_id))
-        return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
+        read = reader(answer, plan, call_id)
+        return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
 
     async def _read_async(
-        self, args: Any, kwargs: Any, reader: _ReaderFactory
+        self, args: Any, kwargs: Any, reader: _ReaderFactory, done: _drivers.OnResult
     ) -> AsyncIterator[Any]:
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, await self._examples_async(), call_id)
-        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id))
+        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:
             outputs = ascoped_iter(deps, outputs)
         try:
@@ -382,6 +505,16 @@ class Command(Generic[P, R]):
         )
 
     # -- internals --
+    def _given(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+        """The prompt function's keyword arguments, and the call's ``history`` and ``deps``:
+        those given to the call, else to :meth:`using` (a prompt function with a parameter of
+        that name is given the value instead)."""
+        if self._bound:
+            kwargs = {**self._bound, **kwargs}
+        history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
+        return kwargs, history, deps
+
     def _examples_sync(self) -> tuple[Message, ...]:
         turns = self._example_turns
         if turns is None:
@@ -473,7 +606,7 @@ class AsyncCommand(Command[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
         return self.acall(*args, **kwargs)
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:  # type: ignore[override]
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:  # type: ignore[override]
         """The same async iterator as :meth:`astream`, as alloy-ai's ``stream()`` gave for an
         async prompt function."""
         return self.astream(*args, **kwargs)
@@ -520,6 +653,7 @@ def _opening(
         system = prompt.system if prompt.system is not None else earlier.system
     else:
         own, parts, system = (), prompt, earlier.system
+    check_tool_results(earlier.messages, (*own, UserTurn(parts)), command)
     turns = (*examples, *earlier.messages, *own)
     return parts, _engine.Prelude(
         turns, len(examples), len(examples) + len(earlier.messages), system
@@ -530,6 +664,11 @@ _ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], _drivers.Reader[Any]
 _NO_TURNS = Conversation(None, ())
 #: No ``deps=`` was passed (None is a value a caller may pass).
 _NO_DEPS: Any = object()
+
+
+def _scoped(deps: Any, outputs: Iterator[E]) -> Iterator[E]:
+    """A stream's outputs, each step run with the call's ``deps`` when it was given them."""
+    return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
 
 
 def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:

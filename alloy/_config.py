@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._legacy import deprecated, translate_options
+from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -336,7 +336,11 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
 
 #: Variables that force a model on every command, above every layer but ``override_model()``.
 FORCE_VARS = ("ALLOY_FORCE_MODEL", "ALLOY_BACKEND")
-_ENV_NAMES = (*(name for names in ENV_VARS.values() for name in names), *FORCE_VARS)
+_ENV_NAMES = (
+    *(name for names in ENV_VARS.values() for name in names),
+    *FORCE_VARS,
+    *LEGACY_ENV_VARS,  # read only to warn, but a change must resolve again so the warning shows
+)
 
 _WATCHED = frozenset(_ENV_NAMES)
 
@@ -357,6 +361,7 @@ def _env_layer() -> dict[str, Any]:
     """Options set through ALLOY_* variables (and a .env file), validated."""
     _load_dotenv_once()
     env = _env_snapshot()
+    warn_legacy_env(env)
     layer: dict[str, Any] = {}
     for option, names in ENV_VARS.items():
         name = next((n for n in names if n in env), None)

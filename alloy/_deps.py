@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 from .errors import ConfigurationError
 
 D = TypeVar("D")
+Y = TypeVar("Y")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ async def ascoped(deps: Any, awaitable: typing.Awaitable[D]) -> D:
         _CURRENT.reset(token)
 
 
-def scoped_iter(deps: Any, chunks: Iterator[str]) -> Iterator[str]:
+def scoped_iter(deps: Any, chunks: Iterator[Y]) -> Iterator[Y]:
     """A stream whose every step runs with ``deps``, which is unset while a chunk is yielded."""
     context = Context(deps)
     try:
@@ -108,7 +109,7 @@ def scoped_iter(deps: Any, chunks: Iterator[str]) -> Iterator[str]:
             close()
 
 
-async def ascoped_iter(deps: Any, chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+async def ascoped_iter(deps: Any, chunks: AsyncIterator[Y]) -> AsyncIterator[Y]:
     """Async twin of :func:`scoped_iter`."""
     context = Context(deps)
     try:

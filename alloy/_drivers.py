@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ._model import Model
 
 Engine = Generator[Effect, Any, Result[Any]]
+#: What a streamed call gives its Result to when it ends (see ``alloy.streaming.Stream``).
+OnResult = Callable[[Result[Any]], None] | None
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
 
 #: Called with the seconds of each wait before a retry, instead of waiting them; None: wait.
@@ -114,8 +116,9 @@ def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
     return result
 
 
-def stream_sync(engine: Engine, runtime: Runtime) -> Iterator[str]:
-    """A streamed call, blocking: the model's text as it arrives, tool rounds in between.
+def stream_sync(engine: Engine, runtime: Runtime, done: OnResult = None) -> Iterator[str]:
+    """A streamed call, blocking: the model's text as it arrives, tool rounds in between;
+    ``done`` is given the call's Result when it ends.
 
     A failure tells the engine whether text already reached the caller (``Failed.after_text``):
     from then on no fallback model may start the call over.
@@ -146,6 +149,8 @@ def stream_sync(engine: Engine, runtime: Runtime) -> Iterator[str]:
     except BaseException as stopped:
         _abandon_sync(engine, runtime, stopped)
         raise
+    if done is not None:
+        done(step)
 
 
 def _wait_sync(seconds: float) -> None:
@@ -216,7 +221,9 @@ async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
     return result
 
 
-async def stream_async(engine: Engine, runtime: Runtime) -> AsyncIterator[str]:
+async def stream_async(
+    engine: Engine, runtime: Runtime, done: OnResult = None
+) -> AsyncIterator[str]:
     """A streamed call, on the running event loop; as :func:`stream_sync`."""
     shown = False
     try:
@@ -243,6 +250,8 @@ async def stream_async(engine: Engine, runtime: Runtime) -> AsyncIterator[str]:
     except BaseException as stopped:
         await _abandon_async(engine, runtime, stopped)
         raise
+    if done is not None:
+        done(step)
 
 
 async def _wait_async(seconds: float) -> None:
@@ -322,10 +331,13 @@ class Reader(Protocol[Out]):
         ...
 
 
-def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator[Out]:
+def read_sync(
+    engine: Engine, runtime: Runtime, reader: Reader[Out], done: OnResult = None
+) -> Iterator[Out]:
     """A streamed call, blocking: what ``reader`` makes of the model's deltas as they arrive,
     tool rounds in between. As in :func:`stream_sync`, a failure after an output reached the
-    caller is one no fallback model may start over."""
+    caller is one no fallback model may start over, and ``done`` is given the Result (before
+    the last outputs, so a caller that stops at the final value has it too)."""
     shown = False
     try:
         step = drive_sync(engine, runtime, stream=True)
@@ -355,12 +367,16 @@ def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator
     except BaseException as stopped:
         _abandon_sync(engine, runtime, stopped)
         raise
+    if done is not None:
+        done(step)
     for output in reader.finish(step):
         _tell_sync(output, reader, runtime)
         yield output
 
 
-async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> AsyncIterator[Out]:
+async def read_async(
+    engine: Engine, runtime: Runtime, reader: Reader[Out], done: OnResult = None
+) -> AsyncIterator[Out]:
     """A streamed call, on the running event loop; as :func:`read_sync`."""
     shown = False
     try:
@@ -391,6 +407,8 @@ async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> A
     except BaseException as stopped:
         await _abandon_async(engine, runtime, stopped)
         raise
+    if done is not None:
+        done(step)
     for output in reader.finish(step):
         await _tell_async(output, reader, runtime)
         yield output

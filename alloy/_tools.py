@@ -14,7 +14,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
@@ -133,6 +133,15 @@ class Tool(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<alloy tool {self.name}>"
+
+    @property
+    def spec(self) -> NoReturn:
+        """alloy-ai's ``ToolSpec``, which alloy does not have: the error names what replaced it."""
+        raise AttributeError(
+            f"{self.name}.spec was alloy-ai's: a Tool describes itself. Use {self.name}.definition "
+            "(name, description and parameters, what spec.as_schema() returned), "
+            f"{self.name}.contracts and {self.name}.fn"
+        )
 
     # -- running a call from the model ---------------------------------------------------
     def bind(self, call: ToolCall) -> inspect.BoundArguments:

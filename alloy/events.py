@@ -33,6 +33,7 @@ __all__ = [
     "FellBack",
     "FinalizeTurn",
     "Handler",
+    "MapFinished",
     "ModelRequest",
     "ModelResponse",
     "OutputItem",
@@ -43,6 +44,7 @@ __all__ = [
     "PromptRendered",
     "ProviderRetry",
     "Reask",
+    "RowFinished",
     "ToolCallFinished",
     "ToolCallStarted",
     "subscribe",
@@ -265,6 +267,37 @@ class CommandCancelled(Event):
 
     def describe(self, *, content: bool = False) -> str:
         return f"{super().describe()} reason={self.reason!r}"
+
+
+@dataclass(frozen=True)
+class RowFinished(Event):
+    """A run over rows (``cmd.map``) finished a row. ``row`` is its record (``alloy.rows.Ok``
+    or ``Failed``); ``done``, ``failed`` and ``total`` count the run's rows so far (``total`` is
+    None when the input's length is unknown); ``elapsed`` is seconds since the run began, and
+    ``usage`` and ``cost`` are the run's so far. ``call_id`` is the run's id."""
+
+    row: Any
+    done: int
+    failed: int
+    total: int | None
+    elapsed: float
+    usage: Usage
+    cost: float | None
+
+    def describe(self, *, content: bool = False) -> str:
+        shown = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        return f"{super().describe()} rows={shown} failed={self.failed} elapsed={self.elapsed:.1f}s"
+
+
+@dataclass(frozen=True)
+class MapFinished(Event):
+    """A run over rows is over; ``summary`` is its ``alloy.rows.Summary``."""
+
+    summary: Any
+
+    def describe(self, *, content: bool = False) -> str:
+        s = self.summary
+        return f"{super().describe()} rows={s.rows} failed={s.failed} seconds={s.seconds:.1f}"
 
 
 Handler = Callable[[Event], Any]

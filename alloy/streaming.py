@@ -3,10 +3,11 @@
 ``cmd.stream_partial(...)`` yields :class:`Partial` views of the answer as it arrives, ending
 with the complete, validated value; ``cmd.stream_items(...)`` yields each element of a list
 answer once it is complete and validated. Both have async twins (``astream_partial``,
-``astream_items``). When the stream starts over (a re-ask, a retried failure, or in prompt
-mode an answer found elsewhere in the reply), a partial with ``attempt`` one higher and no
-data says so, and an :class:`ItemStream` calls its :meth:`~ItemStream.on_restart` handlers
-with a :class:`Restart`.
+``astream_items``). Every stream, ``stream()``'s text included, holds the call's ``result`` once
+it has run to its end, so a streamed call is carried on (``history=``) like any other. When the
+stream starts over (a re-ask, a retried failure, or in prompt mode an answer found elsewhere in
+the reply), a partial with ``attempt`` one higher and no data says so, and an
+:class:`ItemStream` calls its :meth:`~ItemStream.on_restart` handlers with a :class:`Restart`.
 
 What a partial shows is decided field by field, with markers in ``Annotated``::
 
@@ -32,14 +33,17 @@ from typing import Any, Generic, TypeAlias, TypeVar, Union, overload
 from typing_extensions import Self
 
 from ._partial import Live, Snapshot, materialize, open_path
+from ._types import Result
 
 __all__ = [
     "AsyncItemStream",
+    "AsyncStream",
     "ItemStream",
     "JsonValue",
     "Marker",
     "Partial",
     "Restart",
+    "Stream",
     "done",
     "grow",
     "not_null",
@@ -49,6 +53,8 @@ T = TypeVar("T")
 E = TypeVar("E")
 V = TypeVar("V")
 D = TypeVar("D")
+Y = TypeVar("Y")
+R = TypeVar("R")
 
 JsonValue: TypeAlias = Union[dict[str, "JsonValue"], list["JsonValue"], str, int, float, bool, None]
 """What :attr:`Partial.data` holds: JSON-shaped values. ``data`` itself is typed ``Any``, as
@@ -240,8 +246,72 @@ class Restart:
 RestartHandler = Callable[[Restart], object]
 
 
-class ItemStream(Iterator[E]):
-    """The elements of a list answer, each yielded once it is complete and validated.
+class _Ended(Generic[R]):
+    """Keeps a streamed call's Result once the stream has run to its end."""
+
+    _result: Result[R] | None = None
+
+    def _end(self, result: Result[Any]) -> None:
+        self._result = result
+
+    @property
+    def result(self) -> Result[R]:
+        """The call's :class:`~alloy.Result`, as ``run()`` returns it: the value, the usage and
+        the whole conversation (``result.messages``, tool rounds included), to carry on with
+        ``history=``. It is there once the stream has run to its end; before that (or after
+        the stream failed or was closed early) reading it raises ``ValueError``."""
+        result = self._result
+        if result is None:
+            raise ValueError(
+                "the stream has not run to its end: its result (and messages) are there once "
+                "the last chunk has been read"
+            )
+        return result
+
+
+class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
+    """What a streamed call yields (``stream()``: text; ``stream_partial()``: partials), as
+    it arrives; once it has all arrived, :attr:`result` is the call's Result."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], Iterator[Y]]) -> None:
+        #: ``start`` makes the outputs, given what to call with the Result at the end.
+        self._outputs = start(self._end)
+
+    def __iter__(self) -> Stream[Y, R]:
+        return self
+
+    def __next__(self) -> Y:
+        return next(self._outputs)
+
+    def close(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "close", None)
+        if close is not None:
+            close()
+
+
+class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
+    """Async twin of :class:`Stream` (``astream()``, ``astream_partial()``)."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[Y]]) -> None:
+        self._outputs = start(self._end)
+
+    def __aiter__(self) -> AsyncStream[Y, R]:
+        return self
+
+    async def __anext__(self) -> Y:
+        return await self._outputs.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class ItemStream(_Ended[list[E]], Iterator[E]):
+    """The elements of a list answer, each yielded once it is complete and validated; once
+    the stream has run to its end, :attr:`result` is the call's Result (its value the list).
 
     When the stream starts over (see :class:`Restart`), the callbacks given to
     :meth:`on_restart` are called before the new attempt's first element, as soon as it
@@ -249,8 +319,11 @@ class ItemStream(Iterator[E]):
     ``attempt`` is the attempt of the elements being yielded.
     """
 
-    def __init__(self, pairs: Iterator[tuple[int, E] | Restart]) -> None:
-        self._pairs = pairs
+    def __init__(
+        self,
+        start: Callable[[Callable[[Result[Any]], None]], Iterator[tuple[int, E] | Restart]],
+    ) -> None:
+        self._pairs = start(self._end)
         self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
@@ -281,11 +354,14 @@ class ItemStream(Iterator[E]):
             close()
 
 
-class AsyncItemStream(AsyncIterator[E]):
+class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
     """Async twin of :class:`ItemStream`; an ``on_restart`` handler may be ``async def``."""
 
-    def __init__(self, pairs: AsyncIterator[tuple[int, E] | Restart]) -> None:
-        self._pairs = pairs
+    def __init__(
+        self,
+        start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[tuple[int, E] | Restart]],
+    ) -> None:
+        self._pairs = start(self._end)
         self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 

@@ -23,6 +23,10 @@ class Scale:
     stream_bytes: int = 193 * 1024  # the answer stream_partial reads in 4-byte chunks
     stream_runs: int = 5  # per size, interleaved
     stream_baseline_cap: float = 8.0  # CPU seconds each re-parsing baseline may take
+    rows: int = 10_000  # per side of the paced run over rows
+    rows_rpm: float = 12_000  # the emulator's limit: binding, below what the client can send
+    rows_concurrency: int = 32
+    rows_memory: int = 100_000  # rows of the larger memory run (the smaller is a tenth)
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -45,4 +49,8 @@ TINY = Scale(
     stream_bytes=8_000,
     stream_runs=1,
     stream_baseline_cap=0.5,
+    rows=60,
+    rows_rpm=6_000,
+    rows_concurrency=8,
+    rows_memory=2_000,
 )

@@ -28,6 +28,7 @@ from . import (
     inprocess,
     profiling,
     report,
+    rows,
     streaming,
     warm,
 )
@@ -35,7 +36,17 @@ from ._emulator import EmulatorProcess
 from ._measure import SuiteResult
 from ._scale import FULL, TINY, Scale
 
-SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "streaming", "cache", "changes")
+SUITES = (
+    "warm",
+    "inprocess",
+    "concurrency",
+    "cold",
+    "big",
+    "streaming",
+    "cache",
+    "rows",
+    "changes",
+)
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -63,6 +74,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "big": lambda: bigoutput.run(scale),
         "streaming": lambda: streaming.run(scale, peers),
         "cache": lambda: cache.run(root, scale),
+        "rows": lambda: rows.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
     }[name]
 

@@ -105,6 +105,14 @@ def cached(model: Any, policy: CachePolicy | None, schema: Any = None) -> Any:
     return model if policy is None else CachedModel(model, policy, schema)
 
 
+def beneath(model: Any, wrap: Any) -> Any:
+    """``model`` with ``wrap`` applied under its cache, if it has one: what wraps a model to
+    pace its calls must see only the requests that reach the provider, not the hits."""
+    if isinstance(model, CachedModel):
+        return CachedModel(wrap(model.model), model.policy, model.schema)
+    return wrap(model)
+
+
 def close_stores() -> None:
     """Close every store opened so far (tests, and the CLI when it is done)."""
     with _stores_lock:

@@ -160,6 +160,9 @@ class SDKModel:
     provider: ClassVar[str]
     #: Environment variables the SDK reads its key from; their values are redacted too.
     key_env: ClassVar[tuple[str, ...]] = ()
+    #: Whether the provider states its rate limits in reply headers (``_ratelimits``), which
+    #: paced runs wait for before sending more than one call.
+    states_rate_limits: ClassVar[bool] = False
     capabilities: Capabilities = Capabilities()
 
     def __init__(

@@ -166,7 +166,11 @@ def build_messages(request: Request) -> list[dict[str, Any]]:
             case UserTurn():
                 messages.extend(user_messages(message.parts))
             case ModelTurn():
-                messages.append(assistant_message(message))
+                said = assistant_message(message)
+                # An empty turn (alloy's record of an empty answer, or only another API's
+                # data) is no message this API takes: it needs content or tool calls.
+                if said["content"] is not None or "tool_calls" in said:
+                    messages.append(said)
             case _:
                 assert_never(message)
     return messages

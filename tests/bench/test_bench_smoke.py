@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alloy.testing.emulator import Emulator
-from benchmarks import _setup, bigoutput, cache, inprocess, report, streaming, warm
+from benchmarks import _setup, bigoutput, cache, inprocess, report, rows, streaming, warm
 from benchmarks._measure import Figure, SuiteResult
 from benchmarks._scale import TINY
 
@@ -51,6 +51,15 @@ def test_cache_suite_against_the_emulator() -> None:
         "hit (memory) vs raw SDK",
     ]
     assert result.figures[4].name.startswith("hit path on a ")
+
+
+def test_rows_suite_against_rate_limited_emulators() -> None:
+    result = rows.run(TINY)
+    assert len(result.figures) == 5
+    for figure in result.figures:  # counts of 429s may well be zero
+        assert figure.alloy >= 0 and figure.baseline > 0 and math.isfinite(figure.ratio)
+    assert result.figures[0].unit == "rows/min" and result.figures[0].baseline == TINY.rows_rpm
+    assert "Paced map:" in result.notes[0]
 
 
 def test_report_is_written(tmp_path: Path) -> None:

@@ -147,7 +147,7 @@ def test_a_stream_stopped_early_ends_its_spans_as_cancelled(
         if how == "stream":
             chunks = words.stream("q")
             next(chunks)
-            chunks.close()  # type: ignore[attr-defined]
+            chunks.close()
         elif how in ("stream_partial", "stream_items"):
             stream = getattr(numbers, how)("q")
             next(stream)

@@ -1,0 +1,27 @@
+"""Running a command over rows: ``cmd.map(rows)`` and ``await cmd.amap(rows)``.
+
+The records a run hands back (:class:`Ok`, :class:`Failed`), the :class:`Args` spelling of a
+row's arguments, the run's :class:`Summary`, and what paces calls to a provider's limits
+(:class:`Pacer`). See the "Running over datasets" guide.
+"""
+
+from ._handles import AsyncRows, Rows
+from ._inputs import RowInputError
+from ._pacer import PacedModel, Pacer
+from ._records import Args, BadRow, Failed, Ok, Row, Summary
+from ._run import ResumedFailure
+
+__all__ = [
+    "Args",
+    "AsyncRows",
+    "BadRow",
+    "Failed",
+    "Ok",
+    "PacedModel",
+    "Pacer",
+    "ResumedFailure",
+    "Row",
+    "RowInputError",
+    "Rows",
+    "Summary",
+]
