@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,8 @@ from ._types import Part, Request, Response, ToolCall, ToolResult, Transcript, U
 logger = logging.getLogger("alloy")
 
 __all__ = [
+    "BatchFinished",
+    "BatchSubmitted",
     "CommandCancelled",
     "CommandFailed",
     "CommandFinished",
@@ -298,6 +300,35 @@ class MapFinished(Event):
     def describe(self, *, content: bool = False) -> str:
         s = self.summary
         return f"{super().describe()} rows={s.rows} failed={s.failed} seconds={s.seconds:.1f}"
+
+
+@dataclass(frozen=True)
+class BatchSubmitted(Event):
+    """A batch run (``cmd.map(rows, mode="batch")``) submitted ``requests`` requests to
+    ``provider``'s batch API as job ``job``."""
+
+    job: str
+    provider: str
+    requests: int
+
+    def describe(self, *, content: bool = False) -> str:
+        return (
+            f"{super().describe()} job={self.job} provider={self.provider} requests={self.requests}"
+        )
+
+
+@dataclass(frozen=True)
+class BatchFinished(Event):
+    """A batch job ended: ``state`` is ``done``, ``cancelled`` or ``failed``; ``counts`` are the
+    provider's own (completed, failed, expired...)."""
+
+    job: str
+    provider: str
+    state: str
+    counts: Mapping[str, int]
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} job={self.job} state={self.state} counts={dict(self.counts)}"
 
 
 Handler = Callable[[Event], Any]

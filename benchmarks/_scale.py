@@ -27,6 +27,7 @@ class Scale:
     rows_rpm: float = 12_000  # the emulator's limit: binding, below what the client can send
     rows_concurrency: int = 32
     rows_memory: int = 100_000  # rows of the larger memory run (the smaller is a tenth)
+    batch_rows: int = 10_000  # rows through the batch API and online
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -53,4 +54,5 @@ TINY = Scale(
     rows_rpm=6_000,
     rows_concurrency=8,
     rows_memory=2_000,
+    batch_rows=40,
 )

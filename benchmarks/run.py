@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import (
     _setup,
+    batch,
     bigoutput,
     cache,
     changes,
@@ -45,6 +46,7 @@ SUITES = (
     "streaming",
     "cache",
     "rows",
+    "batch",
     "changes",
 )
 RESULTS = Path(__file__).parent / "results"
@@ -75,6 +77,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "streaming": lambda: streaming.run(scale, peers),
         "cache": lambda: cache.run(root, scale),
         "rows": lambda: rows.run(scale),
+        "batch": lambda: batch.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
     }[name]
 

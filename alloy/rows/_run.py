@@ -55,6 +55,9 @@ class Runnable(Protocol):
     @property
     def output_type(self) -> Any: ...
 
+    @property
+    def tools(self) -> tuple[Any, ...]: ...
+
     def _plan(self, *, stream: bool) -> tuple[Any, Any, Any]: ...
 
     async def _arun_with(
@@ -81,6 +84,16 @@ class Settings:
     total: int | None = None
     deps: Any = None
     has_deps: bool = False
+    #: ``online``, ``batch`` (the provider's batch API) or ``auto`` (batch for a run of at
+    #: least ``batch_min_rows`` rows when the provider has one and the command no tools).
+    mode: Literal["online", "batch", "auto"] = "online"
+    batch_min_rows: int = 1000
+    #: Seconds between looks at running batch jobs.
+    poll_interval: float = 30.0
+    #: What becomes of rows a batch did not answer: run ``online``, or another ``batch``
+    #: (``batch_rounds`` times at most, then online).
+    batch_retry: Literal["online", "batch"] = "online"
+    batch_rounds: int = 1
 
     def __post_init__(self) -> None:
         if (
@@ -105,6 +118,18 @@ class Settings:
         if self.errors not in ("collect", "raise"):
             raise ConfigurationError(
                 f"map(errors=...) must be 'collect' or 'raise', got {self.errors!r}"
+            )
+        if self.mode not in ("online", "batch", "auto"):
+            raise ConfigurationError(
+                f"map(mode=...) must be 'online', 'batch' or 'auto', got {self.mode!r}"
+            )
+        if self.batch_retry not in ("online", "batch"):
+            raise ConfigurationError(
+                f"map(batch_retry=...) must be 'online' or 'batch', got {self.batch_retry!r}"
+            )
+        if not (isinstance(self.poll_interval, (int, float)) and self.poll_interval >= 0):
+            raise ConfigurationError(
+                f"map(poll_interval=...) must be seconds, 0 or more, got {self.poll_interval!r}"
             )
 
     @property
@@ -413,10 +438,13 @@ def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader:
     if not key:
         return  # a row whose input did not fit has no key to find it by
     if row.ok:
+        from pydantic_core import to_json
+
         checkpoint.put(
             key,
             index,
             value=reader.render(row.value),
+            plain=to_json(row.value, serialize_unknown=True).decode(),
             usage=row.usage,
             attempts=row.attempts,
             cost=row.cost,
