@@ -48,7 +48,7 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import beneath, cached, policy_for
+from .cache import beneath, cached, policy_for, tool_cache
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -614,6 +614,7 @@ class Command(Generic[P, R]):
             (*listeners[0], *listeners[1]) if observed else (),
             config.log_content,
             tuple(cached(fallback, policy, output.schema) for fallback in fallbacks),
+            tool_cache(policy, any(tool.cacheable for tool in self._tool_map.values())),
         )
         self._prepared = (key, plan, runtime)
         return plan, model, runtime

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._types import Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
+from ._types import CacheStatus, Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
 
 logger = logging.getLogger("alloy")
 
@@ -107,6 +107,13 @@ class ModelResponse(Event):
         """Whether the reply came from alloy's response cache (``cache=``), not the provider."""
         return self.response.usage.cache_hits > 0
 
+    @property
+    def cache(self) -> CacheStatus | None:
+        """Where the response cache stood on this reply: ``"hit"``, ``"miss"``, ``"record"``,
+        ``"skipped: not repeatable"`` or ``"skipped: no JSON form"``; None when the call has no
+        cache."""
+        return self.response.cache
+
     def describe(self, *, content: bool = False) -> str:
         usage = self.response.usage
         base = (
@@ -115,6 +122,8 @@ class ModelResponse(Event):
         )
         if self.cached:
             base += " cached=true"
+        if self.response.cache is not None:
+            base += f" cache={self.response.cache!r}"
         return f"{base} parts={self.response.parts!r}" if content else base
 
 

@@ -43,14 +43,16 @@ def test_warm_suite_against_the_emulator() -> None:
 def test_cache_suite_against_the_emulator() -> None:
     with Emulator() as emulator:
         result = cache.run(emulator.url, TINY)
-    well_formed(result, 5)
-    assert [f.name.split(", ", 1)[1] for f in result.figures[:4]] == [
+    well_formed(result, 7)
+    assert [f.name.split(", ", 1)[1] for f in result.figures[:6]] == [
         "hit (SQLite) vs warm round trip",
         "hit (SQLite) vs raw SDK",
         "hit (memory) vs warm round trip",
         "hit (memory) vs raw SDK",
+        "first hit (SQLite) vs warm round trip",
+        "first hit (memory) vs warm round trip",
     ]
-    assert result.figures[4].name.startswith("hit path on a ")
+    assert result.figures[6].name.startswith("hit path on a ")
 
 
 def test_rows_suite_against_rate_limited_emulators() -> None:

@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import EmailMessage
 from email.parser import BytesParser
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._api import BadRequest, WireAPI, new_id
+from ._call import Call
 from ._http import JSON, Incoming, Outcome, Send, json_send
-
-if TYPE_CHECKING:
-    from ._app import App
+from ._script import Item, Script
 
 JSONL = "application/jsonl"
 _GEMINI_CREATE = ":batchGenerateContent"
@@ -77,10 +76,32 @@ class _Job:
     error_file_id: str | None = None
 
 
+class Answering(Protocol):
+    """What batches need of the emulator's dispatcher (``_app.App``): its wire APIs, its
+    script, and how it answers one request."""
+
+    @property
+    def script(self) -> Script: ...
+
+    @property
+    def anthropic(self) -> WireAPI: ...
+
+    @property
+    def gemini(self) -> WireAPI: ...
+
+    @property
+    def openai_chat(self) -> WireAPI: ...
+
+    @property
+    def openai_responses(self) -> WireAPI: ...
+
+    def apply(self, item: Item | None, api: WireAPI, call: Call) -> Outcome: ...
+
+
 class Batches:
     """Every batch and file the emulator holds, and the routes that serve them."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: Answering) -> None:
         self.app = app
         self.options = BatchOptions()
         self.files: dict[str, tuple[str, str, bytes, float]] = {}  # id: name, purpose, bytes, at
