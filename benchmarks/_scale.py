@@ -28,6 +28,11 @@ class Scale:
     rows_concurrency: int = 32
     rows_memory: int = 100_000  # rows of the larger memory run (the smaller is a tenth)
     batch_rows: int = 10_000  # rows through the batch API and online
+    ray_rows: int = 10_000  # rows each way: Ray Data with two actors, and one process
+    ray_batch: int = 500
+    ray_concurrency: int = 16  # calls at once in each actor (twice that in one process)
+    ray_paced_rows: int = 3_000  # rows through two actors sharing a budget
+    ray_rpm: float = 6_000  # the emulator's limit for them
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -55,4 +60,9 @@ TINY = Scale(
     rows_concurrency=8,
     rows_memory=2_000,
     batch_rows=40,
+    ray_rows=40,
+    ray_batch=10,
+    ray_concurrency=4,
+    ray_paced_rows=40,
+    ray_rpm=6_000,
 )

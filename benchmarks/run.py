@@ -30,6 +30,7 @@ from . import (
     profiling,
     report,
     rows,
+    scaleout,
     streaming,
     warm,
 )
@@ -47,6 +48,7 @@ SUITES = (
     "cache",
     "rows",
     "batch",
+    "ray",
     "changes",
 )
 RESULTS = Path(__file__).parent / "results"
@@ -78,6 +80,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "cache": lambda: cache.run(root, scale),
         "rows": lambda: rows.run(scale),
         "batch": lambda: batch.run(scale),
+        "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
     }[name]
 
