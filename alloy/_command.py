@@ -58,6 +58,7 @@ from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
+    from typing_extensions import TypeForm
 
     from .rows import AsyncRows, Budget, Rows
     from .rows._run import Run
@@ -447,8 +448,11 @@ class Command(Generic[P, R]):
         chunks = _drivers.stream_async(engine, runtime, done)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
-        async for chunk in chunks:
-            yield chunk
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:  # closed early: the call ends now, not when the loop collects the generator
+            await _drivers.aclose(chunks)
 
     # -- typed streaming --
     def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
@@ -518,8 +522,11 @@ class Command(Generic[P, R]):
         outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:
             outputs = ascoped_iter(deps, outputs)
-        async for output in outputs:
-            yield output
+        try:
+            async for output in outputs:
+                yield output
+        finally:
+            await _drivers.aclose(outputs)
 
     def _answer_shape(self) -> AnswerShape:
         """How the output type is shown while it streams, worked out on the first use."""
@@ -541,7 +548,9 @@ class Command(Generic[P, R]):
         self, answer: AnswerShape, plan: _engine.Plan, call_id: str
     ) -> PartialReader:
         early = not plan.rails_by_kind.get("output")
-        return PartialReader(answer, command=self.name, call_id=call_id, early=early)
+        return PartialReader(
+            answer, command=self.name, call_id=call_id, early=early, schema=plan.output.schema
+        )
 
     def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
         element = check_items(answer, self.name, self._output.expected)
@@ -552,7 +561,14 @@ class Command(Generic[P, R]):
             validate_json = TypeAdapter(element).validator.validate_json
             validate = self._validate_element = functools.partial(validate_json, strict=True)
         early = not answer.checked and not plan.rails_by_kind.get("output")
-        return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
+        return ItemReader(
+            answer,
+            validate,
+            command=self.name,
+            call_id=call_id,
+            early=early,
+            schema=plan.output.schema,
+        )
 
     # -- internals --
     def _given(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
@@ -937,6 +953,15 @@ def command(
     examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[None]: ...
+@overload
+def command(
+    *,
+    output: TypeForm[T],  # Iterable[int], int | None, Literal[...]: types that are no class
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
+    **options: Unpack[Options],
+) -> _Decorator[T]: ...
 @overload
 def command(
     *,

@@ -22,7 +22,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from typing_extensions import assert_never
 
 from ._blocking import run_blocking
-from ._engine import Accepted, Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
+from ._engine import (
+    Abandoned,
+    Accepted,
+    Blocked,
+    CallModel,
+    Effect,
+    Emit,
+    Failed,
+    RunRails,
+    RunTools,
+    Sleep,
+)
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
@@ -130,24 +141,31 @@ def stream_sync(engine: Engine, runtime: Runtime, done: OnResult = None) -> Iter
     from then on no fallback model may start the call over.
     """
     shown = False
-    step = drive_sync(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            for event in model.stream(step.request):
-                if isinstance(event, TextDelta):
-                    if event.text:
-                        shown = True
-                        yield event.text
-                elif isinstance(event, Done):
-                    reply = event.response
-                    break
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = drive_sync(engine, runtime, reply, stream=True)
+    try:
+        step = drive_sync(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            events = None
+            try:
+                for event in (events := model.stream(step.request)):
+                    if isinstance(event, TextDelta):
+                        if event.text:
+                            shown = True
+                            yield event.text
+                    elif isinstance(event, Done):
+                        reply = event.response
+                        break
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                close(events)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = drive_sync(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        _abandon_sync(engine, runtime, stopped)
+        raise
     if done is not None:
         done(step)
 
@@ -230,23 +248,30 @@ async def stream_async(
 ) -> AsyncIterator[str]:
     """A streamed call, on the running event loop; as :func:`stream_sync`."""
     shown = False
-    step = await drive_async(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            async for event in model.astream(step.request):
-                if isinstance(event, TextDelta):
-                    if event.text:
-                        shown = True
-                        yield event.text
-                elif isinstance(event, Done):
-                    reply = event.response
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = await drive_async(engine, runtime, reply, stream=True)
+    try:
+        step = await drive_async(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            aevents = None
+            try:
+                async for event in (aevents := model.astream(step.request)):
+                    if isinstance(event, TextDelta):
+                        if event.text:
+                            shown = True
+                            yield event.text
+                    elif isinstance(event, Done):
+                        reply = event.response
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                await aclose(aevents)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = await drive_async(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        await _abandon_async(engine, runtime, stopped)
+        raise
     if done is not None:
         done(step)
 
@@ -336,27 +361,34 @@ def read_sync(
     caller is one no fallback model may start over, and ``done`` is given the Result (before
     the last outputs, so a caller that stops at the final value has it too)."""
     shown = False
-    step = drive_sync(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        for output in reader.begin(step.request):
-            _tell_sync(output, reader, runtime)
-            yield output
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            for event in model.stream(step.request):
-                if isinstance(event, Done):
-                    reply = event.response
-                    break
-                for output in reader.feed(event):
-                    shown = True
-                    _tell_sync(output, reader, runtime)
-                    yield output
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = drive_sync(engine, runtime, reply, stream=True)
+    try:
+        step = drive_sync(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            for output in reader.begin(step.request):
+                _tell_sync(output, reader, runtime)
+                yield output
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            events = None
+            try:
+                for event in (events := model.stream(step.request)):
+                    if isinstance(event, Done):
+                        reply = event.response
+                        break
+                    for output in reader.feed(event):
+                        shown = True
+                        _tell_sync(output, reader, runtime)
+                        yield output
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                close(events)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = drive_sync(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        _abandon_sync(engine, runtime, stopped)
+        raise
     if done is not None:
         done(step)
     for output in reader.finish(step):
@@ -369,27 +401,34 @@ async def read_async(
 ) -> AsyncIterator[Out]:
     """A streamed call, on the running event loop; as :func:`read_sync`."""
     shown = False
-    step = await drive_async(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        for output in reader.begin(step.request):
-            await _tell_async(output, reader, runtime)
-            yield output
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            async for event in model.astream(step.request):
-                if isinstance(event, Done):
-                    reply = event.response
-                    continue
-                for output in reader.feed(event):
-                    shown = True
-                    await _tell_async(output, reader, runtime)
-                    yield output
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = await drive_async(engine, runtime, reply, stream=True)
+    try:
+        step = await drive_async(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            for output in reader.begin(step.request):
+                await _tell_async(output, reader, runtime)
+                yield output
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            aevents = None
+            try:
+                async for event in (aevents := model.astream(step.request)):
+                    if isinstance(event, Done):
+                        reply = event.response
+                        continue
+                    for output in reader.feed(event):
+                        shown = True
+                        await _tell_async(output, reader, runtime)
+                        yield output
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                await aclose(aevents)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = await drive_async(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        await _abandon_async(engine, runtime, stopped)
+        raise
     if done is not None:
         done(step)
     for output in reader.finish(step):
@@ -421,3 +460,79 @@ async def _tell_async(output: Out, reader: Reader[Out], runtime: Runtime) -> Non
             await pending
         except Exception:
             _handler_failed(effect)
+
+
+# -- streams the caller stops -------------------------------------------------------------
+#
+# A streamed call can stop while the engine waits on it: the caller closes the stream (or
+# leaves an ``async for``, whose generator is closed when it is collected), its task is
+# cancelled, or an exception that is no CommandError comes through the driver. The SDK's
+# stream is closed, and the engine is told (``Abandoned``), so it emits ``CommandCancelled``
+# (or ``CommandFailed``) and the call's spans and records end.
+
+
+def _stopped(why: BaseException) -> Abandoned:
+    """What the engine is told of ``why``: a cancellation, or a failure."""
+    if isinstance(why, GeneratorExit):
+        return Abandoned("the stream was closed")
+    if isinstance(why, (KeyboardInterrupt, SystemExit)):
+        return Abandoned(f"interrupted ({type(why).__name__})")
+    if type(why).__name__ == "CancelledError":  # asyncio's (no import of asyncio here)
+        return Abandoned("the task was cancelled")
+    return Abandoned(f"the stream broke ({type(why).__name__})", why)
+
+
+def _abandon_sync(engine: Engine, runtime: Runtime, why: BaseException) -> None:
+    """Tell an engine that waits on a stream the caller stopped, and carry out the events it
+    emits then; nothing is raised (the caller's exception goes on)."""
+    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
+        return  # done already (it failed, or returned), or never started
+    try:
+        effect = engine.throw(_stopped(why))
+        while isinstance(effect, Emit):
+            for pending in _notify(effect, runtime):
+                try:
+                    run_blocking(pending)
+                except Exception:
+                    _handler_failed(effect)
+            effect = engine.send(None)
+        engine.close()
+    except (Abandoned, StopIteration):
+        pass
+    except Exception:
+        logger.exception("alloy could not end a stopped stream's call")
+
+
+async def _abandon_async(engine: Engine, runtime: Runtime, why: BaseException) -> None:
+    """Async twin of :func:`_abandon_sync`."""
+    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
+        return
+    try:
+        effect = engine.throw(_stopped(why))
+        while isinstance(effect, Emit):
+            for pending in _notify(effect, runtime):
+                try:
+                    await pending
+                except Exception:
+                    _handler_failed(effect)
+            effect = engine.send(None)
+        engine.close()
+    except (Abandoned, StopIteration):
+        pass
+    except Exception:
+        logger.exception("alloy could not end a stopped stream's call")
+
+
+def close(events: Iterator[Any] | None) -> None:
+    """Close a stream (a model's, and so the SDK's) now, not when it is collected."""
+    close = getattr(events, "close", None)
+    if close is not None:
+        close()
+
+
+async def aclose(events: AsyncIterator[Any] | None) -> None:
+    """Async twin of :func:`close`: an async generator left open is closed only later, by
+    the event loop, when it is collected."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()

@@ -76,6 +76,7 @@ from .errors import (
     snippet,
 )
 from .events import (
+    CommandCancelled,
     CommandFailed,
     CommandFinished,
     CommandStarted,
@@ -110,6 +111,18 @@ class CallModel:
     request: Request
     #: Which model: 0 is the plan's own, n its n-th fallback (see ``Plan.fallbacks``).
     fallback: int = 0
+
+
+class Abandoned(Exception):
+    """What a driver throws into the engine when a streamed call stops while the engine waits
+    on it: the caller closed the stream or cancelled its task (``error`` None), or something
+    that is no CommandError broke the driver (``error``). The engine tells the observers
+    (``CommandCancelled``, or ``CommandFailed`` with ``error``) and raises it again."""
+
+    def __init__(self, reason: str, error: BaseException | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -646,6 +659,15 @@ class _Run:
         except CommandError as error:
             failed_after = self.clock() - started
             yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
+            raise
+        except Abandoned as stop:
+            ended_after = self.clock() - started
+            event: Callable[[], Event]
+            if stop.error is None:
+                event = partial(CommandCancelled, name, cid, stop.reason, ended_after)
+            else:
+                event = partial(CommandFailed, name, cid, stop.error, ended_after)
+            yield from self.emit(event)
             raise
         if self.observed:
             finished_after = self.clock() - started

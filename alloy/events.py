@@ -2,7 +2,7 @@
 
 The engine emits an event at each stage (started, prompt rendered, model request and response,
 a retry or a move to a fallback model, tool calls, output parsed or rejected, re-ask, finalize
-turn, output ready, finished or failed).
+turn, output ready, finished, failed, or cancelled by the caller).
 Subscribe globally with :func:`subscribe` or per command with ``cmd.subscribe``; handlers may be
 plain or ``async def``. A failing handler is logged and never breaks the call — only rails
 (:mod:`alloy.rails`) can stop a call.
@@ -27,6 +27,7 @@ logger = logging.getLogger("alloy")
 __all__ = [
     "BatchFinished",
     "BatchSubmitted",
+    "CommandCancelled",
     "CommandFailed",
     "CommandFinished",
     "CommandStarted",
@@ -264,6 +265,19 @@ class CommandFailed(Event):
 
     def describe(self, *, content: bool = False) -> str:
         return f"{super().describe()} error={type(self.error).__name__}: {self.error}"
+
+
+@dataclass(frozen=True)
+class CommandCancelled(Event):
+    """The caller stopped a streamed call before it ended: closed the stream (or left an
+    ``async for`` over it) or cancelled the task reading it. Nothing failed; ``reason`` says
+    what stopped it. The call emits no ``CommandFinished`` or ``CommandFailed``."""
+
+    reason: str
+    duration: float
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} reason={self.reason!r}"
 
 
 @dataclass(frozen=True)

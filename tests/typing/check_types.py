@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +10,15 @@ from typing_extensions import assert_type
 
 from alloy import Assistant, AsyncCommand, Command, Result, System, User, command
 from alloy._types import Message
-from alloy.streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
+from alloy.streaming import (
+    AsyncItemStream,
+    AsyncStream,
+    ItemStream,
+    JsonValue,
+    Partial,
+    Restart,
+    Stream,
+)
 
 
 @dataclass
@@ -44,6 +52,11 @@ def invoices(text: str) -> str:
     return text
 
 
+@command(output=Iterable[int])
+def numbers(text: str) -> str:
+    return text
+
+
 assert isinstance(read_invoice, Command)
 assert_type(read_invoice("x"), Invoice)
 assert_type(summarize("x"), str)
@@ -56,11 +69,35 @@ assert_type(next(read_invoice.stream_partial("x")).value, Invoice)
 assert_type(invoices.stream_items("x"), ItemStream[Invoice])
 assert_type(invoices.astream_items("x"), AsyncItemStream[Invoice])
 assert_type(read_invoice.astream_partial("x"), AsyncStream[Partial[Invoice], Invoice])
+assert_type(numbers.stream_items("x"), ItemStream[int])
+assert_type(numbers.astream_items("x"), AsyncItemStream[int])
+assert_type(next(numbers.stream_items("x")), int)
+assert_type(numbers.stream_items("x").on_restart(print), ItemStream[int])
+assert_type(numbers.astream_items("x").on_restart(print), AsyncItemStream[int])
+
+partial = next(read_invoice.stream_partial("x"))
+# What a half-arrived Invoice holds has no Python type: data is Any, as json.loads returns;
+# get_as reads one field typed.
+assert_type(partial.data, Any)
+assert_type(partial.get("vendor"), Any)
+assert_type(partial.get_as(str, "vendor"), str | None)
+assert_type(partial.get_as(float, "total", default=0.0), float)
+assert_type(partial.get_as(list, "lines"), list[Any] | None)
+assert_type(partial.attempt, int)
+assert_type(partial.open_path, tuple[str | int, ...])
+shown: JsonValue = partial.data
+
+
+def clear(restart: Restart) -> None:
+    assert_type(restart.attempt, int)
+    assert_type(restart.discarded, int)
 
 
 async def main() -> None:
     assert_type(await read_invoice.acall("x", strict=False), Invoice)
     assert_type(await price("x"), float)
+    async for number in numbers.astream_items("x").on_restart(clear):
+        assert_type(number, int)
 
 
 # -- history= and deps= through using(): the call keeps the prompt function's parameters ------
