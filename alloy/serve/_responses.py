@@ -323,13 +323,16 @@ async def events(
         sequence += 1
         return out
 
+    # The first piece is awaited before anything is sent: a rail blocking the input or a held
+    # answer is then still a plain 403, not a stream that opened and failed.
+    first = await pieces.__anext__()
     started = _response(rid, created, call, "in_progress", [], None)
     yield emit("response.created", response=started)
     yield emit("response.in_progress", response=started)
     message_id = new_id("msg_")
     where = {"item_id": message_id, "output_index": 0, "content_index": 0}
     opened = False
-    async for piece in pieces:
+    async for piece in _chain(first, pieces):
         if isinstance(piece, str):
             if not opened:
                 opened = True
@@ -384,6 +387,14 @@ async def events(
         kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         yield emit(kind, response=final)
     yield DONE
+
+
+async def _chain(
+    first: str | Answer, rest: AsyncIterator[str | Answer]
+) -> AsyncIterator[str | Answer]:
+    yield first
+    async for piece in rest:
+        yield piece
 
 
 def stream_failed(error: BaseException) -> list[bytes]:
