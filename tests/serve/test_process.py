@@ -88,3 +88,14 @@ def test_bad_targets_are_one_line_usage_errors(capsys: pytest.CaptureFixture[str
     assert main(["serve", "tests.serve.served:CANARY"]) == 2
     assert "not an alloy command or RailConfig" in capsys.readouterr().err
     assert main(["serve", "tests.serve.served", "--workers", "0"]) == 2
+
+
+def test_import_alloy_loads_nothing_of_the_server() -> None:
+    code = (
+        "import sys, alloy, alloy.cli; "
+        "print([m for m in ('fastapi', 'uvicorn', 'starlette', 'alloy.serve') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
