@@ -29,6 +29,7 @@ from . import (
     profiling,
     report,
     rows,
+    serve,
     streaming,
     warm,
 )
@@ -46,6 +47,7 @@ SUITES = (
     "cache",
     "rows",
     "changes",
+    "serve",
 )
 RESULTS = Path(__file__).parent / "results"
 
@@ -76,6 +78,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "cache": lambda: cache.run(root, scale),
         "rows": lambda: rows.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
+        "serve": lambda: serve.run(root, scale),
     }[name]
 
 
