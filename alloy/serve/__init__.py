@@ -26,9 +26,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "alloy serve needs FastAPI and uvicorn: pip install 'alloy[serve]'"
     ) from exc
 
-from ._app import create_app
+from ._app import create_app, from_environment
 from ._config import ServeConfig
 from ._rails import RailConfig
 from ._targets import Served
 
-__all__ = ["RailConfig", "ServeConfig", "Served", "create_app"]
+__all__ = ["RailConfig", "ServeConfig", "Served", "create_app", "from_environment"]

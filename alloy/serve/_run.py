@@ -2,7 +2,7 @@
 
 One process serves the app it builds itself. With ``--workers N`` or ``--reload``, uvicorn
 starts processes that each build their own app, so the targets and the settings travel to
-them as ``ALLOY_SERVE_*`` variables and each one calls :func:`~alloy.serve._app.from_environment`.
+them as ``ALLOY_SERVE_*`` variables and each one calls :func:`~alloy.serve.from_environment`.
 uvicorn's graceful shutdown applies: on SIGTERM or Ctrl-C it stops accepting connections and
 lets the requests in flight finish (up to ``graceful_timeout`` seconds).
 """
@@ -71,7 +71,7 @@ def run(
         ):
             os.environ[name] = "1" if value else "0"
         uvicorn.run(
-            "alloy.serve._app:from_environment",
+            "alloy.serve:from_environment",
             factory=True,
             workers=workers if not reload else None,
             reload=reload,
