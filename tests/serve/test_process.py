@@ -99,3 +99,23 @@ def test_import_alloy_loads_nothing_of_the_server() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_workers_each_build_the_app_from_the_environment(on_emulator: Any) -> None:
+    """With --workers, uvicorn's processes build their apps from ALLOY_SERVE_* variables."""
+    process, url = serve("tests.serve.served:echo", "--workers", "2", "--api-key", "k-123")
+    try:
+        assert httpx.get(f"{url}/health").json()["commands"] == ["echo"]
+        assert httpx.post(f"{url}/commands/echo", json={"name": "x"}).status_code == 401
+        answers = {
+            httpx.post(
+                f"{url}/commands/echo",
+                json={"name": "x"},
+                headers={"authorization": "Bearer k-123"},
+            ).status_code
+            for _ in range(4)
+        }
+        assert answers == {200}
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
