@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -94,7 +95,15 @@ def create_app(
         assert isinstance(error, RequestValidationError)
         return JSONResponse({"detail": _jsonable(error.errors())}, status_code=422)
 
+    async def http_error(request: Request, error: Exception) -> JSONResponse:
+        """Starlette's own answers (an unknown path, a wrong method) in the one error shape."""
+        assert isinstance(error, StarletteHTTPException)
+        kind = "not_found" if error.status_code == 404 else "http_error"
+        body = {"error": {"type": kind, "code": kind, "message": str(error.detail), "param": None}}
+        return JSONResponse(body, status_code=error.status_code, headers=error.headers)
+
     app.add_exception_handler(RequestValidationError, invalid_body)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     _commands.add_routes(app, endpoints, config)
     _openai.add_routes(app, served.rail_configs, config, Proxy(tracer))
     if config.playground:

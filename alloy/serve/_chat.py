@@ -35,6 +35,7 @@ from ._wire import (
     flag,
     given,
     new_id,
+    now,
     parallel_tool_calls,
     rail_config,
     temperature,
@@ -257,7 +258,7 @@ def completion(answer: Answer, name: str) -> dict[str, Any]:
     return {
         "id": new_id("chatcmpl-"),
         "object": "chat.completion",
-        "created": _now(),
+        "created": now(),
         "model": name,
         "choices": [
             {
@@ -271,12 +272,6 @@ def completion(answer: Answer, name: str) -> dict[str, Any]:
     }
 
 
-def _now() -> int:
-    from ._wire import now
-
-    return now()
-
-
 async def chunks(
     pieces: AsyncIterator[str | Answer], name: str, include_usage: bool
 ) -> AsyncGenerator[bytes, None]:
@@ -284,7 +279,7 @@ async def chunks(
     base = {
         "id": new_id("chatcmpl-"),
         "object": "chat.completion.chunk",
-        "created": _now(),
+        "created": now(),
         "model": name,
     }
 

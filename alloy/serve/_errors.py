@@ -73,12 +73,21 @@ class ErrorBody(BaseModel):
 class ServeError(Exception):
     """A failure the server itself reports with ``status`` (a bad /v1 request, a 404)."""
 
-    def __init__(self, status: int, message: str, *, type: str, param: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str,
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type
         self.param = param
+        self.code = code or type
 
 
 def invalid(message: str, param: str | None = None) -> ServeError:
@@ -89,13 +98,13 @@ def invalid(message: str, param: str | None = None) -> ServeError:
 def unsupported(param: str, why: str = "") -> ServeError:
     """A 400 for a field the server does not support: refused, never silently dropped."""
     detail = f": {why}" if why else ""
-    error = ServeError(
+    return ServeError(
         400,
         f"Unsupported parameter: {param!r} is not supported by this server{detail}",
         type="invalid_request_error",
         param=param,
+        code="unsupported_parameter",
     )
-    return error
 
 
 def describe(error: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -104,8 +113,7 @@ def describe(error: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]
     detail: dict[str, Any]
     if isinstance(error, ServeError):
         status = error.status
-        code = "unsupported_parameter" if "Unsupported parameter" in error.message else None
-        detail = {"type": error.type, "code": code or error.type, "message": error.message}
+        detail = {"type": error.type, "code": error.code, "message": error.message}
         detail["param"] = error.param
     elif isinstance(error, RailBlocked):
         status = 403

@@ -7,9 +7,14 @@ A command is served under the name it has in its module, which is also its URL s
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -81,29 +86,59 @@ def from_module(module: ModuleType, names: Iterable[str] = ()) -> dict[str, Any]
 
 
 def load(targets: Iterable[str]) -> Served:
-    """The commands and rail configs that ``module`` or ``module:name`` targets name."""
-    from ..cli import UsageError, _import
-
+    """The commands and rail configs that ``module`` or ``module:name`` targets name (a module
+    may be given as ``path/to/file.py``); a ConfigurationError says what cannot be served."""
+    targets = list(targets)
     objects: dict[str, Any] = {}
     for target in targets:
         module_part, sep, name = target.rpartition(":")
         if not sep:
             module_part, name = target, ""
         if not module_part:
-            raise UsageError(f"expected module or module:name, got {target!r}")
-        module = _import(module_part)
-        try:
-            found = from_module(module, [name] if name else [])
-        except ConfigurationError as exc:
-            raise UsageError(str(exc)) from None
+            raise ConfigurationError(f"expected module or module:name, got {target!r}")
+        found = from_module(import_target(module_part), [name] if name else [])
         for key, obj in found.items():
             if key in objects and objects[key] is not obj:
-                raise UsageError(f"two targets serve different objects named {key!r}")
+                raise ConfigurationError(f"two targets serve different objects named {key!r}")
             objects[key] = obj
     served = collect(objects)
     if not served.commands and not served.rail_configs:
-        raise UsageError(
+        raise ConfigurationError(
             f"{', '.join(targets)}: no alloy command or RailConfig to serve "
             "(decorate functions with @command, or name them as module:name)"
         )
     return served
+
+
+def import_target(module_part: str) -> ModuleType:
+    """Import a module by name (from the working directory too) or a ``.py`` file by path."""
+    if module_part.endswith(".py") or "/" in module_part or os.sep in module_part:
+        return _import_file(Path(module_part))
+    cwd = os.getcwd()
+    if cwd not in sys.path:  # a console script does not put it there; `python -m` does
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_part)
+    except ModuleNotFoundError as exc:
+        raise ConfigurationError(f"cannot import {module_part!r}: {exc}") from None
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise ConfigurationError(f"no such file: {str(path)!r}")
+    resolved = path.resolve()
+    name = f"_alloy_serve_{resolved.stem}"
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise ConfigurationError(f"cannot import {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pydantic look the module up while it runs
+    folder = str(resolved.parent)
+    if folder not in sys.path:  # its neighbours import as they would when it runs as a script
+        sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module

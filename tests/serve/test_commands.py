@@ -240,4 +240,6 @@ def test_a_provider_key_from_the_caller_is_refused_unless_allowed(
 
 def test_an_unknown_command_is_404(start: Start, offline: None) -> None:
     url = start()
-    assert httpx.post(f"{url}/commands/nope", json={}).status_code == 404
+    missing = httpx.post(f"{url}/commands/nope", json={})
+    assert missing.status_code == 404
+    assert missing.json()["error"]["type"] == "not_found"
