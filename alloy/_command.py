@@ -48,7 +48,7 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import beneath, cached, policy_for
+from .cache import beneath, cached, policy_for, tool_cache
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -293,6 +293,11 @@ class Command(Generic[P, R]):
         retry_failed: bool = True,
         total: int | None = None,
         deps: Any = _NO_DEPS_ARG,
+        mode: Literal["online", "batch", "auto"] = "online",
+        poll_interval: float = 30.0,
+        batch_retry: Literal["online", "batch"] = "online",
+        batch_rounds: int = 1,
+        batch_min_rows: int = 1000,
     ) -> Rows[R]:
         """Call the command once per row of ``inputs`` and yield each row's record
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
@@ -307,6 +312,12 @@ class Command(Generic[P, R]):
         SQLite file recording each finished row, so running the same map again skips them
         (failed rows run again unless ``retry_failed=False``). ``progress`` shows a bar (by
         default when a person is watching). ``deps`` reaches every row's tools, checks and rails.
+
+        ``mode="batch"`` sends the rows through the provider's batch API (OpenAI, Anthropic,
+        Gemini) at half the price, polling every ``poll_interval`` seconds until the jobs end;
+        rows a batch did not answer run online (``batch_retry="online"``) or in up to
+        ``batch_rounds`` follow-up batches. ``mode="auto"`` takes the batch API for a run of at
+        least ``batch_min_rows`` rows when the provider has one and the command has no tools.
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -327,6 +338,11 @@ class Command(Generic[P, R]):
         retry_failed: bool = True,
         total: int | None = None,
         deps: Any = _NO_DEPS_ARG,
+        mode: Literal["online", "batch", "auto"] = "online",
+        poll_interval: float = 30.0,
+        batch_retry: Literal["online", "batch"] = "online",
+        batch_rounds: int = 1,
+        batch_min_rows: int = 1000,
     ) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
@@ -341,11 +357,34 @@ class Command(Generic[P, R]):
 
         settings = {k: v for k, v in given.items() if k not in ("self", "inputs", "deps")}
         deps = given["deps"]
-        return Run(
-            self,
-            inputs,
-            RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG),
-        )
+        chosen = RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG)
+        if chosen.mode == "online" or (
+            chosen.mode == "auto" and not self._batch_worth(chosen, inputs)
+        ):
+            return Run(self, inputs, chosen)
+        from .batch._run import BatchRun
+
+        return BatchRun(self, inputs, chosen)
+
+    def _batch_worth(self, settings: Any, inputs: Any) -> bool:
+        """Whether ``mode="auto"`` takes the batch API: enough rows, known in advance, a
+        provider with a batch API, and no tools (a batched request cannot run them)."""
+        from .batch import wire_for
+
+        count = settings.total
+        if count is None:
+            try:
+                count = len(inputs)
+            except TypeError:
+                return False
+        if count < settings.batch_min_rows or self._tools:
+            return False
+        _, model, _ = self._plan(stream=False)
+        try:
+            wire_for(model)
+        except ConfigurationError:
+            return False
+        return True
 
     def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
         """Every handler interested in this command's events: global ones, then its own."""
@@ -559,6 +598,7 @@ class Command(Generic[P, R]):
             (*listeners[0], *listeners[1]) if observed else (),
             config.log_content,
             tuple(cached(fallback, policy, output.schema) for fallback in fallbacks),
+            tool_cache(policy, any(tool.cacheable for tool in self._tool_map.values())),
         )
         self._prepared = (key, plan, runtime)
         return plan, model, runtime

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from typing_extensions import assert_never
 
 from ._blocking import run_blocking
-from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
+from ._engine import Accepted, Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Request, Response, Result, TextDelta, ToolCallDelta
+from .cache import ToolCache, keep_reply
 from .errors import ProviderError
 from .events import Event, Handler, logger
 
@@ -58,8 +59,10 @@ class Runtime:
     log_content: bool = False
     #: The models of the plan's fallbacks, in the same order.
     fallbacks: tuple[Model, ...] = ()
+    #: Where tools marked cacheable find their results, with a response cache; else None.
+    tool_cache: ToolCache | None = None
 
-    def model_for(self, call: CallModel) -> Model:
+    def model_for(self, call: CallModel | Accepted) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
         return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
@@ -92,7 +95,7 @@ def drive_sync(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = run_tools_sync(runtime.tools, effect, runtime.parallel)
+                send = run_tools_sync(runtime.tools, effect, runtime.parallel, runtime.tool_cache)
             case Sleep():
                 _wait_sync(effect.seconds(random.random()))
                 send = None
@@ -105,6 +108,9 @@ def drive_sync(
                 send = None
             case RunRails():
                 send = _run_rails_sync(effect)
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
+                send = None
             case _:
                 assert_never(effect)
 
@@ -190,7 +196,9 @@ async def drive_async(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = await run_tools_async(runtime.tools, effect, runtime.parallel)
+                send = await run_tools_async(
+                    runtime.tools, effect, runtime.parallel, runtime.tool_cache
+                )
             case Sleep():
                 await _wait_async(effect.seconds(random.random()))
                 send = None
@@ -203,6 +211,9 @@ async def drive_async(
                 send = None
             case RunRails():
                 send = await _run_rails_async(effect)
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
+                send = None
             case _:
                 assert_never(effect)
 

@@ -78,6 +78,7 @@ class Tool(Generic[R]):
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
+        cacheable: bool = False,
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {fn!r}")
@@ -99,6 +100,9 @@ class Tool(Generic[R]):
         self.contracts: tuple[Contract, ...] = tuple(getattr(fn, _CONTRACTS_ATTR, ()))
         #: The parameter that receives the call's Context (``deps=``); not shown to the model.
         self.context_param = context_parameter(fn)
+        #: Whether a call with a response cache may answer this tool from the store, for the
+        #: same arguments, instead of running it (see ``alloy.cache._tools``).
+        self.cacheable = _checked_cacheable(cacheable, self.name, self.context_param)
         self._validator, self.definition = _build_schema(
             fn, self.name, self.description, self.signature, param_docs, self.context_param
         )
@@ -196,11 +200,27 @@ def _checked_timeout(timeout: Any, name: str) -> float | None:
     return float(timeout)
 
 
+def _checked_cacheable(cacheable: Any, name: str, context_param: str | None) -> bool:
+    """``cacheable`` as given: a bool, on a tool whose result can depend on its arguments only."""
+    if not isinstance(cacheable, bool):
+        raise ConfigurationError(f"Tool {name!r}: cacheable must be True or False")
+    if cacheable and context_param is not None:
+        raise ConfigurationError(
+            f"Tool {name!r} takes the call's context ({context_param!r}), so its result may "
+            "depend on deps=, which a cached result's key does not hold: it cannot be cacheable"
+        )
+    return cacheable
+
+
 @overload
 def tool(fn: Callable[..., R], /) -> Tool[R]: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    cacheable: bool = False,
 ) -> Callable[[Callable[..., R]], Tool[R]]: ...
 def tool(
     fn: Callable[..., R] | None = None,
@@ -209,15 +229,21 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    cacheable: bool = False,
 ) -> Tool[R] | Callable[[Callable[..., R]], Tool[R]]:
     """Make a function available to commands as a tool (``@tool`` or ``@tool(name=...)``).
 
     ``timeout`` is how many seconds one call may run; past it the model is told the tool timed
-    out (see ``tool_timeout`` for a default of every tool of a command).
+    out (see ``tool_timeout`` for a default of every tool of a command). ``cacheable=True`` lets
+    a call with a response cache (``cache=``) answer a call of the tool with the same arguments
+    from the store instead of running it: only for a tool whose result depends on its arguments
+    alone and whose side effects may be skipped. Other tools run on every call.
     """
     if fn is not None:
         return Tool(fn)
-    return lambda f: Tool(f, name=name, description=description, timeout=timeout)
+    return lambda f: Tool(
+        f, name=name, description=description, timeout=timeout, cacheable=cacheable
+    )
 
 
 @typing.runtime_checkable

@@ -360,6 +360,9 @@ def _map(args: argparse.Namespace) -> int:
             progress=args.progress,
             checkpoint=args.checkpoint,
             retry_failed=not args.keep_failed,
+            mode=args.mode,
+            poll_interval=args.poll_interval,
+            batch_retry=args.batch_retry,
         )
         with rows:
             for row in rows:
@@ -401,6 +404,18 @@ def _describe(summary: Any) -> str:
         f"alloy: {summary.rows} rows: {summary.ok} ok, {summary.failed} failed "
         f"({summary.resumed} from the checkpoint); {summary.usage.total_tokens} tokens{cost}; "
         f"{summary.seconds:.1f} s ({summary.rows_per_second:.1f} rows/s)"
+    )
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from .batch._cli import run
+
+    return run(
+        args.action,
+        args.checkpoint,
+        poll_interval=args.poll_interval,
+        as_json=args.json,
+        output=args.output,
     )
 
 
@@ -715,10 +730,50 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="show a progress bar (default: when stderr is a terminal)",
     )
+    mapping.add_argument(
+        "--mode",
+        choices=("online", "batch", "auto"),
+        default="online",
+        help="online calls (default), the provider's batch API, or batch for big runs",
+    )
+    mapping.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        dest="poll_interval",
+        help="seconds between looks at running batch jobs (default 30)",
+    )
+    mapping.add_argument(
+        "--batch-retry",
+        choices=("online", "batch"),
+        default="online",
+        dest="batch_retry",
+        help="rows a batch did not answer: run online (default) or in another batch",
+    )
     mapping.add_argument("--model", help="model, e.g. openai:gpt-5-mini or offline")
     mapping.add_argument("--temperature", type=float, help="sampling temperature (0-2)")
     mapping.add_argument("--max-tokens", type=int, dest="max_tokens", help="output token limit")
     mapping.set_defaults(handler=_map)
+
+    batch = sub.add_parser(
+        "batch",
+        help="the batch jobs of a run: status, wait, cancel, results",
+        description="The provider batch jobs a batch run (alloy map --mode batch, or "
+        "cmd.map(..., mode='batch')) recorded in its checkpoint: their state now, waiting for "
+        "them to end, cancelling them, or the finished rows as JSON Lines.",
+    )
+    batch.add_argument("action", choices=("status", "wait", "cancel", "results"))
+    batch.add_argument("checkpoint", help="the run's checkpoint (SQLite file)")
+    batch.add_argument("--json", action="store_true", help="status as JSON")
+    batch.add_argument("--output", default="-", help="results: where to write (default stdout)")
+    batch.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        dest="poll_interval",
+        help="wait: seconds between looks (default 30)",
+    )
+    batch.set_defaults(handler=_batch)
 
     schema = sub.add_parser(
         "schema",

@@ -16,15 +16,17 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._types import Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
+from ._types import CacheStatus, Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
 
 logger = logging.getLogger("alloy")
 
 __all__ = [
+    "BatchFinished",
+    "BatchSubmitted",
     "CommandFailed",
     "CommandFinished",
     "CommandStarted",
@@ -104,6 +106,13 @@ class ModelResponse(Event):
         """Whether the reply came from alloy's response cache (``cache=``), not the provider."""
         return self.response.usage.cache_hits > 0
 
+    @property
+    def cache(self) -> CacheStatus | None:
+        """Where the response cache stood on this reply: ``"hit"``, ``"miss"``, ``"record"``,
+        ``"skipped: not repeatable"`` or ``"skipped: no JSON form"``; None when the call has no
+        cache."""
+        return self.response.cache
+
     def describe(self, *, content: bool = False) -> str:
         usage = self.response.usage
         base = (
@@ -112,6 +121,8 @@ class ModelResponse(Event):
         )
         if self.cached:
             base += " cached=true"
+        if self.response.cache is not None:
+            base += f" cache={self.response.cache!r}"
         return f"{base} parts={self.response.parts!r}" if content else base
 
 
@@ -284,6 +295,35 @@ class MapFinished(Event):
     def describe(self, *, content: bool = False) -> str:
         s = self.summary
         return f"{super().describe()} rows={s.rows} failed={s.failed} seconds={s.seconds:.1f}"
+
+
+@dataclass(frozen=True)
+class BatchSubmitted(Event):
+    """A batch run (``cmd.map(rows, mode="batch")``) submitted ``requests`` requests to
+    ``provider``'s batch API as job ``job``."""
+
+    job: str
+    provider: str
+    requests: int
+
+    def describe(self, *, content: bool = False) -> str:
+        return (
+            f"{super().describe()} job={self.job} provider={self.provider} requests={self.requests}"
+        )
+
+
+@dataclass(frozen=True)
+class BatchFinished(Event):
+    """A batch job ended: ``state`` is ``done``, ``cancelled`` or ``failed``; ``counts`` are the
+    provider's own (completed, failed, expired...)."""
+
+    job: str
+    provider: str
+    state: str
+    counts: Mapping[str, int]
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} job={self.job} state={self.state} counts={dict(self.counts)}"
 
 
 Handler = Callable[[Event], Any]

@@ -114,8 +114,9 @@ class _SpanBuilder:
                     span.set_attribute("gen_ai.response.model", response.model)
                 if response.response_id:
                     span.set_attribute("gen_ai.response.id", response.response_id)
-                if event.cached:
-                    span.set_attribute("alloy.cache.hit", True)
+                if response.cache is not None:  # the call has a response cache
+                    span.set_attribute("alloy.cache.hit", response.cache == "hit")
+                    span.set_attribute("alloy.cache.status", response.cache)
                 span.end()
         elif isinstance(event, ev.ProviderRetry):
             self._fail_model_spans(call, event.error)

@@ -27,6 +27,7 @@ class Scale:
     rows_rpm: float = 12_000  # the emulator's limit: binding, below what the client can send
     rows_concurrency: int = 32
     rows_memory: int = 100_000  # rows of the larger memory run (the smaller is a tenth)
+    batch_rows: int = 10_000  # rows through the batch API and online
     serve_calls: int = 300  # sequential requests per side, interleaved (latency)
     serve_load: int = 2000  # requests per side of the throughput run
     serve_concurrency: int = 32  # requests in flight at once in the throughput run
@@ -56,6 +57,7 @@ TINY = Scale(
     rows_rpm=6_000,
     rows_concurrency=8,
     rows_memory=2_000,
+    batch_rows=40,
     serve_calls=5,
     serve_load=20,
     serve_concurrency=4,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import (
     _setup,
+    batch,
     bigoutput,
     cache,
     changes,
@@ -46,6 +47,7 @@ SUITES = (
     "streaming",
     "cache",
     "rows",
+    "batch",
     "changes",
     "serve",
 )
@@ -77,6 +79,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "streaming": lambda: streaming.run(scale, peers),
         "cache": lambda: cache.run(root, scale),
         "rows": lambda: rows.run(scale),
+        "batch": lambda: batch.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
         "serve": lambda: serve.run(root, scale),
     }[name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,25 @@ CREATE TABLE IF NOT EXISTS rows (
     usage TEXT NOT NULL,
     attempts INTEGER NOT NULL,
     cost REAL,
-    finished REAL NOT NULL
+    finished REAL NOT NULL,
+    plain TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batches (
+    tag TEXT PRIMARY KEY,
+    wire TEXT NOT NULL,
+    model TEXT NOT NULL,
+    job TEXT,
+    state TEXT NOT NULL,
+    requests INTEGER NOT NULL,
+    intended REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_rows (
+    custom_id TEXT PRIMARY KEY,
+    tag TEXT NOT NULL
 );
 """
 
@@ -107,6 +122,7 @@ class Checkpoint:
         position: int,
         *,
         value: str | None = None,
+        plain: str | None = None,
         error: BaseException | None = None,
         usage: Usage,
         attempts: int,
@@ -115,7 +131,7 @@ class Checkpoint:
         """Record a finished row (a later record of the same row replaces it), committed."""
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     position,
@@ -127,6 +143,7 @@ class Checkpoint:
                     attempts,
                     cost,
                     time.time(),
+                    plain,
                 ),
             )
 
@@ -136,6 +153,49 @@ class Checkpoint:
             self._db.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?, ?)", (name, json.dumps(value, default=str))
             )
+
+    # -- provider batch jobs (``alloy.batch``) --
+    def intend(self, tag: str, wire: str, model: str, custom_ids: list[str]) -> None:
+        """Record, before submitting, that the requests ``custom_ids`` go in batch ``tag``: a
+        process that dies between submitting and :meth:`submitted` finds the job by its tag."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO batches VALUES (?, ?, ?, NULL, 'intended', ?, ?)",
+                (tag, wire, model, len(custom_ids), time.time()),
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO batch_rows VALUES (?, ?)", ((c, tag) for c in custom_ids)
+            )
+
+    def submitted(self, tag: str, job: str) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE batches SET job = ?, state = 'submitted' WHERE tag = ?", (job, tag)
+            )
+
+    def batch_state(self, tag: str, state: str) -> None:
+        """``submitted`` -> ``done`` (the job ended) -> ``read`` (every row of it recorded)."""
+        with self._db:
+            self._db.execute("UPDATE batches SET state = ? WHERE tag = ?", (state, tag))
+
+    def batches(self) -> list[tuple[str, str, str, str | None, str, int, float]]:
+        """Every batch of the run: (tag, wire, model, job, state, requests, intended)."""
+        return list(self._db.execute("SELECT * FROM batches ORDER BY intended"))
+
+    def batch_of(self, custom_id: str) -> str | None:
+        found = self._db.execute(
+            "SELECT tag FROM batch_rows WHERE custom_id = ?", (custom_id,)
+        ).fetchone()
+        return None if found is None else str(found[0])
+
+    def finished(self) -> Iterator[tuple[str, int, bool, str | None, str | None, str | None]]:
+        """Every finished row: (key, position, ok, value as JSON, error type, error)."""
+        yield from self._db.execute(
+            "SELECT key, position, ok, plain, error_type, error FROM rows ORDER BY position"
+        )
+
+    def notes(self) -> dict[str, Any]:
+        return {name: json.loads(value) for name, value in self._db.execute("SELECT * FROM runs")}
 
     def counts(self) -> tuple[int, int]:
         """Rows finished well and rows failed."""

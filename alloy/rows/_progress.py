@@ -42,6 +42,11 @@ class Progress:
         bar.set_postfix(shown, refresh=False)
         bar.update(1)
 
+    def describe(self, text: str) -> None:
+        """Show ``text`` before the bar (a batch run's job states, say)."""
+        if self.bar is not None:
+            self.bar.set_description(text, refresh=False)
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()

@@ -55,6 +55,9 @@ class Runnable(Protocol):
     @property
     def output_type(self) -> Any: ...
 
+    @property
+    def tools(self) -> tuple[Any, ...]: ...
+
     def _plan(self, *, stream: bool) -> tuple[Any, Any, Any]: ...
 
     async def _arun_with(
@@ -81,6 +84,16 @@ class Settings:
     total: int | None = None
     deps: Any = None
     has_deps: bool = False
+    #: ``online``, ``batch`` (the provider's batch API) or ``auto`` (batch for a run of at
+    #: least ``batch_min_rows`` rows when the provider has one and the command no tools).
+    mode: Literal["online", "batch", "auto"] = "online"
+    batch_min_rows: int = 1000
+    #: Seconds between looks at running batch jobs.
+    poll_interval: float = 30.0
+    #: What becomes of rows a batch did not answer: run ``online``, or another ``batch``
+    #: (``batch_rounds`` times at most, then online).
+    batch_retry: Literal["online", "batch"] = "online"
+    batch_rounds: int = 1
 
     def __post_init__(self) -> None:
         if (
@@ -105,6 +118,18 @@ class Settings:
         if self.errors not in ("collect", "raise"):
             raise ConfigurationError(
                 f"map(errors=...) must be 'collect' or 'raise', got {self.errors!r}"
+            )
+        if self.mode not in ("online", "batch", "auto"):
+            raise ConfigurationError(
+                f"map(mode=...) must be 'online', 'batch' or 'auto', got {self.mode!r}"
+            )
+        if self.batch_retry not in ("online", "batch"):
+            raise ConfigurationError(
+                f"map(batch_retry=...) must be 'online' or 'batch', got {self.batch_retry!r}"
+            )
+        if not (isinstance(self.poll_interval, (int, float)) and self.poll_interval >= 0):
+            raise ConfigurationError(
+                f"map(poll_interval=...) must be seconds, 0 or more, got {self.poll_interval!r}"
             )
 
     @property
@@ -141,6 +166,19 @@ class _Tally:
             )
 
 
+@dataclass
+class _Setup:
+    plan: Any
+    runtime: Any
+    reader: Any  # the output type that renders values into the checkpoint and reads them back
+    run: str  # what every row key of the run shares
+    signature: inspect.Signature
+    checkpoint: Checkpoint | None
+    total: int | None
+    progress: Progress
+    handlers: tuple[Any, ...]
+
+
 class Run:
     """One run of a command over rows; iterate it (``async for``) for the records."""
 
@@ -157,24 +195,13 @@ class Run:
     # -- the loop --
     async def rows(self) -> AsyncGenerator[Row[Any], None]:
         settings = self.settings
-        command = self.command
-        plan, _, runtime = command._plan(stream=False)  # refuses bad settings at once
-        runtime = replace(
-            runtime,
-            model=command._rewrap(runtime.model, self._paced),
-            fallbacks=tuple(command._rewrap(fb, self._paced) for fb in runtime.fallbacks),
+        setup = self._setup()
+        plan, runtime, reader, checkpoint = (
+            setup.plan,
+            setup.runtime,
+            setup.reader,
+            setup.checkpoint,
         )
-        output = command.output_type
-        reader = getattr(output, "inner", output)
-        run = run_identity(identity(command._fn), plan.model, output.schema, vars(plan.config))
-        signature = command.__signature__
-        checkpoint = Checkpoint(settings.checkpoint) if settings.checkpoint is not None else None
-        if checkpoint is not None:
-            checkpoint.note("command", identity(command._fn))
-            checkpoint.note("model", plan.model)
-        total = settings.total if settings.total is not None else _length(self.inputs)
-        progress = Progress(total, settings.progress, command.name)
-        handlers = command._listeners()
         semaphore = asyncio.Semaphore(settings.concurrency)
         finished: asyncio.Queue[tuple[int, Row[Any] | BaseException]] = asyncio.Queue()
         tasks: dict[int, asyncio.Task[None]] = {}  # by row index, until its record is read
@@ -182,7 +209,6 @@ class Run:
         source = _rows_of(self.inputs)
         started = given = 0
         exhausted = False
-        self._started = time.monotonic()
 
         async def call(
             index: int, item: Any, args: tuple[Any, ...], kwargs: dict[str, Any], key: str
@@ -212,7 +238,9 @@ class Run:
                         exhausted = True
                         break
                     index, started = started, started + 1
-                    ready = self._prepare(index, item, signature, run, checkpoint, reader)
+                    ready = self._prepare(
+                        index, item, setup.signature, setup.run, checkpoint, reader
+                    )
                     if isinstance(ready, (Ok, Failed)):
                         finished.put_nowait((index, ready))
                         continue
@@ -226,40 +254,81 @@ class Run:
                 held[index] = outcome
                 for row in self._release(held, given, settings.as_completed):
                     given += 1
-                    self._tally.add(row)
-                    progress.advance(
-                        self._tally.failed, self._tally.usage.total_tokens, self._tally.cost
-                    )
-                    if handlers:
-                        await self._tell(
-                            handlers,
-                            RowFinished(
-                                command.name,
-                                self.run_id,
-                                row=row,
-                                done=self._tally.rows,
-                                failed=self._tally.failed,
-                                total=total,
-                                elapsed=time.monotonic() - self._started,
-                                usage=self._tally.usage,
-                                cost=self._tally.cost,
-                            ),
-                        )
-                    if not row.ok and settings.errors == "raise":
-                        assert isinstance(row, Failed)
-                        raise row.error
+                    await self._hand_out(row, setup)
                     yield row
         finally:
             for task in tasks.values():
                 task.cancel()
             if tasks:
                 await asyncio.gather(*tasks.values(), return_exceptions=True)
-            if checkpoint is not None:
-                checkpoint.close()
-            progress.close()
-            self.summary = self._summary()
-        if handlers:
-            await self._tell(handlers, MapFinished(command.name, self.run_id, summary=self.summary))
+            self._close(setup)
+        await self._end(setup)
+
+    def _setup(self) -> _Setup:
+        """What every row of the run shares, made once when the run starts."""
+        settings = self.settings
+        command = self.command
+        plan, _, runtime = command._plan(stream=False)  # refuses bad settings at once
+        runtime = replace(
+            runtime,
+            model=command._rewrap(runtime.model, self._paced),
+            fallbacks=tuple(command._rewrap(fb, self._paced) for fb in runtime.fallbacks),
+        )
+        output = command.output_type
+        checkpoint = Checkpoint(settings.checkpoint) if settings.checkpoint is not None else None
+        if checkpoint is not None:
+            checkpoint.note("command", identity(command._fn))
+            checkpoint.note("model", plan.model)
+        total = settings.total if settings.total is not None else _length(self.inputs)
+        self._started = time.monotonic()
+        return _Setup(
+            plan=plan,
+            runtime=runtime,
+            reader=getattr(output, "inner", output),
+            run=run_identity(identity(command._fn), plan.model, output.schema, vars(plan.config)),
+            signature=command.__signature__,
+            checkpoint=checkpoint,
+            total=total,
+            progress=Progress(total, settings.progress, command.name),
+            handlers=command._listeners(),
+        )
+
+    async def _hand_out(self, row: Row[Any], setup: _Setup) -> None:
+        """Count a row that is about to be handed out, show it, and tell the listeners; with
+        ``errors="raise"`` a failed row's error is raised instead."""
+        tally = self._tally
+        tally.add(row)
+        setup.progress.advance(tally.failed, tally.usage.total_tokens, tally.cost)
+        if setup.handlers:
+            await self._tell(
+                setup.handlers,
+                RowFinished(
+                    self.command.name,
+                    self.run_id,
+                    row=row,
+                    done=tally.rows,
+                    failed=tally.failed,
+                    total=setup.total,
+                    elapsed=time.monotonic() - self._started,
+                    usage=tally.usage,
+                    cost=tally.cost,
+                ),
+            )
+        if not row.ok and self.settings.errors == "raise":
+            assert isinstance(row, Failed)
+            raise row.error
+
+    def _close(self, setup: _Setup) -> None:
+        if setup.checkpoint is not None:
+            setup.checkpoint.close()
+        setup.progress.close()
+        self.summary = self._summary()
+
+    async def _end(self, setup: _Setup) -> None:
+        if setup.handlers:
+            await self._tell(
+                setup.handlers, MapFinished(self.command.name, self.run_id, summary=self.summary)
+            )
 
     def _release(
         self, held: dict[int, Row[Any]], given: int, any_order: bool
@@ -369,10 +438,13 @@ def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader:
     if not key:
         return  # a row whose input did not fit has no key to find it by
     if row.ok:
+        from pydantic_core import to_json
+
         checkpoint.put(
             key,
             index,
             value=reader.render(row.value),
+            plain=to_json(row.value, serialize_unknown=True).decode(),
             usage=row.usage,
             attempts=row.attempts,
             cost=row.cost,

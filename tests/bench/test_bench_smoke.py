@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 
 from alloy.testing.emulator import Emulator
-from benchmarks import _setup, bigoutput, cache, inprocess, report, rows, serve, streaming, warm
+from benchmarks import (
+    _setup,
+    batch,
+    bigoutput,
+    cache,
+    inprocess,
+    report,
+    rows,
+    serve,
+    streaming,
+    warm,
+)
 from benchmarks._measure import Figure, SuiteResult
 from benchmarks._scale import TINY
 
@@ -43,14 +54,16 @@ def test_warm_suite_against_the_emulator() -> None:
 def test_cache_suite_against_the_emulator() -> None:
     with Emulator() as emulator:
         result = cache.run(emulator.url, TINY)
-    well_formed(result, 5)
-    assert [f.name.split(", ", 1)[1] for f in result.figures[:4]] == [
+    well_formed(result, 7)
+    assert [f.name.split(", ", 1)[1] for f in result.figures[:6]] == [
         "hit (SQLite) vs warm round trip",
         "hit (SQLite) vs raw SDK",
         "hit (memory) vs warm round trip",
         "hit (memory) vs raw SDK",
+        "first hit (SQLite) vs warm round trip",
+        "first hit (memory) vs warm round trip",
     ]
-    assert result.figures[4].name.startswith("hit path on a ")
+    assert result.figures[6].name.startswith("hit path on a ")
 
 
 def test_rows_suite_against_rate_limited_emulators() -> None:
@@ -60,6 +73,13 @@ def test_rows_suite_against_rate_limited_emulators() -> None:
         assert figure.alloy >= 0 and figure.baseline > 0 and math.isfinite(figure.ratio)
     assert result.figures[0].unit == "rows/min" and result.figures[0].baseline == TINY.rows_rpm
     assert "Paced map:" in result.notes[0]
+
+
+def test_batch_suite_gives_the_same_values_at_half_the_cost() -> None:
+    result = batch.run(TINY)
+    well_formed(result, 2)
+    assert "Same value for every row both ways: True" in result.notes[0]
+    assert result.figures[1].met
 
 
 def test_report_is_written(tmp_path: Path) -> None:

@@ -72,3 +72,25 @@ def test_rails_block_their_rows_only(emu: Emulator, run_map: Call) -> None:
     assert [row.ok for row in rows] == [True, False, True]
     assert isinstance(rows[1].error, RailBlocked)
     assert len(emu.requests_for("anthropic")) == 2  # the blocked row never reached the model
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+def test_a_run_over_rows_and_a_single_call_share_cache_entries(
+    provider: str, emu: Emulator, run_map: Call, tmp_path: Path
+) -> None:
+    """A run paces the calls that miss, beneath the cache: its requests keep the keys a single
+    call gives them (the wire body and the endpoint), so either finds what the other stored."""
+    wire, model = MODELS[provider]
+    emu.push(wire, ReplyJson({"name": "Paris", "country": "France"}))
+    emu.push(wire, ReplyJson({"name": "Lima", "country": "Peru"}))
+
+    @command(output=City, model=model, temperature=0)
+    def capital(country: str) -> str:
+        return f"What is the capital of {country}?"
+
+    with use_config(cache=str(tmp_path / "replies.sqlite")):
+        assert capital("France") == City("Paris", "France")
+        rows = run_map(capital, ["France", "Peru"], concurrency=1)
+        assert capital.run("Peru").cached
+    assert [row.usage.cache_hits for row in rows] == [1, 0]
+    assert len(emu.requests_for(wire)) == 2

@@ -34,6 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep a wire API (openai, anthropic, gemini, ollama) to requests and tokens per "
         "minute, e.g. openai:600:100000 (an empty RPM: tokens only); repeatable",
     )
+    parser.add_argument(
+        "--vary-answers",
+        action="store_true",
+        help="give each request its own default answer, drawn from its body",
+    )
     args = parser.parse_args(argv)
     try:
         limits = rate_limits(args.rate_limit)
@@ -46,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             strict_schemas=not args.no_strict_schemas,
             rate_limits=limits,
+            vary_answers=args.vary_answers,
         )
     except OSError as exc:  # the port is taken, or the host is not an address of this machine
         print(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import replace
 from math import ceil
@@ -24,6 +25,7 @@ from urllib.parse import unquote
 
 from ._anthropic import AnthropicMessages
 from ._api import BadRequest, Reason, Splitter, WireAPI, count_tokens, output_tokens, splitting
+from ._batches import Batches
 from ._call import Call, Turn
 from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
 from ._gemini import PATH as GEMINI_PATH
@@ -79,6 +81,10 @@ class App:
         self.ollama = OllamaChat(self.prompt_cache)
         #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
         self.limits: dict[Wire, Limits] = {}
+        #: Whether default answers differ per request (``Emulator.vary_answers``).
+        self.vary = False
+        #: The batch APIs' files and jobs (``_batches``).
+        self.batches = Batches(self)
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -101,6 +107,17 @@ class App:
     def handle(self, incoming: Incoming) -> Outcome:
         """Answer one request."""
         incoming = replace(incoming, path=unquote(incoming.path))
+        batch = self.batches.route(incoming)
+        if batch is not None:
+            wire, outcome = batch
+            body = (
+                _parse(incoming.body)[0]
+                if "multipart" not in incoming.headers.get("content-type", "")
+                else None
+            )
+            provider = wire if wire in ("openai", "anthropic", "gemini") else None
+            self._record(incoming, provider, f"{wire}.batches", body, None)  # type: ignore[arg-type]
+            return outcome
         api = self.route(incoming.method, incoming.path)
         if api is None:
             return self._info(incoming)
@@ -240,11 +257,20 @@ class App:
                 return api.error(500, "server", message)
             head = inner.frames[: item.after]
             return replace(inner, frames=(*head, api.stream_error(message, len(head))))
-        turn = resolve_turn(item, call, seed=self.seed, default_text=self.default_text)
+        turn = resolve_turn(item, call, seed=self.seed_for(call), default_text=self.default_text)
         if turns is not None:
             turns.append(turn)
         with splitting(self.split):
             return api.render(call, turn)
+
+    def seed_for(self, call: Call) -> int:
+        """The seed of a default answer: the emulator's, or (``vary_answers``) one drawn from
+        the request's body, so each request gets its own answer and the same request the same
+        one, sent online or in a batch."""
+        if not self.vary:
+            return self.seed
+        text = json.dumps(call.body, sort_keys=True, default=str)
+        return self.seed ^ zlib.crc32(text.encode())
 
     # -- everything that is not a model call --------------------------------------------------
 
