@@ -42,9 +42,10 @@ from ._fallback import fallback_models, with_fallbacks
 from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
+from ._pickling import by_reference, function_ref, located
 from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
-from ._text import SURROGATE_ADVICE, lone_surrogate_at
+from ._text import sendable as _sendable
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
@@ -58,7 +59,7 @@ from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-    from .rows import AsyncRows, Rows
+    from .rows import AsyncRows, Budget, Rows
     from .rows._run import Run
 
 P = ParamSpec("P")
@@ -179,6 +180,27 @@ class Command(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<alloy command {self.name} -> {self._output.expected}>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very command, else by what it
+        was made from (its function, output, options, tools, rails, examples, and what
+        :meth:`using` gave it); this process's SDK clients, plan cache and subscriptions stay
+        here. See :mod:`alloy._pickling`."""
+        module = getattr(self._fn, "__module__", None)
+        qualname = getattr(self._fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        made_of = (
+            function_ref(self._fn),
+            self._output,
+            self._options,
+            self._tools,
+            self._rails,
+            self._call_options,
+            self._examples,
+            dict(self._bound),
+        )
+        return (_unpickled, (type(self), *made_of))
+
     @property
     def rails(self) -> tuple[Rail, ...]:
         return self._rails
@@ -298,6 +320,7 @@ class Command(Generic[P, R]):
         batch_retry: Literal["online", "batch"] = "online",
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
+        budget: Budget | None = None,
     ) -> Rows[R]:
         """Call the command once per row of ``inputs`` and yield each row's record
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
@@ -318,6 +341,9 @@ class Command(Generic[P, R]):
         rows a batch did not answer run online (``batch_retry="online"``) or in up to
         ``batch_rounds`` follow-up batches. ``mode="auto"`` takes the batch API for a run of at
         least ``batch_min_rows`` rows when the provider has one and the command has no tools.
+
+        ``budget`` keeps the rate limits in a :class:`~alloy.rows.Budget` shared with runs in
+        other threads, processes or machines, so that together they stay within them.
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -343,6 +369,7 @@ class Command(Generic[P, R]):
         batch_retry: Literal["online", "batch"] = "online",
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
+        budget: Budget | None = None,
     ) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
@@ -621,7 +648,33 @@ class Command(Generic[P, R]):
             target = call_sync
         functools.update_wrapper(target, self._fn)
         target.__name__ = getattr(self._fn, "__name__", "command")
+        target.__alloy_command__ = self  # type: ignore[attr-defined]  # how the tool pickles
         return Tool(target)
+
+
+def _unpickled(
+    cls: type[Command[Any, Any]],
+    fn: Callable[..., Any],
+    output: OutputType,
+    options: Mapping[str, Any],
+    tools: tuple[Tool[Any], ...],
+    rails: tuple[Rail, ...],
+    call_options: Mapping[str, Any],
+    examples: tuple[Example, ...],
+    bound: Mapping[str, Any],
+) -> Command[Any, Any]:
+    """A command pickled by value, made again in this process."""
+    command = cls(
+        fn,
+        output=output,
+        options=options,
+        tools=tools,
+        rails=rails,
+        call_options=call_options,
+        examples=examples,
+    )
+    command._bound = bound
+    return command
 
 
 class AsyncCommand(Command[P, R]):
@@ -699,7 +752,7 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
     """A prompt function's return value as message parts (text, and media when given), or as
     a conversation when it returned messages (alloy.System/User/Assistant or role dicts)."""
     if isinstance(prompt, str):
-        return (Text(_sendable(prompt, "the prompt text")),)
+        return (Text(_sendable(prompt, "The prompt text")),)
     if isinstance(prompt, Media):
         return (prompt,)
     if isinstance(prompt, UserTurn):
@@ -714,7 +767,7 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         parts: list[Part] = []
         for index, item in enumerate(prompt):
             if isinstance(item, str):
-                parts.append(Text(_sendable(item, f"prompt part {index}")))
+                parts.append(Text(_sendable(item, f"Prompt part {index}")))
             elif isinstance(item, Media):
                 parts.append(item)
             else:
@@ -733,19 +786,6 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         f"A command's function must return the prompt (a str, a list of str and media, or a "
         f"list of messages), "
         f"got {type(prompt).__name__}"
-    )
-
-
-def _sendable(text: str, where: str) -> str:
-    """``text`` itself, or a ConfigurationError when it holds a lone surrogate (not UTF-8)."""
-    if text.isascii():  # the usual prompt, answered without a scan
-        return text
-    index = lone_surrogate_at(text)
-    if index is None:
-        return text
-    raise ConfigurationError(
-        f"{where[0].upper()}{where[1:]} has a lone surrogate ({text[index]!r}) at index {index}, "
-        f"which cannot be sent as UTF-8: {SURROGATE_ADVICE}"
     )
 
 

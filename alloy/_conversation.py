@@ -5,7 +5,8 @@ messages of an earlier one (``history=``). Both arrive here and leave as alloy's
 so every adapter sends them in its own provider's form, and a conversation begun on one provider
 continues on another. What cannot be sent (an unknown role, media in an assistant turn, an empty
 turn, a tool result for a call never made, nothing for the model to answer) is refused here,
-with where it was found.
+with where it was found; so is text UTF-8 cannot encode (a lone surrogate), which the SDKs fail
+on while sending, as they do for a prompt.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ._text import sendable, sendable_value
 from ._types import (
     FINALIZE_PROMPT,
     FINALIZE_SCHEMA_PROMPT,
@@ -69,6 +71,7 @@ def to_conversation(items: Any, where: str) -> Conversation:
     for index, item in enumerate(items):
         at = f"{where}, message {index}"
         message = _one(item, at, names)
+        refuse_lone_surrogates(message, at)
         if isinstance(message, System):
             if messages:
                 raise ConfigurationError(
@@ -151,6 +154,28 @@ def _check_empty_turns(messages: Sequence[Message], positions: Sequence[int], wh
 
 def _reasks(turn: Message) -> bool:
     return isinstance(turn, UserTurn) and any(isinstance(p, RetryPrompt) for p in turn.parts)
+
+
+def refuse_lone_surrogates(message: System | Message, at: str) -> None:
+    """A ConfigurationError naming the message and part when any text in it holds a lone
+    surrogate: its text, a tool call's name, id and arguments, a tool result, a media URL."""
+    if isinstance(message, System):
+        sendable(message.text, at)
+        return
+    for number, part in enumerate(message.parts):
+        where = f"{at}, part {number}"
+        if isinstance(part, Text):
+            sendable(part.text, where)
+        elif isinstance(part, ToolCall):
+            sendable_value((part.id, part.name, part.args, part.raw_args), f"{where} (a tool call)")
+        elif isinstance(part, ToolResult):
+            sendable_value((part.call_id, part.name, part.content), f"{where} (a tool result)")
+        elif isinstance(part, Media):
+            sendable_value(part.url, f"{where} (a media URL)")
+        elif isinstance(part, RetryPrompt):
+            sendable(part.errors, where)
+        elif isinstance(part, Opaque):
+            sendable_value(part.payload, f"{where} (provider data)")
 
 
 def _one(item: Any, at: str, names: Mapping[str, str]) -> System | Message:

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ._conversation import Conversation
+from ._conversation import Conversation, refuse_lone_surrogates
 from ._output import InvalidOutput, OutputType
 from ._types import Message, ModelTurn, Part, UserTurn
 from .checks import CheckedOutput
@@ -83,6 +83,8 @@ def _turns(
 ) -> tuple[Message, ...]:
     turns: list[Message] = []
     for index, (example, prompt) in enumerate(zip(examples, prompts, strict=True)):
+        if isinstance(prompt, UserTurn):
+            refuse_lone_surrogates(prompt, f"{command}: example {index}")
         parts = prompt.parts if isinstance(prompt, UserTurn) else render(prompt, command)
         if isinstance(parts, Conversation):
             raise ConfigurationError(

@@ -137,7 +137,7 @@ class JsonStream:
         self.offset = 0  # of the current chunk in the whole text
         self.changed = False
         self.error: str | None = None
-        # The token being read: a string's raw pieces, or a number's or word's characters.
+        # The token being read: a string's or a number's raw pieces, or a word's characters.
         self.pieces: list[str] = []
         self.escaped = False  # the last piece ended with a backslash
         self.token = ""
@@ -226,16 +226,23 @@ class JsonStream:
             self._put(text, self.token_shape, end)
 
     def _number(self, chunk: str, i: int, n: int) -> int:
+        # A number's pieces are kept in a list and joined once: adding each chunk to a string
+        # copied the digits so far every time, quadratic in a long number sent in small chunks.
         end = _NUMBER_CHARS.match(chunk, i).end()  # type: ignore[union-attr]
-        self.token += chunk[i:end]
+        self.pieces.append(chunk[i:end])
         if end == n:
             return n  # the number may go on in the next chunk
-        token = self.token
+        token = "".join(self.pieces)
+        self.pieces = []
         match = _JSON_NUMBER.match(token)
         if match is None:
-            self._fail(f"{token!r} is not a JSON number")
+            self._fail(f"{token[:40]!r} is not a JSON number")
             return end
-        value: int | float = float(token) if match.group(1) or match.group(2) else int(token)
+        try:
+            value: int | float = float(token) if match.group(1) or match.group(2) else int(token)
+        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits())
+            self._fail("a number is out of range")  # as the whole answer's parser says
+            return end
         self._put(value, self.token_shape, end)
         return end
 
@@ -329,7 +336,7 @@ class JsonStream:
             return i + 1
         if c == "-" or "0" <= c <= "9":
             self.state = NUMBER
-            self.token = ""
+            self.pieces = []
             self.token_shape = shape
             return i
         if c in _WORDS:

@@ -18,6 +18,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
+from ._pickling import by_reference, function_ref, located
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._typeddict import portable
@@ -138,6 +139,19 @@ class Tool(Generic[R]):
     def __repr__(self) -> str:
         return f"<alloy tool {self.name}>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very tool, else by what it was
+        made from; a command offered as a tool goes as that command (see :mod:`alloy._pickling`)."""
+        module = getattr(self.fn, "__module__", None)
+        qualname = getattr(self.fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        command = getattr(self.fn, "__alloy_command__", None)
+        if command is not None:
+            return (as_tool, (command,))
+        made_of = (function_ref(self.fn), self.name, self.description, self.timeout, self.cacheable)
+        return (_unpickled, made_of)
+
     @property
     def spec(self) -> NoReturn:
         """alloy-ai's ``ToolSpec``, which alloy does not have: the error names what replaced it."""
@@ -251,6 +265,13 @@ class ToolSource(typing.Protocol):
     """Something that offers itself as a tool: a command, used by another command."""
 
     def __alloy_tool__(self) -> Tool[Any]: ...
+
+
+def _unpickled(
+    fn: Callable[..., Any], name: str, description: str, timeout: float | None, cacheable: bool
+) -> Tool[Any]:
+    """A tool pickled by value, made again in this process."""
+    return Tool(fn, name=name, description=description, timeout=timeout, cacheable=cacheable)
 
 
 def as_tool(obj: Any) -> Tool[Any]:

@@ -30,6 +30,7 @@ from . import (
     profiling,
     report,
     rows,
+    scaleout,
     serve,
     streaming,
     warm,
@@ -48,6 +49,7 @@ SUITES = (
     "cache",
     "rows",
     "batch",
+    "ray",
     "changes",
     "serve",
 )
@@ -80,6 +82,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "cache": lambda: cache.run(root, scale),
         "rows": lambda: rows.run(scale),
         "batch": lambda: batch.run(scale),
+        "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
         "serve": lambda: serve.run(root, scale),
     }[name]

@@ -32,6 +32,7 @@ the same requests twice.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -262,28 +263,77 @@ class AnthropicWire(Wire):
 
 
 class GeminiWire(Wire):
-    """Gemini's batch mode, with inline requests."""
+    """Gemini's batch mode: inline requests up to 20 MB, a JSONL file of requests above."""
 
     name = "gemini"
-    limits = Limits(100_000, 20 * 1024 * 1024 - 512 * 1024)
+    limits = Limits(1_000_000, 2 * 1024 * 1024 * 1024 - 16 * 1024 * 1024)
+    #: Inline requests may take this much in all; more goes in a file.
+    inline_bytes = 20 * 1024 * 1024 - 512 * 1024
 
     def submit(self, requests: list[tuple[str, dict[str, Any]]], tag: str) -> str:
         client = self.model.client()
-        arguments = self.model._arguments  # type: ignore[attr-defined]
-        inline = []
-        for custom_id, body in requests:
-            given = arguments(body)
-            item: dict[str, Any] = {"contents": given["contents"], "metadata": {"key": custom_id}}
-            if "config" in given:
-                item["config"] = given["config"]
-            inline.append(item)
+        if sum(self.size(body) for _, body in requests) > self.inline_bytes:
+            lines = "".join(
+                json.dumps({"key": custom_id, "request": self.rest_request(body)}) + "\n"
+                for custom_id, body in requests
+            )
+            uploaded = self.call(
+                client.files.upload,
+                file=io.BytesIO(lines.encode()),
+                config={"mime_type": "application/jsonl", "display_name": tag},
+            )
+            src: Any = uploaded.name
+        else:
+            arguments = self.model._arguments  # type: ignore[attr-defined]
+            src = []
+            for custom_id, body in requests:
+                given = arguments(body)
+                item = {"contents": given["contents"], "metadata": {"key": custom_id}}
+                if "config" in given:
+                    item["config"] = given["config"]
+                src.append(item)
         job = self.call(
-            client.batches.create,
-            model=self.model.model_id,
-            src=inline,
-            config={"display_name": tag},
+            client.batches.create, model=self.model.model_id, src=src, config={"display_name": tag}
         )
         return str(job.name)
+
+    def rest_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ``GenerateContentRequest`` as the REST API reads it, for a line of a batch file:
+        the SDK's own models dumped by their wire names (``responseJsonSchema``...), with the
+        config's request-level fields (system instruction, tools, cached content) lifted out of
+        ``generationConfig`` as the SDK lifts them for an online call."""
+        from google.genai import types
+
+        given = self.model._arguments(body)  # type: ignore[attr-defined]
+        contents = given["contents"]
+        turns = contents if isinstance(contents, list) else [contents]
+        request: dict[str, Any] = {
+            "contents": [
+                types.Content.model_validate(turn).model_dump(
+                    by_alias=True, exclude_none=True, mode="json"
+                )
+                for turn in turns
+            ]
+        }
+        config = given.get("config")
+        if config is None:
+            return request
+        generation = types.GenerateContentConfig.model_validate(config).model_dump(
+            by_alias=True, exclude_none=True, mode="json"
+        )
+        for client_only in ("httpOptions", "automaticFunctionCalling", "shouldReturnHttpResponse"):
+            generation.pop(client_only, None)
+        system = generation.pop("systemInstruction", None)
+        if isinstance(system, str):
+            system = {"parts": [{"text": system}], "role": "user"}
+        if system is not None:
+            request["systemInstruction"] = system
+        for lifted in ("tools", "toolConfig", "safetySettings", "cachedContent", "labels"):
+            if lifted in generation:
+                request[lifted] = generation.pop(lifted)
+        if generation:
+            request["generationConfig"] = generation
+        return request
 
     def find(self, tag: str, requests: int, since: float) -> str | None:
         client = self.model.client()
@@ -305,7 +355,11 @@ class GeminiWire(Wire):
         return JobStatus(state, {}, state_name)
 
     def results(self, job: str) -> Iterator[tuple[str, Outcome]]:
-        found = self.call(self.model.client().batches.get, name=job)
+        client = self.model.client()
+        found = self.call(client.batches.get, name=job)
+        if found.dest is not None and found.dest.file_name:
+            yield from self._file_results(found.dest.file_name)
+            return
         answers = (found.dest.inlined_responses if found.dest else None) or []
         for answer in answers:
             key = str((answer.metadata or {}).get("key"))
@@ -315,6 +369,23 @@ class GeminiWire(Wire):
                 error = answer.error
                 message = getattr(error, "message", None) or str(error)
                 yield key, Missed("failed", message)
+
+    def _file_results(self, name: str) -> Iterator[tuple[str, Outcome]]:
+        """The lines of a batch's responses file: a response, or an error, by key."""
+        from google.genai import types
+
+        data = self.call(self.model.client().files.download, file=name)
+        for line in data.decode().splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            key = str(item.get("key"))
+            if item.get("response") is not None:
+                response = self.call(types.GenerateContentResponse.model_validate, item["response"])
+                yield key, Reply(response)
+            else:
+                error = item.get("error") or {}
+                yield key, Missed("failed", str(error.get("message", error)))
 
     def cancel(self, job: str) -> None:
         self.call(self.model.client().batches.cancel, name=job)

@@ -694,6 +694,7 @@ class AnthropicModel(SDKModel):
     provider = PROVIDER
     key_env = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
     states_rate_limits = True  # anthropic-ratelimit-* on every reply
+    reply_field = ("content", list)
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None

@@ -667,6 +667,11 @@ def _quiet_sdk_text_warning() -> None:
         sdk_logger.addFilter(_QuietTextWarning())
 
 
+#: Fields every generateContent reply holds at least one of (a blocked prompt has no candidates,
+#: but its prompt feedback and usage).
+_REPLY_FIELDS = ("candidates", "prompt_feedback", "usage_metadata", "model_version", "response_id")
+
+
 class GeminiModel(SDKModel):
     """A Gemini model through google-genai; see the module docstring for what is sent."""
 
@@ -711,8 +716,9 @@ class GeminiModel(SDKModel):
         if isinstance(exc, errors.APIError):
             return self._api_error(exc)
         if isinstance(exc, errors.UnknownApiResponseError):
-            return UnreadableResponseError(
-                self.redact(f"gemini sent a response that is not JSON: {exc}"), provider=PROVIDER
+            return UnreadableResponseError(  # the SDK's message holds the whole body
+                f"gemini sent a response that is not JSON: {self.redact.clip(str(exc))}",
+                provider=PROVIDER,
             )
         timeouts, transport = _transport_classes()
         if isinstance(exc, timeouts):
@@ -779,6 +785,10 @@ class GeminiModel(SDKModel):
         return Streamed(chunks, chunks.aclose)
 
     def parse(self, reply: Reply, request: Request) -> Response:
+        if not any(getattr(reply.body, name, None) for name in _REPLY_FIELDS):
+            # google-genai reads an empty body, [], null or JSON of another shape as a reply
+            # with nothing in it, which would pass for an empty answer.
+            raise self.unreadable(TypeError("none of a generateContent reply's fields"), reply.body)
         return parse(reply.body, output_tool=answer_function(request, self.model_id))
 
     def stream_parser(self, request: Request) -> StreamState:

@@ -376,6 +376,7 @@ class OpenAIChatModel(OpenAIModel):
     """A model behind a Chat Completions endpoint (OpenAI or a compatible server)."""
 
     provider = PROVIDER
+    reply_field = ("choices", list)
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
         body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .._types import Capabilities, Done, Request, Response, StreamEvent, Text
 from ..errors import RateLimitError
@@ -70,6 +70,34 @@ class _Bucket:
         return 0.0 if short <= 0 else short / self.rate
 
 
+#: Requests and tokens per minute (None: not limited), or what is left of each.
+Limits = tuple[float | None, float | None]
+
+
+@runtime_checkable
+class Budget(Protocol):
+    """Where one model's allowance lives when several pacers draw on it."""
+
+    def take(self, model: str, limits: Limits, tokens: float, burst: float) -> float:
+        """Reserve one request and ``tokens`` for ``model`` now and return 0, or return the
+        seconds to wait before asking again (nothing is reserved then). ``limits`` are the
+        requests and tokens per minute the caller keeps to (None: not limited); a bucket is
+        made full when its limit is first given or changes."""
+        ...
+
+    def give(self, model: str, tokens: float) -> None:
+        """Tokens back (or, below zero, more taken): a call used fewer than it reserved."""
+        ...
+
+    def cap(self, model: str, left: Limits, since: float) -> None:
+        """The provider said this much was left ``since`` seconds ago: nobody may have more."""
+        ...
+
+    def pause(self, model: str, seconds: float) -> None:
+        """A 429: nobody sends for ``seconds``."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Ticket:
     """What one call reserved (its estimated tokens), and when it was let through."""
@@ -91,7 +119,8 @@ class Pacer:
     """The request and token allowance of one model, shared by every call of a run.
 
     ``rpm`` / ``tpm`` fix the limits; left None they are learned from the replies' headers
-    (``learn=False`` turns that off: then only what was given applies).
+    (``learn=False`` turns that off: then only what was given applies). With a ``budget``, the
+    allowance (and a 429's pause) is kept there, under ``name``, shared with other pacers.
     """
 
     def __init__(
@@ -102,8 +131,12 @@ class Pacer:
         burst: float = 1.0,
         learn: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        budget: Budget | None = None,
+        name: str = "",
     ) -> None:
         self.clock = clock
+        self.budget = budget
+        self.name = name
         self.burst = burst
         self.fixed = (rpm, tpm)
         now = clock()
@@ -142,6 +175,10 @@ class Pacer:
             if not stated.known or not self.learn:
                 return
             now = self.clock()
+            since = now - sent if sent is not None else 0.0
+            if self.budget is not None:
+                left = (stated.requests.remaining, stated.tokens.remaining)
+                self.budget.cap(self.name, left, since)
             for name, window, fixed in (
                 ("requests", stated.requests, self.fixed[0]),
                 ("tokens", stated.tokens, self.fixed[1]),
@@ -154,9 +191,8 @@ class Pacer:
                 ):
                     bucket = _Bucket(window.limit, self.burst, now)
                     setattr(self, name, bucket)
-                if bucket is not None and window.remaining is not None:
+                if bucket is not None and window.remaining is not None and self.budget is None:
                     bucket.refill(now)
-                    since = now - sent if sent is not None else 0.0
                     bucket.level = min(bucket.level, window.remaining + since * bucket.rate)
 
     # -- reserving and settling --
@@ -181,6 +217,10 @@ class Pacer:
             if self.probing and self.in_flight:
                 return -1.0  # wait for the first reply to say what the limits are
             waits = [self.paused_until - now]
+            if self.budget is not None:  # the allowance is kept there, not in the buckets
+                if waits[0] <= 0:
+                    waits.append(self.budget.take(self.name, self.limits, tokens, self.burst))
+                return self._taken(max(waits))
             for bucket, amount in ((self.requests, 1.0), (self.tokens, tokens)):
                 if bucket is not None:
                     bucket.refill(now)
@@ -192,9 +232,14 @@ class Pacer:
                 self.requests.level -= 1
             if self.tokens is not None:
                 self.tokens.level -= tokens
-            self.in_flight += 1
-            self.stats.calls += 1
-            return 0.0
+            return self._taken(0.0)
+
+    def _taken(self, wait: float) -> float:
+        if wait > 0:
+            return wait
+        self.in_flight += 1
+        self.stats.calls += 1
+        return 0.0
 
     async def acquire(self, request: Request) -> Ticket:
         """Wait (in turn with the run's other calls) until ``request`` may go out."""
@@ -227,7 +272,9 @@ class Pacer:
             if response is None:
                 return
             usage = response.usage
-            if self.tokens is not None and usage.total_tokens:
+            if self.budget is not None and usage.total_tokens:
+                self.budget.give(self.name, ticket.tokens - usage.total_tokens)
+            elif self.tokens is not None and usage.total_tokens:
                 self.tokens.level += ticket.tokens - usage.total_tokens
             if usage.output_tokens:
                 self.output_guess = 0.8 * self.output_guess + 0.2 * usage.output_tokens
@@ -238,6 +285,8 @@ class Pacer:
             self.stats.rate_limited += 1
             wait = error.retry_after if error.retry_after is not None else 1.0
             self.paused_until = max(self.paused_until, self.clock() + max(0.0, wait))
+            if self.budget is not None:
+                self.budget.pause(self.name, max(0.0, wait))
             if self.requests is not None:
                 self.requests.level = min(self.requests.level, 0.0)
 

@@ -32,6 +32,7 @@ from ..errors import CommandError, ConfigurationError
 from ..events import Event, MapFinished, RowFinished, new_call_id
 from ..pricing import cost as price
 from ..providers._base import SDKModel
+from ._budget import check_budget
 from ._checkpoint import Checkpoint, Stored
 from ._inputs import RowInputError, bind, identity, row_key, run_identity
 from ._pacer import PacedModel, Pacer
@@ -94,8 +95,10 @@ class Settings:
     #: (``batch_rounds`` times at most, then online).
     batch_retry: Literal["online", "batch"] = "online"
     batch_rounds: int = 1
+    budget: Any = None
 
     def __post_init__(self) -> None:
+        check_budget(self.budget)
         if (
             not isinstance(self.concurrency, int)
             or isinstance(self.concurrency, bool)
@@ -399,7 +402,13 @@ class Run:
         pacer = self._pacers.get(model.name)
         if pacer is None:
             learn = isinstance(model, SDKModel) and model.states_rate_limits
-            pacer = Pacer(self.settings.rpm, self.settings.tpm, learn=learn)
+            pacer = Pacer(
+                self.settings.rpm,
+                self.settings.tpm,
+                learn=learn,
+                budget=self.settings.budget,
+                name=model.name,
+            )
             self._pacers[model.name] = pacer
         return PacedModel(model, pacer)
 

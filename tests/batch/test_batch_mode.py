@@ -14,7 +14,7 @@ import pytest
 
 from alloy import ConfigurationError, command, tool
 from alloy.batch import Limits
-from alloy.batch._wires import OpenAIWire
+from alloy.batch._wires import GeminiWire, OpenAIWire
 from alloy.rows._checkpoint import Checkpoint
 from alloy.testing.emulator import Emulator
 
@@ -235,3 +235,25 @@ def test_many_rows_back_shuffled_failed_and_expired_each_on_its_own_input(
     sample = random.Random(9).sample(range(len(rows)), 40)
     online = list(cmd.map([rows[i] for i in sample], progress=False))
     assert [runs[0][i] for i in sample] == values(online)
+
+
+def test_gemini_batches_above_the_inline_limit_go_in_a_file(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over 20 MB of requests go as a JSONL file, each line the GenerateContentRequest the SDK
+    sends online, and the answers come back as a file too."""
+    monkeypatch.setattr(GeminiWire, "inline_bytes", 1_000)
+    emu.vary_answers()
+
+    @command(output=City, model="gemini:gemini-2.5-flash", system="Be brief.", temperature=0.2)
+    def capital(country: str) -> str:
+        return f"What is the capital of {country}?"
+
+    countries = [f"country {i}" for i in range(15)]
+    online = list(capital.map(countries, progress=False))
+    sent_online = [r.body for r in emu.requests_for("gemini") if r.api and "batches" not in r.api]
+    found = batch(capital, countries)
+    assert values(found) == values(online)
+    (job,) = emu.batches.jobs.values()
+    assert job.input_file_id is not None and job.output_file_id is not None
+    assert sorted(map(repr, (body for _, body in job.requests))) == sorted(map(repr, sent_online))

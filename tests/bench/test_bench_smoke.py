@@ -19,6 +19,7 @@ from benchmarks import (
     inprocess,
     report,
     rows,
+    scaleout,
     serve,
     streaming,
     warm,
@@ -64,6 +65,24 @@ def test_cache_suite_against_the_emulator() -> None:
         "first hit (memory) vs warm round trip",
     ]
     assert result.figures[6].name.startswith("hit path on a ")
+
+
+@pytest.mark.fuzz
+def test_ray_suite_gives_one_process_s_records_and_keeps_the_limit(fuzz_scale: int) -> None:
+    """Two actors on a local Ray cluster and one process over the same rows: the suite itself
+    raises if any row's record differs."""
+    if fuzz_scale == 1:
+        pytest.skip("starts two Ray clusters (~45 s): run under `make fuzz`; tests/scale runs Ray")
+    pytest.importorskip("ray", reason="the ray suite needs Ray Data: pip install 'alloy[ray]'")
+    result = scaleout.run(TINY)
+    assert [f.name for f in result.figures] == [
+        "Ray Data, 2 actors vs cmd.map in one process, rows/s",
+        "2 actors sharing a RayBudget: share of the limit used",
+        "2 actors sharing a RayBudget: requests answered 429",
+    ]
+    for figure in result.figures:  # 429s may well be none
+        assert figure.alloy >= 0 and figure.baseline > 0 and math.isfinite(figure.ratio)
+    assert "every row's record the same both ways" in result.notes[0]
 
 
 def test_rows_suite_against_rate_limited_emulators() -> None:

@@ -123,6 +123,10 @@ class Batches:
         parts = path.split("/")
         self._base = f"http://{incoming.headers.get('host', '127.0.0.1')}"
         try:
+            if "x-goog-upload-protocol" in incoming.headers or "upload_id" in incoming.query:
+                return "gemini", self._gemini_upload(incoming)
+            if path.endswith(":download") and "/files/" in path:
+                return "gemini", self._file_content(parts[-1].split(":")[0])
             if path.endswith("/v1/files") and method == "POST":
                 return "openai", self._upload(incoming)
             if "/v1/files/" in path and method == "GET":
@@ -408,12 +412,22 @@ class Batches:
         batch = body.get("batch") or {}
         source = batch.get("inputConfig") or batch.get("input_config") or {}
         inline = (source.get("requests") or {}).get("requests")
-        if not isinstance(inline, list) or not inline:
-            raise BadRequest("batch.input_config.requests: inline requests are required")
+        file_name = source.get("fileName") or source.get("file_name")
         requests = []
-        for index, item in enumerate(inline):
-            key = str((item.get("metadata") or {}).get("key", index))
-            requests.append((key, dict(item.get("request") or {})))
+        if isinstance(file_name, str):
+            file_id = file_name.removeprefix("files/")
+            if file_id not in self.files:
+                raise BadRequest(f"File {file_name} not found", status=404)
+            for number, line in enumerate(self.files[file_id][2].decode().splitlines(), 1):
+                if line.strip():
+                    item = json.loads(line)
+                    requests.append((str(item.get("key", number)), dict(item.get("request") or {})))
+        elif isinstance(inline, list) and inline:
+            for index, item in enumerate(inline):
+                key = str((item.get("metadata") or {}).get("key", index))
+                requests.append((key, dict(item.get("request") or {})))
+        if not requests:
+            raise BadRequest("batch.input_config: inline requests or a file name is required")
         name = batch.get("displayName") or batch.get("display_name") or ""
         job = _Job(
             "gemini",
@@ -422,6 +436,7 @@ class Batches:
             time.time(),
             model=model.split("/")[-1],
             display_name=str(name),
+            input_file_id=file_name if isinstance(file_name, str) else None,
         )
         with self._lock:
             self.jobs[job.id] = job
@@ -463,13 +478,56 @@ class Batches:
         }
         if job.done is not None:
             metadata["endTime"] = _stamp(job.done)
-            if not job.cancelled:
+            if not job.cancelled and job.input_file_id:  # requests in a file, answers in one
+                if job.output_file_id is None:
+                    lines = "".join(json.dumps(_gemini_line(r)) + "\n" for r in job.results)
+                    file_id = new_id("", 16).lower()
+                    with self._lock:
+                        self.files[file_id] = (
+                            f"{job.id}.jsonl",
+                            "batch_output",
+                            lines.encode(),
+                            time.time(),
+                        )
+                    job.output_file_id = file_id
+                metadata["output"] = {"responsesFile": f"files/{job.output_file_id}"}
+            elif not job.cancelled:
                 metadata["output"] = {
                     "inlinedResponses": {
                         "inlinedResponses": [_gemini_result(result) for result in job.results]
                     }
                 }
         return {"name": job.id, "metadata": metadata, "done": job.done is not None}
+
+    def _gemini_upload(self, incoming: Incoming) -> Outcome:
+        """Gemini's resumable upload: ``start`` answers with an upload URL; ``upload`` sends
+        bytes there, and ``finalize`` makes them a file."""
+        command = incoming.headers.get("x-goog-upload-command", "")
+        if command == "start":
+            upload_id = new_id("", 16).lower()
+            with self._lock:
+                self.files[upload_id] = ("upload.jsonl", "batch", b"", time.time())
+            url = f"{self._base}/upload/v1beta/files?upload_id={upload_id}"
+            return Send(200, b"{}", JSON, (("x-goog-upload-url", url),))
+        upload_id = incoming.query_value("upload_id") or ""
+        if upload_id not in self.files:
+            raise BadRequest("No such upload", status=404)
+        name, purpose, content, at = self.files[upload_id]
+        with self._lock:
+            self.files[upload_id] = (name, purpose, content + incoming.body, at)
+        if "finalize" not in command:
+            return Send(200, b"", JSON, (("x-goog-upload-status", "active"),))
+        size = len(self.files[upload_id][2])
+        file = {
+            "name": f"files/{upload_id}",
+            "mimeType": "application/jsonl",
+            "sizeBytes": str(size),
+            "state": "ACTIVE",
+            "uri": f"{self._base}/v1beta/files/{upload_id}",
+        }
+        return Send(
+            200, json.dumps({"file": file}).encode(), JSON, (("x-goog-upload-status", "final"),)
+        )
 
     # -- answering -----------------------------------------------------------------------
 
@@ -567,6 +625,13 @@ def _gemini_result(result: tuple[str, str, Any]) -> dict[str, Any]:
     else:
         found["error"] = {"code": 504, "message": "The request expired before it was processed."}
     return found
+
+
+def _gemini_line(result: tuple[str, str, Any]) -> dict[str, Any]:
+    """A line of a Gemini output file: the request's key, and its response or error."""
+    line = _gemini_result(result)
+    line.pop("metadata", None)
+    return {"key": result[0], **line}
 
 
 def _server_error(wire: str) -> dict[str, Any]:
