@@ -8,6 +8,7 @@
     alloy schema module:command [--provider P] the exact output schema a provider receives
     alloy providers                            SDKs installed and keys set (never the keys)
     alloy emulate [--host H] [--port N]        serve the provider emulator for tests
+    alloy serve module[:name ...] [--port N]   serve commands over HTTP (and rails, OpenAI-style)
 
 Every failure the user can fix ends in one line on stderr and a non-zero exit status, never a
 traceback: 2 for usage and configuration mistakes (a bad path, a bad argument, no model, no
@@ -635,6 +636,39 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- alloy serve --------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from .serve._run import run
+    except ImportError as exc:
+        raise UsageError(
+            f"alloy serve needs its extra: pip install 'alloy[serve]' ({exc})"
+        ) from None
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    try:
+        run(
+            args.targets,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            reload=args.reload,
+            api_keys=args.api_key or (),
+            pass_through_keys=args.pass_through_keys,
+            log_content=args.log_content,
+            playground=not args.no_playground,
+            otel=args.otel,
+            graceful_timeout=args.graceful_timeout,
+        )
+    except OSError as exc:  # the port is taken, or the host is not an address of this machine
+        raise UsageError(
+            f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from None
+    return 0
+
+
 # -- the entry point ----------------------------------------------------------------------------
 
 
@@ -796,6 +830,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cache.add_argument("--json", action="store_true", help="print stats as JSON")
     cache.set_defaults(handler=_cache)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve commands (and rail configs) over HTTP",
+        description="Serve every command and alloy.serve.RailConfig of a module (or those "
+        "named as module:name) with uvicorn: POST /commands/{name} (/stream, /batch), the "
+        "OpenAI-compatible /v1/chat/completions and /v1/responses, /health, /docs and a "
+        "playground at /. Bearer keys come from ALLOY_SERVE_API_KEYS or --api-key.",
+    )
+    serve.add_argument("targets", nargs="+", help="module, module:name or path/to/file.py[:name]")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    serve.add_argument(
+        "--reload", action="store_true", help="restart on code changes (development)"
+    )
+    serve.add_argument(
+        "--api-key", action="append", help="a bearer key callers must send (repeatable)"
+    )
+    serve.add_argument(
+        "--pass-through-keys",
+        action="store_true",
+        help="let callers send their own provider key in X-Alloy-Provider-Key",
+    )
+    serve.add_argument(
+        "--log-content", action="store_true", help="log request bodies (prompts) too"
+    )
+    serve.add_argument("--no-playground", action="store_true", help="serve no page at /")
+    serve.add_argument("--otel", action="store_true", help="trace requests with OpenTelemetry")
+    serve.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=30.0,
+        help="seconds to let requests in flight finish on shutdown (default 30)",
+    )
+    serve.set_defaults(handler=_serve)
     return parser
 
 

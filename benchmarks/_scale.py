@@ -33,6 +33,9 @@ class Scale:
     ray_concurrency: int = 16  # calls at once in each actor (twice that in one process)
     ray_paced_rows: int = 3_000  # rows through two actors sharing a budget
     ray_rpm: float = 6_000  # the emulator's limit for them
+    serve_calls: int = 300  # sequential requests per side, interleaved (latency)
+    serve_load: int = 2000  # requests per side of the throughput run
+    serve_concurrency: int = 32  # requests in flight at once in the throughput run
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -65,4 +68,7 @@ TINY = Scale(
     ray_concurrency=4,
     ray_paced_rows=40,
     ray_rpm=6_000,
+    serve_calls=5,
+    serve_load=20,
+    serve_concurrency=4,
 )

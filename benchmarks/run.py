@@ -31,6 +31,7 @@ from . import (
     report,
     rows,
     scaleout,
+    serve,
     streaming,
     warm,
 )
@@ -50,6 +51,7 @@ SUITES = (
     "batch",
     "ray",
     "changes",
+    "serve",
 )
 RESULTS = Path(__file__).parent / "results"
 
@@ -82,6 +84,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "batch": lambda: batch.run(scale),
         "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
+        "serve": lambda: serve.run(root, scale),
     }[name]
 
 

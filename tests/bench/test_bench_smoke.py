@@ -20,6 +20,7 @@ from benchmarks import (
     report,
     rows,
     scaleout,
+    serve,
     streaming,
     warm,
 )
@@ -129,3 +130,18 @@ def test_streaming_suite() -> None:
     well_formed(result, 5 if "instructor" in peers else 4)
     assert [f.target is not None for f in result.figures[:2]] == [True, True]
     assert result.notes and "partials" in result.notes[0]
+
+
+def test_serve_suite_against_the_emulator() -> None:
+    pytest.importorskip("fastapi")
+    with Emulator() as emulator:
+        result = serve.run(emulator.url, TINY)
+    well_formed(result, 5)
+    assert [f.name for f in result.figures] == [
+        "POST /commands/greet, p50",
+        "POST /commands/greet, p99",
+        f"POST /commands/greet, requests/s at {TINY.serve_concurrency} in flight",
+        "/v1/chat/completions, p50",
+        "/v1/chat/completions, p99",
+    ]
+    assert [f.unit for f in result.figures] == ["ms", "ms", "req/s", "ms", "ms"]
