@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overlo
 from typing_extensions import ParamSpec, TypedDict, Unpack
 
 from . import _drivers, _engine
-from ._answer import ItemReader, PartialReader
+from ._answer import ItemReader, PartialReader, Reader, TextReader
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
@@ -241,7 +241,7 @@ class Command(Generic[P, R]):
         prompt = render_prompt(self._fn(*args, **kwargs), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        chunks = _drivers.stream_sync(engine, runtime)
+        chunks = _drivers.read_sync(engine, runtime, TextReader())
         return chunks if deps is _NO_DEPS else scoped_iter(deps, chunks)
 
     async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
@@ -252,7 +252,7 @@ class Command(Generic[P, R]):
         prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.stream_async(engine, runtime)
+        chunks = _drivers.read_async(engine, runtime, TextReader())
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
         async for chunk in chunks:
@@ -506,7 +506,7 @@ def _opening(
     )
 
 
-_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], _drivers.Reader[Any]]
+_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], Reader[Any]]
 _NO_TURNS = Conversation(None, ())
 #: No ``deps=`` was passed (None is a value a caller may pass).
 _NO_DEPS: Any = object()
