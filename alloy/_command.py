@@ -44,7 +44,7 @@ from .cache import cached, policy_for
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
-from .providers import get_model, model_cache_generation
+from .providers import dialect_for, get_model, model_cache_generation
 from .streaming import AsyncItemStream, ItemStream, Partial
 
 if TYPE_CHECKING:
@@ -411,6 +411,7 @@ class Command(Generic[P, R]):
             stream=stream,
             rails=self._rails,
             observed=observed,
+            dialect=dialect_for(model.name),
         )
         fallbacks = fallback_models(config, output)
         plan = with_fallbacks(plan, fallbacks)

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import Any, NamedTuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
@@ -94,6 +94,9 @@ from .events import (
     ToolCallStarted,
 )
 from .pricing import cost
+
+if TYPE_CHECKING:
+    from .providers import Dialect
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
@@ -219,10 +222,15 @@ class Plan:
     #: The plans of the models that take the call over, in order, when the one before them fails
     #: in a way retries did not mend (see ``_Run.answer``); the same but for the model.
     fallbacks: tuple[Plan, ...] = ()
+    #: The schema dialect of the model's provider (``Provider.dialect``): the output and tool
+    #: schemas go on the wire through it, made once per plan. None: they go as they are.
+    dialect: Dialect | None = None
 
     @cached_property
     def request_parts(self) -> RequestParts:
-        """The output mode and the parts of every request that depend only on this plan."""
+        """The output mode and the parts of every request that depend only on this plan: the
+        output spec and tools with their schemas in the provider's dialect, the system prompt
+        and the settings."""
         return _request_parts(self)
 
     @cached_property
@@ -290,14 +298,26 @@ class RequestParts(NamedTuple):
     output_spec: OutputSpec | None
     system: str | None
     settings: ModelSettings
+    tools: tuple[ToolDefinition, ...]
 
 
 def _request_parts(plan: Plan) -> RequestParts:
     mode = resolve_mode(plan)
     output = plan.output
+    dialect, model_id = plan.dialect, plan.model.partition(":")[2]
     spec = None
     if output.schema is not None and mode is not None:
-        spec = OutputSpec(output.name, output.schema, mode, instructions=output.instructions)
+        wire = None
+        if dialect is not None and mode != "prompt":
+            wire = dialect(output.schema, model_id)
+        spec = OutputSpec(
+            output.name, output.schema, mode, instructions=output.instructions, dialect_schema=wire
+        )
+    tools = plan.tools
+    if dialect is not None:
+        tools = tuple(
+            [replace(t, dialect_parameters=dialect(t.parameters, model_id)) for t in plan.tools]
+        )
     config = plan.config
     return RequestParts(
         mode,
@@ -313,6 +333,7 @@ def _request_parts(plan: Plan) -> RequestParts:
             prompt_cache_key=config.prompt_cache_key,
             cached_content=config.cached_content,
         ),
+        tools,
     )
 
 
@@ -499,7 +520,7 @@ class _Run:
             self.plan.model,
             tuple(self.messages),
             self.system,
-            self.plan.tools if tools else (),
+            parts.tools if tools else (),
             parts.output_spec,
             parts.settings,
             self.plan.stream,

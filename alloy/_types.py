@@ -210,23 +210,45 @@ Message = Union[UserTurn, ModelTurn]
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
-    """A tool as offered to the model. ``strict`` means the schema meets strict-mode rules."""
+    """A tool as offered to the model. ``strict`` means the schema meets strict-mode rules.
+
+    ``dialect_parameters`` are ``parameters`` in the schema dialect of the model's provider
+    (``Provider.dialect``), made once by the plan; None: the provider has no dialect.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     strict: bool = True
+    dialect_parameters: Mapping[str, Any] | None = None
+
+    @property
+    def wire_parameters(self) -> Mapping[str, Any]:
+        """The parameters as the provider takes them: in its dialect, else as they are."""
+        dialect = self.dialect_parameters
+        return self.parameters if dialect is None else dialect
 
 
 @dataclass(frozen=True, slots=True)
 class OutputSpec:
-    """The structured output requested: canonical strict schema, its name and how to enforce it."""
+    """The structured output requested: canonical strict schema, its name and how to enforce it.
+
+    ``dialect_schema`` is ``schema`` in the schema dialect of the model's provider
+    (``Provider.dialect``), made once by the plan; None: the provider has no dialect.
+    """
 
     name: str
     schema: Mapping[str, Any]
     mode: OutputMode = "native"
     strict: bool = True
     instructions: str | None = None
+    dialect_schema: Mapping[str, Any] | None = None
+
+    @property
+    def wire_schema(self) -> Mapping[str, Any]:
+        """The schema as the provider takes it: in its dialect, else as it is."""
+        dialect = self.dialect_schema
+        return self.schema if dialect is None else dialect
 
     def prompt_instructions(self) -> str:
         """How prompt mode asks for the value: the schema, for the system prompt."""

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .._schema import memoize_by_identity
 from .._types import Capabilities, ModelSettings, Request, Usage
 from ..errors import (
     BadRequestError,
@@ -424,7 +423,6 @@ _KEPT = frozenset(
 )
 
 
-@memoize_by_identity
 def openai_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Canonical schema -> what OpenAI strict mode accepts (``text.format``, strict tools).
 

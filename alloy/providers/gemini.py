@@ -87,7 +87,6 @@ from ..errors import (
     UnreadableResponseError,
 )
 from ._base import Reply, SDKModel, Streamed, retry_after_from
-from ._gemini_dialect import gemini_schema
 from ._parts import misplaced
 from ._settings import refuse_cache_names, unsupported
 
@@ -195,12 +194,11 @@ def build(request: Request, model_id: str) -> dict[str, Any]:
 
 def config_dict(request: Request, model_id: str) -> dict[str, Any]:
     """The request's ``GenerateContentConfig`` fields, as JSON (empty when nothing is set)."""
-    ordering = needs_property_ordering(model_id)
     declarations = [
         {
             "name": tool.name,
             "description": tool.description,
-            "parameters_json_schema": gemini_schema(tool.parameters, property_ordering=ordering),
+            "parameters_json_schema": dict(tool.wire_parameters),
         }
         for tool in request.tools
     ]
@@ -212,7 +210,7 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
             {
                 "name": output_tool,
                 "description": OUTPUT_TOOL_DESCRIPTION,
-                "parameters_json_schema": gemini_schema(spec.schema, property_ordering=ordering),
+                "parameters_json_schema": dict(spec.wire_schema),
             }
         )
         config["tool_config"] = {
@@ -223,7 +221,7 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
         }
     elif spec is not None and spec.mode == "native":
         config["response_mime_type"] = "application/json"
-        config["response_json_schema"] = gemini_schema(spec.schema, property_ordering=ordering)
+        config["response_json_schema"] = dict(spec.wire_schema)
     if spec is not None:
         how = "output function" if output_tool else spec.mode
         logger.debug("gemini %s: output mode %s (sent as %s)", model_id, spec.mode, how)

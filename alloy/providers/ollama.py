@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
-from .._schema import memoize_by_identity
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -87,7 +86,6 @@ CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False)
 THINK_LEVELS = frozenset({"low", "medium", "high"})
 
 
-@memoize_by_identity
 def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The ``ollama`` dialect: the canonical schema, copied, as llama.cpp's grammar takes it."""
     copied: dict[str, Any] = json.loads(json.dumps(schema))
@@ -99,15 +97,17 @@ def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str, Any]:
     """The ``/api/chat`` body for ``request``, as plain JSON."""
-    tools = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+    tools = [_tool(t.name, t.description, t.wire_parameters) for t in request.tools]
     spec = request.output
     fmt: Any = None
     if spec is not None:
         if spec.mode == "native":
-            fmt = ollama_schema(spec.schema)
+            fmt = dict(spec.wire_schema)
         elif spec.mode == "tool":
             # Ollama cannot force a tool call: the tool is offered, a text answer is read too.
-            tools.append(_tool(spec.name, "Give your final answer with this tool.", spec.schema))
+            tools.append(
+                _tool(spec.name, "Give your final answer with this tool.", spec.wire_schema)
+            )
         logger.debug("ollama %s: output mode %s", model_id, spec.mode)
     options: dict[str, Any] = {}
     settings = request.settings
@@ -155,7 +155,7 @@ def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[st
         "function": {
             "name": name,
             "description": description,
-            "parameters": ollama_schema(parameters),
+            "parameters": dict(parameters),
         },
     }
 
