@@ -360,14 +360,26 @@ class Response:
     def __post_init__(self) -> None:
         if self.finish_reason not in _FINISH_REASONS:
             raise _wrong("finish reason", self.finish_reason)
-        for what, value in (
-            ("model name", self.model),
-            ("request id", self.request_id),
-            ("response id", self.response_id),
-            ("refusal", self.refusal),
+        model, request_id, response_id, refusal = (
+            self.model,
+            self.request_id,
+            self.response_id,
+            self.refusal,
+        )
+        if not (
+            (model is None or type(model) is str)
+            and (request_id is None or type(request_id) is str)
+            and (response_id is None or type(response_id) is str)
+            and (refusal is None or type(refusal) is str)
         ):
-            if value is not None and not isinstance(value, str):
-                raise _wrong(what, value)
+            for what, value in (
+                ("model name", model),
+                ("request id", request_id),
+                ("response id", response_id),
+                ("refusal", refusal),
+            ):
+                if value is not None and not isinstance(value, str):
+                    raise _wrong(what, value)
 
     @property
     def lone_text(self) -> str | None:

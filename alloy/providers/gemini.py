@@ -560,19 +560,12 @@ class StreamState:
             raise ProviderConnectionError(
                 "gemini stream ended before its final chunk (no finishReason)", provider=PROVIDER
             )
+        acc = self.acc
         finish = finish_reason(self.raw_finish, blocked=self.blocked)
-        self.acc.finish_reason = None if finish == "stop" else finish
-        response = self.acc.response()
+        acc.finish_reason = None if finish == "stop" else finish
         details = {"finish_reason": self.raw_finish, "block_reason": self.blocked}
-        return Response(
-            response.parts,
-            usage=response.usage,
-            finish_reason=response.finish_reason,
-            model=response.model,
-            request_id=response.request_id,
-            provider_details={k: v for k, v in details.items() if v is not None},
-            response_id=response.response_id,
-        )
+        acc.provider_details = {k: v for k, v in details.items() if v is not None}
+        return acc.response()
 
 
 def finish_reason(raw: str | None, *, blocked: str | None = None) -> FinishReason:
@@ -745,18 +738,25 @@ class GeminiModel(SDKModel):
     def _arguments(self, body: dict[str, Any]) -> dict[str, Any]:
         """``generate_content()``'s arguments, SDK objects made from the plain body.
 
-        google-genai validates ``contents`` against a wide union: a list of ``Content`` objects
-        costs it ~180 µs per item and a list of dicts ~36 µs (measured), while one ``Content``
-        object costs ~3 µs; so a lone turn (every first request) goes as one ``Content``, and a
-        conversation (tool rounds, re-asks) as dicts. The wire body is the same either way.
+        google-genai validates ``contents`` against a wide union, at a cost that depends on its
+        form: a list of ``Content`` objects costs it far more per item than a list of dicts, and
+        one ``Content`` (validated here) or a bare string costs least. So a prompt of one text
+        (every first request of a text prompt) goes as that string, another lone turn as one
+        ``Content``, and a conversation (tool rounds, re-asks) as dicts. The wire body is the
+        same either way; the config object comes from :class:`ConfigObjects`.
         """
         from google.genai import types
 
         turns = sdk_contents(body["contents"])
-        arguments: dict[str, Any] = {
-            "model": body["model"],
-            "contents": types.Content.model_validate(turns[0]) if len(turns) == 1 else turns,
-        }
+        contents: Any = turns
+        if len(turns) == 1:
+            turn = turns[0]
+            parts = turn["parts"]
+            if turn["role"] == "user" and len(parts) == 1 and parts[0].keys() == {"text"}:
+                contents = parts[0]["text"]  # the SDK makes it the same user turn
+            else:
+                contents = types.Content.model_validate(turn)
+        arguments: dict[str, Any] = {"model": body["model"], "contents": contents}
         config = body.get("config")
         if config:
             arguments["config"] = self._configs.get(config)

@@ -311,16 +311,9 @@ class StreamState:
         self.acc.finish_reason = None if finish == "stop" else finish
         if not self.done:
             self.acc.usage = Usage(requests=1)
-        response = self.acc.response()
         if self.done_reason:
-            return Response(
-                response.parts,
-                usage=response.usage,
-                finish_reason=response.finish_reason,
-                model=response.model,
-                provider_details={"done_reason": self.done_reason},
-            )
-        return response
+            self.acc.provider_details = {"done_reason": self.done_reason}
+        return self.acc.response()
 
 
 def finish_reason(done_reason: str | None) -> FinishReason:

@@ -985,11 +985,32 @@ def test_media_parts() -> None:
     assert parts[2].file_data.file_uri == "https://example.com/a.pdf"
 
 
-def test_a_single_turn_is_passed_as_one_content() -> None:
+def test_a_prompt_of_one_text_is_passed_as_that_string() -> None:
     request = Request(model="m", messages=(user("x"),))
     model = create(MODEL, api_key="k")
+    assert model._arguments(model.build(request, stream=False))["contents"] == "x"
+
+
+def test_another_single_turn_is_passed_as_one_content() -> None:
+    request = Request(model="m", messages=(UserTurn((Text("x"), Text("y"))),))
+    model = create(MODEL, api_key="k")
     single = model._arguments(model.build(request, stream=False))["contents"]
-    assert single.role == "user" and single.parts[0].text == "x"
+    assert single.role == "user" and [p.text for p in single.parts] == ["x", "y"]
+
+
+def test_a_lone_text_and_its_content_send_the_same_body(emu: Emulator) -> None:
+    """The string form is only cheaper for the SDK: what reaches the server is the same."""
+    from google import genai
+
+    emu.push("gemini", ReplyText("a"), ReplyText("b"))
+    client = genai.Client()
+    request = Request(model="m", messages=(user("Say hi"),))
+    arguments = create(MODEL, api_key="k")._arguments(build(request, MODEL))
+    assert arguments["contents"] == "Say hi"
+    client.models.generate_content(**arguments)
+    client.models.generate_content(model=MODEL, contents=build(request, MODEL)["contents"])
+    first, second = emu.requests_for("gemini")
+    assert first.body == second.body
 
 
 def test_a_conversation_is_passed_as_content_dicts() -> None:
