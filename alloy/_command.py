@@ -347,7 +347,7 @@ class Command(Generic[P, R]):
     def _partial_reader(
         self, answer: AnswerShape, plan: _engine.Plan, call_id: str
     ) -> PartialReader:
-        early = not plan.rails_by_kind.get("output")
+        early = not plan.rails_of("output")
         return PartialReader(answer, command=self.name, call_id=call_id, early=early)
 
     def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
@@ -358,7 +358,7 @@ class Command(Generic[P, R]):
 
             validate_json = TypeAdapter(element).validator.validate_json
             validate = self._validate_element = functools.partial(validate_json, strict=True)
-        early = not answer.checked and not plan.rails_by_kind.get("output")
+        early = not answer.checked and not plan.rails_of("output")
         return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
 
     # -- internals --

@@ -233,20 +233,11 @@ class Plan:
         and the settings."""
         return _request_parts(self)
 
-    @cached_property
-    def rails_by_kind(self) -> dict[RailKind, tuple[Rail, ...]]:
-        """The rails of each kind, in order, leaving out the kinds ``skip_rails`` names."""
-        skipped = self.config.skip_rails
-        return {
-            kind: tuple([rail for rail in self.rails if rail.kind == kind])
-            for kind in ("input", "output", "tool")
-            if kind not in skipped
-        }
-
-    @cached_property
-    def budget(self) -> float | None:
-        """Seconds a call may take (see :func:`call_budget`), worked out once per plan."""
-        return call_budget(self.config)
+    def rails_of(self, kind: RailKind) -> tuple[Rail, ...]:
+        """The rails of ``kind``, in order; none when ``skip_rails`` names the kind."""
+        if not self.rails or kind in self.config.skip_rails:
+            return ()
+        return tuple([rail for rail in self.rails if rail.kind == kind])
 
 
 def resolve_mode(plan: Plan) -> OutputMode | None:
@@ -563,7 +554,7 @@ class _Run:
 
     # -- events and rails --
     def rails(self, kind: RailKind) -> tuple[Rail, ...]:
-        return self.plan.rails_by_kind.get(kind, ()) if self.plan.rails else ()
+        return self.plan.rails_of(kind)
 
     def emit(self, make: Callable[[], Event]) -> Generator[Effect, Any, None]:
         """Yield an Emit when anyone listens; the event is built only then."""
@@ -624,7 +615,7 @@ class _Run:
 
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Result[Any]]:
-        budget = self.plan.budget
+        budget = call_budget(self.config)
         started = self.clock() if self.observed or budget is not None else 0.0
         if budget is not None:
             self.deadline_at = started + budget
@@ -724,8 +715,9 @@ class _Run:
             self.adopt(plan)
             self.fallback += 1
             self.messages, self.own = list(opening), own
-            if self.config.deadline is None and plan.budget is not None:
-                self.deadline_at = self.clock() + plan.budget  # each model's attempts get theirs
+            budget = call_budget(plan.config)
+            if self.config.deadline is None and budget is not None:
+                self.deadline_at = self.clock() + budget  # each model's attempts get theirs
 
     def falls_over(self, error: CommandError) -> bool:
         """Whether the next model may take the call over after ``error``: a provider failure
