@@ -33,12 +33,6 @@ from ._rail import (
     ToolResultSubject,
 )
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
-
-# Importable from here until the adapters and their tests render the texts from _types.
-from ._types import FINALIZE_PROMPT as FINALIZE_PROMPT
-from ._types import FINALIZE_SCHEMA_PROMPT as FINALIZE_SCHEMA_PROMPT
-from ._types import PROMPT_MODE_INSTRUCTIONS as PROMPT_MODE_INSTRUCTIONS
-from ._types import REASK_PROMPT as REASK_PROMPT
 from ._types import (
     Capabilities,
     Message,

@@ -42,9 +42,9 @@ def check_examples(entries: Any, output: OutputType, where: str) -> tuple[Exampl
         try:
             reply = output.render(value)
         except (TypeError, ValueError, InvalidOutput) as exc:
+            why = exc.summary if isinstance(exc, InvalidOutput) else exc
             raise ConfigurationError(
-                f"{where}: the output of example {index} is not a valid {output.expected}: "
-                f"{getattr(exc, 'summary', exc)}"
+                f"{where}: the output of example {index} is not a valid {output.expected}: {why}"
             ) from None
         checked.append(Example(given, reply))
     return tuple(checked)

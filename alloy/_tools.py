@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
+from ._schema import strict_schema
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._typeddict import portable
@@ -328,8 +329,6 @@ def _build_schema(
         raise ConfigurationError(
             f"Tool {name!r} has a parameter type with no JSON Schema: {exc}"
         ) from exc
-    from ._schema import strict_schema
-
     schema.pop("title", None)
     try:
         strict = strict_schema(schema, type_name=f"tool {name!r} parameters")

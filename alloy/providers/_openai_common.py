@@ -24,7 +24,9 @@ from .._types import Capabilities, ModelSettings, Request, Usage
 from ..errors import (
     BadRequestError,
     ConfigurationError,
+    ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
     RateLimitError,
     SchemaRejectedError,
 )
@@ -314,8 +316,6 @@ _RATE_CODES = ("rate_limit_exceeded", "rate_limit", "requests", "tokens")
 def map_openai_error(model: SDKModel, exc: Exception) -> ProviderError | None:
     """One place that turns every openai exception into the alloy error tree."""
     import openai
-
-    from ..errors import ProviderConnectionError, ProviderTimeoutError
 
     provider = model.provider
     if isinstance(exc, openai.APITimeoutError):

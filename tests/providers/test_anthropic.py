@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel, Field, create_model
 
 from alloy import command
-from alloy._engine import FINALIZE_SCHEMA_PROMPT
 from alloy._output import JsonOutput
 from alloy._types import (
+    FINALIZE_SCHEMA_PROMPT,
     Media,
     ModelSettings,
     ModelTurn,
