@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server
+.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,9 +46,19 @@ redis-server:
 	    $$sudo apt-get update -qq >/dev/null && \
 	    $$sudo apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }; }
 
+## alloy serve's playground test drives Debian's chromium with Playwright (never `playwright
+## install`, which downloads a browser of its own): install it when it is missing.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || { \
+	    $$sudo apt-get update -qq >/dev/null && \
+	    $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; }
+
 ## pytest under coverage (started before pytest, so alloy's import-time lines count), with a
 ## gate that covers providers/ too; pytest's own summary line is repeated last.
-unit: $(STAMP_DEV) redis-server
+unit: $(STAMP_DEV) redis-server chromium
 	$(BIN)/python -m coverage run -m pytest 2>&1 | tee $(VENV)/pytest.log
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log

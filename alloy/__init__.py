@@ -5,6 +5,7 @@ that returns a real ``T``: enforced by the provider's structured output, validat
 repaired by a re-ask when it fails.
 """
 
+from . import _alloy_ai_modules
 from ._command import AsyncCommand, Command, ask, command
 from ._config import Config, configure, reset_configuration, use_config
 from ._deps import Context
@@ -114,3 +115,5 @@ __all__ = [
     "tool",
     "use_config",
 ]
+
+_alloy_ai_modules.install()

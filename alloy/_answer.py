@@ -5,26 +5,36 @@ partial values, or list elements, per attempt. A streamed call is a series of mo
 drivers tell a reader when each begins, hand it every delta, and give it the call's Result at
 the end. The answer is the text of a reply in native and prompt mode (JSON, maybe inside prose
 or a code fence) or the arguments of the output tool in tool mode; everything else (prose
-before a tool call, other tools' arguments) is passed over. A model call after one whose answer
-was shown starts a new *attempt*: its partials start over and say so.
+before a tool call, other tools' arguments) is passed over.
+
+The stream starts over (a new *attempt*, which the consumer is told of) when a model call
+follows one whose answer was shown, and when what was shown is not part of the final answer:
+in prompt mode the JSON read while the reply streamed can turn out not to be the one the
+engine reads from the whole reply (an answer in prose replaced by a JSON fence after it, or
+other JSON the engine prefers). Nothing shown then stays unexplained: the final value comes
+as the first value of a new attempt.
 
 Pure: no I/O, no clock. Parsing is :mod:`alloy._partial`'s, linear in the answer's size.
 """
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from ._partial import JsonStream, Snapshot
+from ._extract import extract_json
+from ._output import InvalidOutput
+from ._partial import JsonStream, Live, Snapshot, agrees, materialize, open_path
 from ._stream_plan import AnswerShape
 from ._types import Request, Result, TextDelta, ToolCallDelta
 from .events import Event, OutputItem, PartialOutput
-from .streaming import Partial
+from .streaming import Partial, Restart
 
 _TEXT = -1  # the answer comes as text (not as a tool call's arguments)
 _NOTHING_SHOWN: Snapshot = ((), None)
+_UNKNOWN: Any = object()
 Out = TypeVar("Out")
 
 
@@ -62,14 +72,25 @@ class TextReader:
 class _Follower:
     """Picks the answer's deltas out of each model call and reads them with a JsonStream."""
 
-    def __init__(self, answer: AnswerShape, *, command: str, call_id: str, early: bool) -> None:
+    def __init__(
+        self,
+        answer: AnswerShape,
+        *,
+        command: str,
+        call_id: str,
+        early: bool,
+        schema: Mapping[str, Any] | None = None,
+    ) -> None:
         self.answer = answer
         self.command = command
         self.call_id = call_id
         #: Whether anything is shown before the final value (not with output rails).
         self.early = early
+        #: The output's schema, to find the answer in a whole prompt-mode reply as the engine does.
+        self.schema = schema
         self.attempt = 1
         self.shown = False  # whether this attempt has shown anything yet
+        self.restarts = 0  # the parser's restarts seen (an answer given up for a later one)
         self.tool: str | None = None
         self.source: int | None = None
         self.parser: JsonStream | None = None
@@ -80,11 +101,7 @@ class _Follower:
         self.tool = spec.name if spec is not None and spec.mode == "tool" else None
         self.source = None
         self.parser = None
-        if not self.shown:
-            return ()
-        self.attempt += 1
-        self.shown = False
-        return self.restarted()
+        return self.restart() if self.shown else ()
 
     def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[Any]:
         if type(delta) is TextDelta:
@@ -106,11 +123,41 @@ class _Follower:
         parser = self.parser
         if parser is None:
             parser = self.parser = self.start()
+            self.restarts = 0
         return self.read(parser, text)
+
+    def restart(self) -> Sequence[Any]:
+        """A new attempt: what this one showed is not part of the final answer."""
+        self.attempt += 1
+        self.shown = False
+        return self.restarted()
+
+    def final_json(self, result: Result[Any]) -> Any:
+        """The answer's JSON as the engine read it (unwrapped), or _UNKNOWN when the reply
+        cannot be read back as JSON (a Python-style literal the engine accepted, say)."""
+        text = result.output
+        if text is None:
+            return _UNKNOWN
+        try:
+            data = json.loads(text)
+        except ValueError:
+            try:
+                data = json.loads(extract_json(text, self.schema))
+            except (ValueError, InvalidOutput, RecursionError):
+                return _UNKNOWN
+        except RecursionError:
+            return _UNKNOWN
+        if self.answer.wrapped and type(data) is dict and "value" in data:
+            return data["value"]
+        return data
 
     # -- what each reader does --
     def start(self) -> JsonStream:
-        return JsonStream(self.answer.shape, bare_list=self.answer.element is not None)
+        return JsonStream(
+            self.answer.shape,
+            envelope=self.answer.wrapped,
+            bare_list=self.answer.element is not None,
+        )
 
     def read(self, parser: JsonStream, text: str) -> Sequence[Any]:
         raise NotImplementedError
@@ -121,30 +168,76 @@ class _Follower:
 
 class PartialReader(_Follower):
     """Yields a :class:`~alloy.streaming.Partial` whenever what is shown changes, and a last
-    one with the validated value."""
+    one with the validated value. Each attempt's partials share a :class:`~alloy._partial.Live`
+    value, so reading every partial's data costs time linear in the answer."""
+
+    def __init__(
+        self,
+        answer: AnswerShape,
+        *,
+        command: str,
+        call_id: str,
+        early: bool,
+        schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(answer, command=command, call_id=call_id, early=early, schema=schema)
+        self.live = Live()
+        self.position = 0
+        self.last: Snapshot | None = None  # this attempt's last shown snapshot
 
     def read(self, parser: JsonStream, text: str) -> Sequence[Partial[Any]]:
         if not parser.feed(text):
             return ()
+        restart: Sequence[Partial[Any]] = ()
+        if parser.restarts != self.restarts:  # a JSON fence replaced an answer in the prose
+            self.restarts = parser.restarts
+            if self.shown:
+                restart = self.restart()
         self.shown = True
-        return (Partial(parser.snapshot(), attempt=self.attempt, wrapped=self.answer.wrapped),)
+        self.position += 1
+        snapshot = self.last = parser.snapshot()
+        shown: Partial[Any] = Partial(
+            snapshot,
+            attempt=self.attempt,
+            wrapped=self.answer.wrapped,
+            live=self.live,
+            position=self.position,
+        )
+        return (*restart, shown) if restart else (shown,)
 
     def restarted(self) -> Sequence[Partial[Any]]:
+        self.live = Live()
+        self.position = 0
+        self.last = None
         return (Partial(_NOTHING_SHOWN, attempt=self.attempt, wrapped=self.answer.wrapped),)
 
     def finish(self, result: Result[Any]) -> Sequence[Partial[Any]]:
         from pydantic_core import to_jsonable_python
 
+        out: list[Partial[Any]] = []
+        if self.last is not None and not self._agrees(self.last, result):
+            out.extend(self.restart())
         value = result.value
-        data = to_jsonable_python(value)
         final: Partial[Any] = Partial(
             _NOTHING_SHOWN,
             attempt=self.attempt,
             wrapped=self.answer.wrapped,
             value=value,
-            data=data,
+            data=to_jsonable_python(value),
         )
-        return (final,)
+        out.append(final)
+        return out
+
+    def _agrees(self, snapshot: Snapshot, result: Result[Any]) -> bool:
+        """Whether the last partial showed a beginning of the final answer's JSON."""
+        shown, path = materialize(snapshot), open_path(snapshot)
+        if self.answer.wrapped:
+            shown = shown.get("value") if shown is not None else None
+            path = path[1:]
+        if shown is None:
+            return True
+        final = self.final_json(result)
+        return final is _UNKNOWN or agrees(shown, final, path)
 
     def event(self, out: Partial[Any]) -> Event:
         return PartialOutput(self.command, self.call_id, out.attempt, out)
@@ -152,11 +245,14 @@ class PartialReader(_Follower):
 
 class ItemReader(_Follower):
     """Yields (attempt, element) for each element of a list answer once it is complete and
-    validated, in order; after an element that fails validation, none of that attempt.
+    validated, in order; after an element that fails validation, none of that attempt. A
+    :class:`~alloy.streaming.Restart` comes before the elements of each new attempt.
 
     Elements are validated from their own JSON text, as the whole answer is, so each equals
     the element of the final value. The final value's elements not yielded yet (all of them
-    when the answer arrived whole, or when checks or rails must pass first) follow at the end.
+    when the answer arrived whole, or when checks or rails must pass first) follow at the end;
+    when the elements yielded are not the final value's first ones (prompt mode: other JSON
+    in the reply was the answer), the stream starts over with all of the final value's.
     """
 
     def __init__(
@@ -167,24 +263,23 @@ class ItemReader(_Follower):
         command: str,
         call_id: str,
         early: bool,
+        schema: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(answer, command=command, call_id=call_id, early=early)
+        super().__init__(answer, command=command, call_id=call_id, early=early, schema=schema)
         self.validate = validate
         self.tape = _Tape()
-        self.ready: list[tuple[int, Any]] = []
+        self.ready: list[tuple[int, Any] | Restart] = []
         self.count = 0  # elements yielded in this attempt
+        self.spans: list[tuple[int, int]] = []  # their offsets in the tape
         self.broken = False
-
-    def begin(self, request: Request) -> Sequence[Any]:
-        self.count = 0
-        return super().begin(request)
 
     def start(self) -> JsonStream:
         self.tape = _Tape()
         self.broken = False
-        return JsonStream(self.answer.shape, bare_list=True, on_item=self.element)
+        return JsonStream(self.answer.shape, envelope=True, bare_list=True, on_item=self.element)
 
     def element(self, start: int, end: int) -> None:
+        self._follow_restarts()
         if self.broken:
             return
         from pydantic import ValidationError
@@ -195,25 +290,57 @@ class ItemReader(_Follower):
             self.broken = True
             return
         self.ready.append((self.attempt, value))
+        self.spans.append((start, end))
+        self.count += 1
+        self.shown = True
 
-    def read(self, parser: JsonStream, text: str) -> Sequence[tuple[int, Any]]:
+    def _follow_restarts(self) -> None:
+        """The parser gave up the answer it read for a later one: so do the elements."""
+        parser = self.parser
+        if parser is not None and parser.restarts != self.restarts:
+            self.restarts = parser.restarts
+            self.broken = False
+            if self.shown:
+                self.ready.extend(self.restart())
+
+    def read(self, parser: JsonStream, text: str) -> Sequence[tuple[int, Any] | Restart]:
         self.tape.add(text)
         parser.feed(text)
+        self._follow_restarts()
         if not self.ready:
             return ()
         ready, self.ready = self.ready, []
-        self.count += len(ready)
-        self.shown = True
         return ready
 
-    def finish(self, result: Result[Any]) -> Sequence[tuple[int, Any]]:
+    def restarted(self) -> Sequence[Restart]:
+        discarded, self.count, self.spans = self.count, 0, []
+        return (Restart(self.attempt, discarded),)
+
+    def finish(self, result: Result[Any]) -> Sequence[tuple[int, Any] | Restart]:
         value = result.value
         if value is None:
             return ()
-        return [(self.attempt, item) for item in list(value)[self.count :]]
+        items = list(value)
+        out: list[tuple[int, Any] | Restart] = []
+        if self.count and not self._agrees(result):
+            out.extend(self.restart())
+        out.extend((self.attempt, item) for item in items[self.count :])
+        return out
 
-    def event(self, out: tuple[int, Any]) -> Event:
-        attempt, item = out
+    def _agrees(self, result: Result[Any]) -> bool:
+        """Whether the elements yielded are the final answer's first ones."""
+        final = self.final_json(result)
+        if final is _UNKNOWN:
+            return True
+        if type(final) is not list or len(final) < self.count:
+            return False
+        yielded = [json.loads(self.tape.slice(start, end)) for start, end in self.spans]
+        return yielded == final[: self.count]
+
+    def event(self, out: tuple[int, Any] | Restart) -> Event | None:
+        if type(out) is Restart:
+            return None
+        attempt, item = out  # type: ignore[misc]
         return OutputItem(self.command, self.call_id, attempt, item)
 
 

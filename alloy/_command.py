@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from collections.abc import (
+    AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -20,42 +22,59 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
-from typing_extensions import ParamSpec, TypedDict, Unpack
+from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers, _engine
 from ._answer import ItemReader, PartialReader, Reader, TextReader
 from ._config import Config, check_options, layers_key, resolve
-from ._conversation import Conversation, MessageLike, is_conversation, to_conversation
+from ._conversation import (
+    Conversation,
+    MessageLike,
+    check_tool_results,
+    is_conversation,
+    to_conversation,
+)
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._fallback import fallback_models, with_fallbacks
 from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
+from ._pickling import by_reference, function_ref, located
 from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
-from ._text import SURROGATE_ADVICE, lone_surrogate_at
+from ._text import sendable as _sendable
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import cached, policy_for
+from .cache import beneath, cached, policy_for, tool_cache
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
 from .providers import dialect_for, get_model, model_cache_generation
-from .streaming import AsyncItemStream, ItemStream, Partial
+from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
+    from typing_extensions import TypeForm
+
+    from .rows import AsyncRows, Budget, Rows
+    from .rows._run import Run
 
 P = ParamSpec("P")
+#: An argument of :meth:`Command.using` that was not given.
+_UNSET: Any = object()
 R = TypeVar("R")
 T = TypeVar("T")
 E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
+
+
+#: ``map(deps=...)`` not given (None is a value a caller may pass).
+_NO_DEPS_ARG: Any = object()
 
 
 class Options(TypedDict, total=False):
@@ -138,6 +157,8 @@ class Command(Generic[P, R]):
         self._own_history = "history" in self.__signature__.parameters
         #: The same for ``deps``: its own parameter, or the call's dependencies (see _deps).
         self._own_deps = "deps" in self.__signature__.parameters
+        #: ``history=`` and ``deps=`` given through :meth:`using`, for every call.
+        self._bound: Mapping[str, Any] = {}
 
     # -- introspection --
     @property
@@ -159,6 +180,27 @@ class Command(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<alloy command {self.name} -> {self._output.expected}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very command, else by what it
+        was made from (its function, output, options, tools, rails, examples, and what
+        :meth:`using` gave it); this process's SDK clients, plan cache and subscriptions stay
+        here. See :mod:`alloy._pickling`."""
+        module = getattr(self._fn, "__module__", None)
+        qualname = getattr(self._fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        made_of = (
+            function_ref(self._fn),
+            self._output,
+            self._options,
+            self._tools,
+            self._rails,
+            self._call_options,
+            self._examples,
+            dict(self._bound),
+        )
+        return (_unpickled, (type(self), *made_of))
 
     @property
     def rails(self) -> tuple[Rail, ...]:
@@ -188,6 +230,26 @@ class Command(Generic[P, R]):
         """A copy of this command with per-call options (the highest-precedence layer)."""
         return self._with_checked(check_options(options, source=f"{self.name}.with_options()"))
 
+    def using(
+        self, *, history: Sequence[MessageLike] | None = _UNSET, deps: object = _UNSET
+    ) -> Self:
+        """A copy of this command whose every call is given ``history=`` and/or ``deps=``.
+
+        ``cmd.using(history=h, deps=d).run(x)`` is ``cmd.run(x, history=h, deps=d)``, for every
+        call form (``run``, ``arun``, calling it, ``acall``, the streams), with the prompt
+        function's own parameters still checked by a type checker: ``run``'s signature is the
+        prompt function's, so ``history=`` and ``deps=`` written into the call itself work but
+        are not in it. A keyword given to the call wins over the one given here.
+        """
+        given = {"history": history, "deps": deps}
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._bound = {
+            **self._bound,
+            **{name: value for name, value in given.items() if value is not _UNSET},
+        }
+        return clone
+
     def _with_checked(self, checked: Mapping[str, Any]) -> Command[P, R]:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
@@ -211,9 +273,8 @@ class Command(Generic[P, R]):
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=False)
         engine = _start(plan, prompt, history, self._examples_sync())
         if deps is _NO_DEPS:
@@ -222,56 +283,191 @@ class Command(Generic[P, R]):
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
         plan, _, runtime = self._plan(stream=False)
+        return await self._arun_with(plan, runtime, args, kwargs)
+
+    async def _arun_with(
+        self,
+        plan: _engine.Plan,
+        runtime: _drivers.Runtime,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Result[R]:
+        """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
         return await ascoped(deps, _drivers.run_async(engine, runtime))
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[str]:
-        """Yield the answer's text as it arrives; tool rounds run in between."""
+    # -- over rows --
+    def map(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+        mode: Literal["online", "batch", "auto"] = "online",
+        poll_interval: float = 30.0,
+        batch_retry: Literal["online", "batch"] = "online",
+        batch_rounds: int = 1,
+        batch_min_rows: int = 1000,
+        budget: Budget | None = None,
+    ) -> Rows[R]:
+        """Call the command once per row of ``inputs`` and yield each row's record
+        (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
+
+        A tuple row is positional arguments, a dict row keyword arguments, an
+        :class:`~alloy.rows.Args` row exactly those, anything else the one argument. Rows are
+        read lazily and at most a small window of them is held, so an input of any length runs
+        in flat memory. ``concurrency`` calls run at once; ``rpm`` / ``tpm`` cap requests and
+        tokens per minute (by default the limits the provider states in its replies' headers);
+        ``as_completed`` yields rows as they finish instead. ``errors="raise"`` stops at the
+        first failed row; a ConfigurationError always stops the run. ``checkpoint`` names a
+        SQLite file recording each finished row, so running the same map again skips them
+        (failed rows run again unless ``retry_failed=False``). ``progress`` shows a bar (by
+        default when a person is watching). ``deps`` reaches every row's tools, checks and rails.
+
+        ``mode="batch"`` sends the rows through the provider's batch API (OpenAI, Anthropic,
+        Gemini) at half the price, polling every ``poll_interval`` seconds until the jobs end;
+        rows a batch did not answer run online (``batch_retry="online"``) or in up to
+        ``batch_rounds`` follow-up batches. ``mode="auto"`` takes the batch API for a run of at
+        least ``batch_min_rows`` rows when the provider has one and the command has no tools.
+
+        ``budget`` keeps the rate limits in a :class:`~alloy.rows.Budget` shared with runs in
+        other threads, processes or machines, so that together they stay within them.
+        """
+        given = locals()  # the options, before anything else is named here
+        from .rows import Rows  # asyncio and the run machinery load only when a run is made
+
+        return Rows(self._run_over(inputs, given))
+
+    def amap(
+        self,
+        inputs: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        as_completed: bool = False,
+        errors: Literal["collect", "raise"] = "collect",
+        progress: bool | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        retry_failed: bool = True,
+        total: int | None = None,
+        deps: Any = _NO_DEPS_ARG,
+        mode: Literal["online", "batch", "auto"] = "online",
+        poll_interval: float = 30.0,
+        batch_retry: Literal["online", "batch"] = "online",
+        batch_rounds: int = 1,
+        batch_min_rows: int = 1000,
+        budget: Budget | None = None,
+    ) -> AsyncRows[R]:
+        """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
+        ``await cmd.amap(rows)`` for the list of records."""
+        given = locals()
+        from .rows import AsyncRows
+
+        return AsyncRows(self._run_over(inputs, given))
+
+    def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
+        from .rows._run import Run
+        from .rows._run import Settings as RunSettings
+
+        settings = {k: v for k, v in given.items() if k not in ("self", "inputs", "deps")}
+        deps = given["deps"]
+        chosen = RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG)
+        if chosen.mode == "online" or (
+            chosen.mode == "auto" and not self._batch_worth(chosen, inputs)
+        ):
+            return Run(self, inputs, chosen)
+        from .batch._run import BatchRun
+
+        return BatchRun(self, inputs, chosen)
+
+    def _batch_worth(self, settings: Any, inputs: Any) -> bool:
+        """Whether ``mode="auto"`` takes the batch API: enough rows, known in advance, a
+        provider with a batch API, and no tools (a batched request cannot run them)."""
+        from .batch import wire_for
+
+        count = settings.total
+        if count is None:
+            try:
+                count = len(inputs)
+            except TypeError:
+                return False
+        if count < settings.batch_min_rows or self._tools:
+            return False
+        _, model, _ = self._plan(stream=False)
+        try:
+            wire_for(model)
+        except ConfigurationError:
+            return False
+        return True
+
+    def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
+        """Every handler interested in this command's events: global ones, then its own."""
+        return (*global_handlers(), *self._handlers)
+
+    @staticmethod
+    def _rewrap(model: Any, wrap: Callable[[Any], Any]) -> Any:
+        """``model`` (a runtime's) with ``wrap`` applied to the provider's model beneath any cache."""
+        return beneath(model, wrap)
+
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> Stream[str, R]:
+        """Yield the answer's text as it arrives; tool rounds run in between. Once it has all
+        arrived, the stream's ``result`` is the call's Result (to carry the call on)."""
         if inspect.iscoroutinefunction(self._fn):
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        chunks = _drivers.read_sync(engine, runtime, TextReader())
-        return chunks if deps is _NO_DEPS else scoped_iter(deps, chunks)
+        read = TextReader()
+        return Stream(lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done)))
 
-    async def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:
+    def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:
         """Async twin of :meth:`stream`."""
+        return AsyncStream(lambda done: self._astream(args, kwargs, done))
+
+    async def _astream(self, args: Any, kwargs: Any, done: _drivers.OnResult) -> AsyncIterator[str]:
         self._check_streamable()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.read_async(engine, runtime, TextReader())
+        chunks = _drivers.read_async(engine, runtime, TextReader(), done)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
-        async for chunk in chunks:
-            yield chunk
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:  # closed early: the call ends now, not when the loop collects the generator
+            await _drivers.aclose(chunks)
 
     # -- typed streaming --
-    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Partial[R]]:
+    def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
         """Yield the typed answer as it arrives: :class:`~alloy.streaming.Partial` views of
         its complete values, the last one carrying the validated value a call returns.
 
         Tool rounds run first; a re-asked or retried answer streams again (``attempt`` one
         higher). What is shown, field by field, is set with ``alloy.streaming`` markers.
         """
-        return self._read_sync(args, kwargs, self._partial_reader)
+        return Stream(self._read_sync(args, kwargs, self._partial_reader))
 
-    async def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Partial[R]]:
+    def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[Partial[R], R]:
         """Async twin of :meth:`stream_partial`."""
-        async for partial in self._read_async(args, kwargs, self._partial_reader):
-            yield partial
+        return AsyncStream(lambda done: self._read_async(args, kwargs, self._partial_reader, done))
 
     @overload
     def stream_items(
@@ -296,37 +492,42 @@ class Command(Generic[P, R]):
     ) -> AsyncItemStream[E]: ...
     def astream_items(self, *args: Any, **kwargs: Any) -> AsyncItemStream[Any]:
         """Async twin of :meth:`stream_items`."""
-        return AsyncItemStream(self._read_async(args, kwargs, self._item_reader))
+        return AsyncItemStream(lambda done: self._read_async(args, kwargs, self._item_reader, done))
 
-    def _read_sync(self, args: Any, kwargs: Any, reader: _ReaderFactory) -> Iterator[Any]:
+    def _read_sync(
+        self, args: Any, kwargs: Any, reader: _ReaderFactory
+    ) -> Callable[[_drivers.OnResult], Iterator[Any]]:
+        """Everything up to the stream's start, done now (so a mistake raises at the call);
+        what it returns starts the stream, given what to tell the Result at its end."""
         if self._async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: use astream_partial() or "
                 "astream_items()"
             )
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = render_prompt(self._fn(*args, **kwargs), self.name)
+        given, history, deps = self._given(kwargs)
+        prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, self._examples_sync(), call_id)
-        outputs = _drivers.read_sync(engine, runtime, reader(answer, plan, call_id))
-        return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
+        read = reader(answer, plan, call_id)
+        return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
 
     async def _read_async(
-        self, args: Any, kwargs: Any, reader: _ReaderFactory
+        self, args: Any, kwargs: Any, reader: _ReaderFactory, done: _drivers.OnResult
     ) -> AsyncIterator[Any]:
         answer = self._answer_shape()
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        prompt = await _prompt_async(self._fn, args, kwargs)
+        given, history, deps = self._given(kwargs)
+        prompt = await _prompt_async(self._fn, args, given)
         plan, call_id, runtime = self._typed_plan()
         engine = _start(plan, prompt, history, await self._examples_async(), call_id)
-        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id))
+        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:
             outputs = ascoped_iter(deps, outputs)
-        async for output in outputs:
-            yield output
+        try:
+            async for output in outputs:
+                yield output
+        finally:
+            await _drivers.aclose(outputs)
 
     def _answer_shape(self) -> AnswerShape:
         """How the output type is shown while it streams, worked out on the first use."""
@@ -348,7 +549,9 @@ class Command(Generic[P, R]):
         self, answer: AnswerShape, plan: _engine.Plan, call_id: str
     ) -> PartialReader:
         early = not plan.rails_of("output")
-        return PartialReader(answer, command=self.name, call_id=call_id, early=early)
+        return PartialReader(
+            answer, command=self.name, call_id=call_id, early=early, schema=plan.output.schema
+        )
 
     def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
         element = check_items(answer, self.name, self._output.expected)
@@ -359,9 +562,26 @@ class Command(Generic[P, R]):
             validate_json = TypeAdapter(element).validator.validate_json
             validate = self._validate_element = functools.partial(validate_json, strict=True)
         early = not answer.checked and not plan.rails_of("output")
-        return ItemReader(answer, validate, command=self.name, call_id=call_id, early=early)
+        return ItemReader(
+            answer,
+            validate,
+            command=self.name,
+            call_id=call_id,
+            early=early,
+            schema=plan.output.schema,
+        )
 
     # -- internals --
+    def _given(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+        """The prompt function's keyword arguments, and the call's ``history`` and ``deps``:
+        those given to the call, else to :meth:`using` (a prompt function with a parameter of
+        that name is given the value instead)."""
+        if self._bound:
+            kwargs = {**self._bound, **kwargs}
+        history = None if self._own_history else kwargs.pop("history", None)
+        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
+        return kwargs, history, deps
+
     def _examples_sync(self) -> tuple[Message, ...]:
         turns = self._example_turns
         if turns is None:
@@ -423,6 +643,7 @@ class Command(Generic[P, R]):
             (*listeners[0], *listeners[1]) if observed else (),
             config.log_content,
             tuple(cached(fallback, policy, output.schema) for fallback in fallbacks),
+            tool_cache(policy, any(tool.cacheable for tool in self._tool_map.values())),
         )
         self._prepared = (key, plan, runtime)
         return plan, model, runtime
@@ -445,7 +666,33 @@ class Command(Generic[P, R]):
             target = call_sync
         functools.update_wrapper(target, self._fn)
         target.__name__ = getattr(self._fn, "__name__", "command")
+        target.__alloy_command__ = self  # type: ignore[attr-defined]  # how the tool pickles
         return Tool(target)
+
+
+def _unpickled(
+    cls: type[Command[Any, Any]],
+    fn: Callable[..., Any],
+    output: OutputType,
+    options: Mapping[str, Any],
+    tools: tuple[Tool[Any], ...],
+    rails: tuple[Rail, ...],
+    call_options: Mapping[str, Any],
+    examples: tuple[Example, ...],
+    bound: Mapping[str, Any],
+) -> Command[Any, Any]:
+    """A command pickled by value, made again in this process."""
+    command = cls(
+        fn,
+        output=output,
+        options=options,
+        tools=tools,
+        rails=rails,
+        call_options=call_options,
+        examples=examples,
+    )
+    command._bound = bound
+    return command
 
 
 class AsyncCommand(Command[P, R]):
@@ -454,7 +701,7 @@ class AsyncCommand(Command[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:  # type: ignore[override]
         return self.acall(*args, **kwargs)
 
-    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[str]:  # type: ignore[override]
+    def stream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:  # type: ignore[override]
         """The same async iterator as :meth:`astream`, as alloy-ai's ``stream()`` gave for an
         async prompt function."""
         return self.astream(*args, **kwargs)
@@ -501,6 +748,7 @@ def _opening(
         system = prompt.system if prompt.system is not None else earlier.system
     else:
         own, parts, system = (), prompt, earlier.system
+    check_tool_results(earlier.messages, (*own, UserTurn(parts)), command)
     turns = (*examples, *earlier.messages, *own)
     return parts, _engine.Prelude(
         turns, len(examples), len(examples) + len(earlier.messages), system
@@ -513,11 +761,16 @@ _NO_TURNS = Conversation(None, ())
 _NO_DEPS: Any = object()
 
 
+def _scoped(deps: Any, outputs: Iterator[E]) -> Iterator[E]:
+    """A stream's outputs, each step run with the call's ``deps`` when it was given them."""
+    return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
+
+
 def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:
     """A prompt function's return value as message parts (text, and media when given), or as
     a conversation when it returned messages (alloy.System/User/Assistant or role dicts)."""
     if isinstance(prompt, str):
-        return (Text(_sendable(prompt, "the prompt text")),)
+        return (Text(_sendable(prompt, "The prompt text")),)
     if isinstance(prompt, Media):
         return (prompt,)
     if isinstance(prompt, UserTurn):
@@ -532,7 +785,7 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         parts: list[Part] = []
         for index, item in enumerate(prompt):
             if isinstance(item, str):
-                parts.append(Text(_sendable(item, f"prompt part {index}")))
+                parts.append(Text(_sendable(item, f"Prompt part {index}")))
             elif isinstance(item, Media):
                 parts.append(item)
             else:
@@ -551,19 +804,6 @@ def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | C
         f"A command's function must return the prompt (a str, a list of str and media, or a "
         f"list of messages), "
         f"got {type(prompt).__name__}"
-    )
-
-
-def _sendable(text: str, where: str) -> str:
-    """``text`` itself, or a ConfigurationError when it holds a lone surrogate (not UTF-8)."""
-    if text.isascii():  # the usual prompt, answered without a scan
-        return text
-    index = lone_surrogate_at(text)
-    if index is None:
-        return text
-    raise ConfigurationError(
-        f"{where[0].upper()}{where[1:]} has a lone surrogate ({text[index]!r}) at index {index}, "
-        f"which cannot be sent as UTF-8: {SURROGATE_ADVICE}"
     )
 
 
@@ -715,6 +955,15 @@ def command(
     examples: Sequence[tuple[Any, Any]] | None = None,
     **options: Unpack[Options],
 ) -> _Decorator[None]: ...
+@overload
+def command(
+    *,
+    output: TypeForm[T],  # Iterable[int], int | None, Literal[...]: types that are no class
+    tools: Sequence[Any] | None = None,
+    rails: Sequence[Any] | None = None,
+    examples: Sequence[tuple[Any, Any]] | None = None,
+    **options: Unpack[Options],
+) -> _Decorator[T]: ...
 @overload
 def command(
     *,

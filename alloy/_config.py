@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._legacy import deprecated, translate_options
+from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from ._model import Model
 from .errors import ConfigurationError
 from .providers import providers, split_model
@@ -339,27 +341,97 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
 
 #: Variables that force a model on every command, above every layer but ``override_model()``.
 FORCE_VARS = ("ALLOY_FORCE_MODEL", "ALLOY_BACKEND")
-_ENV_NAMES = (*(name for names in ENV_VARS.values() for name in names), *FORCE_VARS)
+_ENV_NAMES = (
+    *(name for names in ENV_VARS.values() for name in names),
+    *FORCE_VARS,
+    *LEGACY_ENV_VARS,  # read only to warn, but a change must resolve again so the warning shows
+)
 
 _WATCHED = frozenset(_ENV_NAMES)
 
 
-def _env_snapshot() -> dict[str, str]:
-    """The variables alloy reads that are set, with their values. Read on every call: a command
-    keeps its plan only while they (and the other layers) stay the same.
+def _read_watched() -> Mapping[str, str]:
+    """The variables alloy reads that are set, with their values, read from ``os.environ``.
 
     One pass over ``os.environ`` finds them: looking each name up instead costs two exceptions
     for every name that is not set, most of them, which is 2.6 times the pass (measured).
     """
     environ = os.environ
     values = ((name, environ.get(name)) for name in _WATCHED.intersection(environ))
-    return {name: value for name, value in values if value is not None}  # None: just unset
+    return MappingProxyType({name: value for name, value in values if value is not None})
+
+
+#: The watched variables that are set, as :func:`_on_audit` keeps them: an immutable mapping,
+#: replaced whenever one of them is set or unset, so a command compares it by identity.
+_env_now: Mapping[str, str] = _EMPTY
+#: Whether :func:`_on_audit` keeps ``_env_now``; if not, every read walks ``os.environ``.
+_env_kept = False
+_env_lock = threading.Lock()
+
+
+def _on_audit(event: str, args: tuple[Any, ...]) -> None:
+    """Keep ``_env_now`` as the environment changes, from the audit events the standard
+    library raises for every change (``os.environ[...] = ``, ``del``, ``update``, ``pop``,
+    ``clear``, ``os.putenv``, ``os.unsetenv``, pytest's ``monkeypatch.setenv``).
+
+    Every call reads the watched variables, and walking ``os.environ`` costs microseconds per
+    call, more the more variables a machine sets; this keeps the read O(1) and still exact. The
+    event comes as the variable changes, so the next read sees the new value. It must never
+    raise (that would fail the caller's ``putenv``): what it cannot read makes the next read
+    walk ``os.environ`` again.
+    """
+    if event != "os.putenv" and event != "os.unsetenv":
+        return
+    global _env_now, _env_kept
+    try:
+        name = _env_text(args[0])
+        if os.name == "nt":
+            name = name.upper()  # Windows names ignore case; os.environ keeps them upper
+        if name not in _WATCHED:
+            return
+        value = _env_text(args[1]) if event == "os.putenv" else None
+        with _env_lock:
+            changed = dict(_env_now)
+            if value is None:
+                changed.pop(name, None)
+            else:
+                changed[name] = value
+            _env_now = MappingProxyType(changed)
+    except Exception:
+        _env_kept = False  # read os.environ from now on
+
+
+def _env_text(value: Any) -> str:
+    """A name or value as ``os.environ`` shows it: bytes (POSIX) decoded as it decodes them."""
+    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
+
+
+def _watch_environment() -> None:
+    """Read the watched variables once, then keep them from the audit events."""
+    global _env_now, _env_kept
+    try:
+        sys.addaudithook(_on_audit)
+    except Exception:  # another audit hook refused new hooks: read os.environ every time
+        return
+    with _env_lock:
+        _env_now = _read_watched()
+    _env_kept = True
+
+
+_watch_environment()
+
+
+def _env_snapshot() -> Mapping[str, str]:
+    """The variables alloy reads that are set, with their values. Read on every call: a command
+    keeps its plan only while they (and the other layers) stay the same."""
+    return _env_now if _env_kept else _read_watched()
 
 
 def _env_layer() -> dict[str, Any]:
     """Options set through ALLOY_* variables (and a .env file), validated."""
     _load_dotenv_once()
     env = _env_snapshot()
+    warn_legacy_env(env)
     layer: dict[str, Any] = {}
     for option, names in ENV_VARS.items():
         name = next((n for n in names if n in env), None)

@@ -3,8 +3,10 @@
 A prompt function may return a conversation instead of one prompt, and a call may be given the
 messages of an earlier one (``history=``). Both arrive here and leave as alloy's normalized turns,
 so every adapter sends them in its own provider's form, and a conversation begun on one provider
-continues on another. What cannot be sent (an unknown role, media in an assistant turn, nothing
-for the model to answer) is refused here, with where it was found.
+continues on another. What cannot be sent (an unknown role, media in an assistant turn, an empty
+turn, a tool result for a call never made, nothing for the model to answer) is refused here,
+with where it was found; so is text UTF-8 cannot encode (a lone surrogate), which the SDKs fail
+on while sending, as they do for a prompt.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ._text import sendable, sendable_value
 from ._types import (
+    FINALIZE_PROMPT,
+    FINALIZE_SCHEMA_PROMPT,
     Media,
     Message,
     ModelTurn,
@@ -61,10 +66,12 @@ def to_conversation(items: Any, where: str) -> Conversation:
         )
     systems: list[str] = []
     messages: list[Message] = []
+    positions: list[int] = []  # where each message was in ``items``, for errors
     names: dict[str, str] = {}  # tool call id -> tool name, for tool messages that omit it
     for index, item in enumerate(items):
         at = f"{where}, message {index}"
         message = _one(item, at, names)
+        refuse_lone_surrogates(message, at)
         if isinstance(message, System):
             if messages:
                 raise ConfigurationError(
@@ -81,7 +88,94 @@ def to_conversation(items: Any, where: str) -> Conversation:
         else:
             _check_user_turn(message, at)
         messages.append(message)
+        positions.append(index)
+    _check_empty_turns(messages, positions, where)
     return Conversation("\n\n".join(systems) if systems else None, tuple(messages))
+
+
+def check_tool_results(earlier: Sequence[Message], own: Sequence[Message], command: str) -> None:
+    """Refuse a tool result that answers no tool call made before it, in ``earlier`` (the
+    ``history=`` turns) or ``own`` (the prompt function's conversation, which goes on from them).
+
+    Every provider refuses one (a 400): it is what a history cut between the model's tool call
+    and its result looks like.
+    """
+    made: set[str] = set()
+    for index, turn in enumerate((*earlier, *own)):
+        for part in turn.parts:
+            if isinstance(part, ToolCall):
+                made.add(part.id)
+            elif isinstance(part, ToolResult) and part.call_id not in made:
+                where = (
+                    f"{command}: history=" if index < len(earlier) else f"{command}'s conversation"
+                )
+                name = f" ({part.name})" if part.name else ""
+                raise ConfigurationError(
+                    f"{where} holds a tool result for call {part.call_id!r}{name} that no earlier "
+                    "assistant turn made; a conversation cut between a tool call and its result "
+                    "cannot be sent: keep the assistant turn with the call, or leave the result out"
+                )
+
+
+def _blank(turn: Message) -> bool:
+    """Whether a turn holds nothing a provider takes: no part, or only blank text."""
+    return all(isinstance(p, Text) and (not p.text or p.text.isspace()) for p in turn.parts)
+
+
+#: What alloy says after an answer that was empty: the finalize turn (see ``UserTurn.finalize``).
+_AFTER_EMPTY = (UserTurn(FINALIZE_PROMPT), UserTurn(FINALIZE_SCHEMA_PROMPT))
+
+
+def _check_empty_turns(messages: Sequence[Message], positions: Sequence[int], where: str) -> None:
+    """Refuse a user turn with no content, and an assistant turn with neither text nor tool
+    calls between two turns, which providers refuse.
+
+    alloy's own record of an empty answer passes, so that every ``Result.messages`` carries on:
+    the answer before its finalize turn or re-ask, and an ``output=None`` call's empty answer,
+    which ends its conversation (adapters leave such turns out of the request).
+    """
+    for number, message in enumerate(messages):
+        if not _blank(message):
+            continue
+        at = f"{where}, message {positions[number]}"
+        if isinstance(message, UserTurn):
+            raise ConfigurationError(
+                f"{at}: a user turn needs content (text, media or tool results); an empty one "
+                "cannot be sent"
+            )
+        after = messages[number + 1] if number + 1 < len(messages) else None
+        if after is None or after in _AFTER_EMPTY or _reasks(after):
+            continue
+        raise ConfigurationError(
+            f"{at}: an assistant turn needs text or tool calls; an empty one between two turns "
+            "cannot be sent (leave it out)"
+        )
+
+
+def _reasks(turn: Message) -> bool:
+    return isinstance(turn, UserTurn) and any(isinstance(p, RetryPrompt) for p in turn.parts)
+
+
+def refuse_lone_surrogates(message: System | Message, at: str) -> None:
+    """A ConfigurationError naming the message and part when any text in it holds a lone
+    surrogate: its text, a tool call's name, id and arguments, a tool result, a media URL."""
+    if isinstance(message, System):
+        sendable(message.text, at)
+        return
+    for number, part in enumerate(message.parts):
+        where = f"{at}, part {number}"
+        if isinstance(part, Text):
+            sendable(part.text, where)
+        elif isinstance(part, ToolCall):
+            sendable_value((part.id, part.name, part.args, part.raw_args), f"{where} (a tool call)")
+        elif isinstance(part, ToolResult):
+            sendable_value((part.call_id, part.name, part.content), f"{where} (a tool result)")
+        elif isinstance(part, Media):
+            sendable_value(part.url, f"{where} (a media URL)")
+        elif isinstance(part, RetryPrompt):
+            sendable(part.errors, where)
+        elif isinstance(part, Opaque):
+            sendable_value(part.payload, f"{where} (provider data)")
 
 
 def _one(item: Any, at: str, names: Mapping[str, str]) -> System | Message:

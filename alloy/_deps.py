@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 from .errors import ConfigurationError
 
 D = TypeVar("D")
+Y = TypeVar("Y")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,29 +90,39 @@ async def ascoped(deps: Any, awaitable: typing.Awaitable[D]) -> D:
         _CURRENT.reset(token)
 
 
-def scoped_iter(deps: Any, chunks: Iterator[str]) -> Iterator[str]:
+def scoped_iter(deps: Any, chunks: Iterator[Y]) -> Iterator[Y]:
     """A stream whose every step runs with ``deps``, which is unset while a chunk is yielded."""
     context = Context(deps)
-    while True:
-        token = _CURRENT.set(context)
-        try:
-            chunk = next(chunks)
-        except StopIteration:
-            return
-        finally:
-            _CURRENT.reset(token)
-        yield chunk
+    try:
+        while True:
+            token = _CURRENT.set(context)
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            finally:
+                _CURRENT.reset(token)
+            yield chunk
+    finally:  # stopped early: the stream inside stops now too
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
 
 
-async def ascoped_iter(deps: Any, chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+async def ascoped_iter(deps: Any, chunks: AsyncIterator[Y]) -> AsyncIterator[Y]:
     """Async twin of :func:`scoped_iter`."""
     context = Context(deps)
-    while True:
-        token = _CURRENT.set(context)
-        try:
-            chunk = await chunks.__anext__()
-        except StopAsyncIteration:
-            return
-        finally:
-            _CURRENT.reset(token)
-        yield chunk
+    try:
+        while True:
+            token = _CURRENT.set(context)
+            try:
+                chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                _CURRENT.reset(token)
+            yield chunk
+    finally:
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()

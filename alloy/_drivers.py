@@ -30,11 +30,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from typing_extensions import assert_never
 
 from ._blocking import run_blocking
-from ._engine import Blocked, CallModel, Effect, Emit, Failed, RunRails, RunTools, Sleep
+from ._engine import (
+    Abandoned,
+    Accepted,
+    Blocked,
+    CallModel,
+    Effect,
+    Emit,
+    Failed,
+    RunRails,
+    RunTools,
+    Sleep,
+)
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result
+from .cache import ToolCache, keep_reply
 from .errors import ProviderError
 from .events import Event, Handler, logger
 
@@ -43,6 +55,8 @@ if TYPE_CHECKING:
     from ._model import Model
 
 Engine = Generator[Effect, Any, Result[Any]]
+#: What a streamed call gives its Result to when it ends (see ``alloy.streaming.Stream``).
+OnResult = Callable[[Result[Any]], None] | None
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
 Out = TypeVar("Out")
 
@@ -65,8 +79,10 @@ class Runtime:
     log_content: bool = False
     #: The models of the plan's fallbacks, in the same order.
     fallbacks: tuple[Model, ...] = ()
+    #: Where tools marked cacheable find their results, with a response cache; else None.
+    tool_cache: ToolCache | None = None
 
-    def model_for(self, call: CallModel) -> Model:
+    def model_for(self, call: CallModel | Accepted) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
         return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
@@ -97,7 +113,7 @@ def drive_sync(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = run_tools_sync(runtime.tools, effect, runtime.parallel)
+                send = run_tools_sync(runtime.tools, effect, runtime.parallel, runtime.tool_cache)
             case Sleep():
                 time.sleep(_left_to_sleep(effect))
             case Emit(event):
@@ -111,6 +127,8 @@ def drive_sync(
                         send = _verdict(rail, error)
                     if isinstance(send, Blocked):
                         break
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
             case _:
                 assert_never(effect)
 
@@ -136,7 +154,9 @@ async def drive_async(
                 except ProviderError as error:
                     send = Failed(error)
             case RunTools():
-                send = await run_tools_async(runtime.tools, effect, runtime.parallel)
+                send = await run_tools_async(
+                    runtime.tools, effect, runtime.parallel, runtime.tool_cache
+                )
             case Sleep():
                 import asyncio  # only when waiting: ``import alloy`` stays light
 
@@ -152,6 +172,8 @@ async def drive_async(
                         send = _verdict(rail, error)
                     if isinstance(send, Blocked):
                         break
+            case Accepted(response):
+                keep_reply(runtime.model_for(effect), response)
             case _:
                 assert_never(effect)
 
@@ -173,66 +195,107 @@ async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
 # -- streamed calls -----------------------------------------------------------------------
 
 
-def read_sync(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> Iterator[Out]:
+def read_sync(
+    engine: Engine, runtime: Runtime, reader: Reader[Out], done: OnResult = None
+) -> Iterator[Out]:
     """A streamed call, blocking: what ``reader`` makes of the model's deltas as they arrive,
     tool rounds in between. A failure tells the engine whether an output already reached the
-    caller (``Failed.after_text``): from then on no fallback model may start the call over."""
+    caller (``Failed.after_text``): from then on no fallback model may start the call over.
+    ``done`` is given the Result (before the last outputs, so a caller that stops at the final
+    value has it too); a stream the caller stops ends its call (see :func:`_ending`)."""
     shown = False
     tell = reader.event if runtime.handlers else _untold
-    step = drive_sync(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        for output in reader.begin(step.request):
-            _emit_sync(tell(output), runtime)
-            yield output
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            for event in model.stream(step.request):
-                if isinstance(event, Done):
-                    reply = event.response
-                    break
-                for output in reader.feed(event):
-                    shown = True
-                    _emit_sync(tell(output), runtime)
-                    yield output
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = drive_sync(engine, runtime, reply, stream=True)
+    try:
+        step = drive_sync(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            for output in reader.begin(step.request):
+                _emit_sync(tell(output), runtime)
+                yield output
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            events = None
+            try:
+                for event in (events := model.stream(step.request)):
+                    if isinstance(event, Done):
+                        reply = event.response
+                        break
+                    for output in reader.feed(event):
+                        shown = True
+                        _emit_sync(tell(output), runtime)
+                        yield output
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                close(events)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = drive_sync(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        for told in _ending(engine, stopped):
+            _emit_sync(told, runtime)
+        raise
+    if done is not None:
+        done(step)
     for output in reader.finish(step):
         _emit_sync(tell(output), runtime)
         yield output
 
 
-async def read_async(engine: Engine, runtime: Runtime, reader: Reader[Out]) -> AsyncIterator[Out]:
+async def read_async(
+    engine: Engine, runtime: Runtime, reader: Reader[Out], done: OnResult = None
+) -> AsyncIterator[Out]:
     """A streamed call, on the running event loop; as :func:`read_sync`."""
     shown = False
     tell = reader.event if runtime.handlers else _untold
-    step = await drive_async(engine, runtime, stream=True)
-    while isinstance(step, CallModel):
-        for output in reader.begin(step.request):
-            await _emit_async(tell(output), runtime)
-            yield output
-        model = runtime.model_for(step)
-        reply: Response | Failed | None = None
-        try:
-            async for event in model.astream(step.request):
-                if isinstance(event, Done):
-                    reply = event.response
-                    continue
-                for output in reader.feed(event):
-                    shown = True
-                    await _emit_async(tell(output), runtime)
-                    yield output
-        except ProviderError as error:
-            reply = Failed(error, shown)
-        if reply is None:
-            raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-        step = await drive_async(engine, runtime, reply, stream=True)
+    try:
+        step = await drive_async(engine, runtime, stream=True)
+        while isinstance(step, CallModel):
+            for output in reader.begin(step.request):
+                await _emit_async(tell(output), runtime)
+                yield output
+            model = runtime.model_for(step)
+            reply: Response | Failed | None = None
+            aevents = None
+            try:
+                async for event in (aevents := model.astream(step.request)):
+                    if isinstance(event, Done):
+                        reply = event.response
+                        continue
+                    for output in reader.feed(event):
+                        shown = True
+                        await _emit_async(tell(output), runtime)
+                        yield output
+            except ProviderError as error:
+                reply = Failed(error, shown)
+            finally:
+                await aclose(aevents)
+            if reply is None:
+                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
+            step = await drive_async(engine, runtime, reply, stream=True)
+    except BaseException as stopped:
+        for told in _ending(engine, stopped):
+            await _emit_async(told, runtime)
+        raise
+    if done is not None:
+        done(step)
     for output in reader.finish(step):
         await _emit_async(tell(output), runtime)
         yield output
+
+
+def close(events: Iterator[Any] | None) -> None:
+    """Close a stream (a model's, and so the SDK's) now, not when it is collected."""
+    close = getattr(events, "close", None)
+    if close is not None:
+        close()
+
+
+async def aclose(events: AsyncIterator[Any] | None) -> None:
+    """Async twin of :func:`close`: an async generator left open is closed only later, by
+    the event loop, when it is collected."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
 
 
 # -- what both colors share ---------------------------------------------------------------
@@ -301,3 +364,40 @@ def _verdict(rail: Rail, outcome: Subject | Block | Exception) -> Subject | Bloc
     if isinstance(outcome, Exception):
         return Blocked(rail.name, f"rail raised {type(outcome).__name__}: {outcome}", outcome)
     return outcome
+
+
+# -- streams the caller stops -------------------------------------------------------------
+#
+# A streamed call can stop while the engine waits on it: the caller closes the stream (or
+# leaves an ``async for``, whose generator is closed when it is collected), its task is
+# cancelled, or an exception that is no CommandError comes through the driver. The SDK's
+# stream is closed, and the engine is told (``Abandoned``), so it emits ``CommandCancelled``
+# (or ``CommandFailed``) and the call's spans and records end.
+
+
+def _ending(engine: Engine, why: BaseException) -> Iterator[Event]:
+    """Tell an engine that waits on a stream the caller stopped; the events it emits then,
+    for the driver to carry out. Nothing is raised (the caller's exception goes on)."""
+    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
+        return  # done already (it failed, or returned), or never started
+    try:
+        effect = engine.throw(_stopped(why))
+        while isinstance(effect, Emit):
+            yield effect.event
+            effect = engine.send(None)
+        engine.close()
+    except (Abandoned, StopIteration):
+        pass
+    except Exception:
+        logger.exception("alloy could not end a stopped stream's call")
+
+
+def _stopped(why: BaseException) -> Abandoned:
+    """What the engine is told of ``why``: a cancellation, or a failure."""
+    if isinstance(why, GeneratorExit):
+        return Abandoned("the stream was closed")
+    if isinstance(why, (KeyboardInterrupt, SystemExit)):
+        return Abandoned(f"interrupted ({type(why).__name__})")
+    if type(why).__name__ == "CancelledError":  # asyncio's (no import of asyncio here)
+        return Abandoned("the task was cancelled")
+    return Abandoned(f"the stream broke ({type(why).__name__})", why)

@@ -70,6 +70,7 @@ from .errors import (
     snippet,
 )
 from .events import (
+    CommandCancelled,
     CommandFailed,
     CommandFinished,
     CommandStarted,
@@ -94,6 +95,8 @@ if TYPE_CHECKING:
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
+#: A reply the response cache missed and would store once the engine accepts it.
+_TO_STORE = frozenset({"miss", "record"})
 
 # -- effects ------------------------------------------------------------------------------
 
@@ -105,6 +108,18 @@ class CallModel:
     request: Request
     #: Which model: 0 is the plan's own, n its n-th fallback (see ``Plan.fallbacks``).
     fallback: int = 0
+
+
+class Abandoned(Exception):
+    """What a driver throws into the engine when a streamed call stops while the engine waits
+    on it: the caller closed the stream or cancelled its task (``error`` None), or something
+    that is no CommandError broke the driver (``error``). The engine tells the observers
+    (``CommandCancelled``, or ``CommandFailed`` with ``error``) and raises it again."""
+
+    def __init__(self, reason: str, error: BaseException | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +166,21 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
+class Accepted:
+    """The call goes on from ``response``, the reply to a ``CallModel`` (to a tool round or the
+    finalize turn), or made its value from it; the driver sends back None.
+
+    Only a reply the response cache missed is announced (its ``cache`` is ``miss`` or
+    ``record``): the cache stores what the engine accepted, never a reply that failed
+    validation or ended the call with an error (see ``alloy.cache``).
+    """
+
+    response: Response
+    #: Which model answered (see ``CallModel.fallback``).
+    fallback: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RunRails:
     """Run ``rails`` in order over ``subject``; the driver sends back the subject they let
     through (maybe rewritten), or ``Blocked`` when one refused or raised."""
@@ -159,7 +189,7 @@ class RunRails:
     subject: Subject
 
 
-Effect = Union[CallModel, RunTools, Sleep, Emit, RunRails]
+Effect = Union[CallModel, RunTools, Sleep, Emit, RunRails, Accepted]
 #: A rail subject's own type: rails send back a subject of the type they were given.
 S = TypeVar("S", PromptSubject, OutputSubject, ToolCallSubject, ToolResultSubject)
 
@@ -636,6 +666,15 @@ class _Run:
             failed_after = self.clock() - started
             yield from self.emit(partial(CommandFailed, name, cid, error, failed_after))
             raise
+        except Abandoned as stop:
+            ended_after = self.clock() - started
+            event: Callable[[], Event]
+            if stop.error is None:
+                event = partial(CommandCancelled, name, cid, stop.reason, ended_after)
+            else:
+                event = partial(CommandFailed, name, cid, stop.error, ended_after)
+            yield from self.emit(event)
+            raise
         if self.observed:
             finished_after = self.clock() - started
             yield from self.emit(
@@ -751,15 +790,21 @@ class _Run:
                         turns_taken=tool_turns,
                     )
                 tool_turns += 1
+                if response.cache in _TO_STORE:
+                    yield Accepted(response, self.fallback)
                 yield from self.run_tools(calls)
                 self.spend_check()
                 continue
 
             text = final if final is not None else response.text
             if isinstance(self.plan.output, NoOutput):
+                if response.cache in _TO_STORE:
+                    yield Accepted(response, self.fallback)
                 return self.outcome(None, text)
             if not text or text.isspace():  # (strip() would copy a whole, maybe huge, answer)
                 if tool_turns and self.config.auto_finalize_missing_output and not finalizing:
+                    if response.cache in _TO_STORE:
+                        yield Accepted(response, self.fallback)
                     finalizing = True
                     yield from self.emit(partial(FinalizeTurn, name, cid))
                     self.spend_check()
@@ -801,6 +846,8 @@ class _Run:
             output_rails = self.rails("output")
             if output_rails:
                 value = (yield from self.check(output_rails, OutputSubject(value))).value
+            if response.cache in _TO_STORE:
+                yield Accepted(response, self.fallback)
             return self.outcome(value, text)
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
@@ -811,9 +858,13 @@ class _Run:
 
     def price(self) -> float | None:
         """USD for the call: each model's turns at its own price (``alloy.pricing``); None
-        when a model that used tokens has no price."""
+        when a model that used tokens has no price. A call answered wholly from the response
+        cache used no tokens: it costs nothing, whatever the price (none is looked up)."""
+        usage = self.usage
+        if usage.cache_hits and not (usage.input_tokens or usage.output_tokens):
+            return 0.0
         if not self.spent:
-            return cost(self.usage, self.plan.model)
+            return cost(usage, self.plan.model)
         total, start = 0.0, 0
         for model, end in (*self.spent, (self.plan.model, len(self.turn_usage))):
             usage = sum(self.turn_usage[start:end], _NO_USAGE)

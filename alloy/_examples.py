@@ -3,8 +3,9 @@
 Each example is sent before the conversation as a user turn (what the prompt function renders
 for ``input``) and an assistant turn (``output`` as the reply the output type reads back), the
 form every provider takes. The outputs are checked against the output type when the command
-is decorated; the inputs are rendered on the command's first call, since rendering runs the
-prompt function (which may be async, or read something it needs).
+is decorated, its ``alloy.checks`` criteria included (those that can run outside a call); the
+inputs are rendered on the command's first call, since rendering runs the prompt function
+(which may be async, or read something it needs).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ._conversation import Conversation
+from ._conversation import Conversation, refuse_lone_surrogates
 from ._output import InvalidOutput, OutputType
 from ._types import Message, ModelTurn, Part, UserTurn
+from .checks import CheckedOutput
 from .errors import ConfigurationError
 
 
@@ -41,11 +43,24 @@ def check_examples(entries: Any, output: OutputType, where: str) -> tuple[Exampl
         given, value = entry
         try:
             reply = output.render(value)
+            failures = output.audit(reply) if isinstance(output, CheckedOutput) else ()
         except (TypeError, ValueError, InvalidOutput) as exc:
             why = exc.summary if isinstance(exc, InvalidOutput) else exc
             raise ConfigurationError(
                 f"{where}: the output of example {index} is not a valid {output.expected}: {why}"
             ) from None
+        for failure in failures:
+            if failure.outcome == "raised":
+                raise ConfigurationError(
+                    f"{where}: criterion {failure.criterion} raised {failure.error} checking "
+                    f"{failure.path} in the output of example {index}; a criterion reports a "
+                    "failure by returning False or an error string, or raising ValueError"
+                )
+            raise ConfigurationError(
+                f"{where}: the output of example {index} fails criterion {failure.criterion} on "
+                f"{failure.path}: {failure.error}; an example is the answer the model is shown, "
+                "so it must meet the criteria a real answer is held to"
+            )
         checked.append(Example(given, reply))
     return tuple(checked)
 
@@ -68,6 +83,8 @@ def _turns(
 ) -> tuple[Message, ...]:
     turns: list[Message] = []
     for index, (example, prompt) in enumerate(zip(examples, prompts, strict=True)):
+        if isinstance(prompt, UserTurn):
+            refuse_lone_surrogates(prompt, f"{command}: example {index}")
         parts = prompt.parts if isinstance(prompt, UserTurn) else render(prompt, command)
         if isinstance(parts, Conversation):
             raise ConfigurationError(

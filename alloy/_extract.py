@@ -80,7 +80,12 @@ def extract_json(text: str, schema: Mapping[str, Any] | None = None) -> str:
     if not broken and 0 <= text.find("{") < text.rfind("}"):
         broken = [text[text.find("{") : text.rfind("}") + 1]]  # unbalanced: show the parse error
     wanted = "JSON value" if schema is None else _wanted(kinds)
-    raise InvalidOutput("No JSON found in the model output", _why_not(broken, bool(fenced), wanted))
+    # A number or a boolean is looked for as a literal in the prose too, so the error names
+    # what was missing, as the re-ask does, rather than JSON (which ``maybe`` never claimed).
+    missing = "JSON" if wanted.startswith("JSON") else wanted
+    raise InvalidOutput(
+        f"No {missing} found in the model output", _why_not(broken, bool(fenced), wanted)
+    )
 
 
 #: Scalar kinds whose literal may be read out of prose.

@@ -49,6 +49,27 @@ LEGACY_EXTRA_KEYS = {
     "ollama_tool_choice": f"{_OLLAMA_OPENAI} and {_OPENAI_TOOL_CHOICE}",
 }
 
+#: Variables alloy-ai's documentation named that alloy does not read (nor did alloy-ai's library:
+#: its test suite read ALLOY_OLLAMA_API, and ALLOY_EXPERIMENTAL_STREAMING gated a preview).
+#: Setting one warns, naming what does the job in alloy.
+LEGACY_ENV_VARS = {
+    "ALLOY_OLLAMA_API": (
+        '"ollama:<model>" always uses Ollama\'s /api/chat (alloy-ai\'s "native"); in place of '
+        f'alloy-ai\'s "openai_chat" use {_OLLAMA_OPENAI}'
+    ),
+    "ALLOY_EXPERIMENTAL_STREAMING": (
+        "no flag is needed: cmd.stream_items() (or astream_items()) yields each item of a list "
+        "output as soon as it is complete, and cmd.stream_partial() streams any typed output"
+    ),
+}
+
+
+def warn_legacy_env(environ: Mapping[str, str]) -> None:
+    """A DeprecationWarning for each of :data:`LEGACY_ENV_VARS` that is set."""
+    for name, advice in LEGACY_ENV_VARS.items():
+        if environ.get(name, "").strip():
+            deprecated(f"{name} was named in alloy-ai's docs, and alloy does not read it: {advice}")
+
 
 def translate_options(
     options: Mapping[str, Any], source: str, *, warn: bool = True

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol, get_args, get_origin, runtime_checkable
 
+from ._pickling import mended
 from ._schema import is_object_root, strict_schema, wrap_value
 from .errors import ConfigurationError
 
@@ -167,6 +168,11 @@ class JsonOutput:
         self.name = schema_name(self.expected)
         self.instructions: str | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Made again from the type in another process: its validators are pydantic's compiled
+        code, and its ``{"value": ...}`` envelope a class made here."""
+        return (_json_output, (self.type,))
+
     def example(self) -> None:
         """None: a stand-in model samples a value from the schema."""
         return None
@@ -228,6 +234,11 @@ class JsonOutput:
 
     def __repr__(self) -> str:
         return f"JsonOutput({self.expected})"
+
+
+def _json_output(tp: Any) -> JsonOutput:
+    """A JsonOutput made again in another process (see :func:`alloy._pickling.mended`)."""
+    return JsonOutput(mended(tp))
 
 
 def eager(tp: Any) -> Any:

@@ -21,6 +21,7 @@ from typing_extensions import assert_never
 
 from ._blocking import run_blocking
 from ._deps import arity_without, context_parameter, current
+from ._pickling import by_reference, function_ref, located
 from ._types import Media, Part, Text, ToolCall, ToolResult
 
 RailKind = Literal["input", "output", "tool"]
@@ -80,6 +81,16 @@ class Rail:
     def __post_init__(self) -> None:
         # The parameter that receives the call's Context (deps=), found once.
         object.__setattr__(self, "_context_param", context_parameter(self.fn))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very rail (``@input_rail`` on a
+        module's function), else by its parts (see :mod:`alloy._pickling`)."""
+        module = getattr(self.fn, "__module__", None)
+        qualname = getattr(self.fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        afn = None if self.afn is None else function_ref(self.afn)
+        return (Rail, (self.kind, self.name, function_ref(self.fn), afn))
 
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         name = self._context_param

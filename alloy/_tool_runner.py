@@ -6,6 +6,10 @@ command's ``tool_timeout``), cut at the call's deadline; past it the call is a t
 outcome. The sync runner uses a thread per call only when that is needed (several calls at once,
 or a time limit: a thread it can walk away from); the async one awaits async tools and runs sync
 ones on threads, so the event loop goes on.
+
+A call with a response cache hands the runners its :class:`~alloy.cache.ToolCache`: a tool
+marked cacheable is looked up there by its name and arguments (once they are validated) and
+runs only on a miss, and a result it returned is stored.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from typing import Any
 
 from ._blocking import in_thread, run_blocking
 from ._engine import RunTools, ToolOutcome
-from ._tools import Tool, ToolTimedOut, error_result, result_content
+from ._tools import Tool, ToolTimedOut, arguments_json, error_result, result_content
 from ._types import ToolCall, ToolResult
+from .cache import ToolCache
 
 
 def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:
@@ -34,12 +39,34 @@ def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | Tool
     return tool
 
 
-def _finish(tool: Tool[Any], call: ToolCall, value: Any) -> ToolOutcome:
+def _finish(
+    tool: Tool[Any], call: ToolCall, value: Any, stored: tuple[ToolCache, str] | None = None
+) -> ToolOutcome:
     try:
         tool.check_result(value)
-        return ToolOutcome(ToolResult(call.id, call.name, result_content(value)))
+        content = result_content(value)
     except Exception as exc:
         return ToolOutcome(error_result(call, exc), exc)
+    if stored is not None:
+        cache, key = stored
+        cache.write(key, content)
+    return ToolOutcome(ToolResult(call.id, call.name, content))
+
+
+def _cached(
+    cache: ToolCache | None, tool: Tool[Any], call: ToolCall
+) -> tuple[ToolCache, str] | ToolOutcome | None:
+    """For a cacheable tool: its stored result for these (validated) arguments, or where to
+    store the result once it runs; None for a tool that always runs."""
+    if cache is None or not tool.cacheable:
+        return None
+    key = cache.key(call, arguments_json(call))
+    if key is None:
+        return None
+    content = cache.read(key)
+    if content is None:
+        return cache, key
+    return ToolOutcome(ToolResult(call.id, call.name, content))
 
 
 def _timeout(tools: Mapping[str, Tool[Any]], call: ToolCall, effect: RunTools) -> float | None:
@@ -88,7 +115,10 @@ async def _within(awaitable: Any, limit: float | None, name: str) -> Any:
 
 
 def run_tools_sync(
-    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
+    tools: Mapping[str, Tool[Any]],
+    effect: RunTools,
+    parallel: int,
+    cache: ToolCache | None = None,
 ) -> list[ToolOutcome]:
     """Run the effect's tool calls, in this thread when that is safe: one call at a time and
     none with a time limit (which needs a thread it can walk away from)."""
@@ -97,24 +127,30 @@ def run_tools_sync(
     deadline = _deadline(effect)
     unlimited = deadline is None and all(timeout is None for timeout in timeouts)
     if unlimited and (len(calls) == 1 or parallel <= 1):
-        return [_run_tool_sync(tools, call, None) for call in calls]
-    return _run_tools_on_threads(tools, calls, timeouts, deadline, parallel)
+        return [_run_tool_sync(tools, call, None, cache) for call in calls]
+    return _run_tools_on_threads(tools, calls, timeouts, deadline, parallel, cache)
 
 
 def _run_tool_sync(
-    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
+    tools: Mapping[str, Tool[Any]],
+    call: ToolCall,
+    limit: float | None,
+    cache: ToolCache | None = None,
 ) -> ToolOutcome:
     prepared = _prepare(tools, call)
     if isinstance(prepared, ToolOutcome):
         return prepared
     try:
         bound = prepared.bind(call)
+        stored = _cached(cache, prepared, call)
+        if isinstance(stored, ToolOutcome):
+            return stored
         value = prepared.fn(*bound.args, **bound.kwargs)
         if inspect.isawaitable(value):  # an async tool: cancelled at its limit
             value = run_blocking(_within(value, limit, call.name))
     except Exception as exc:
         return ToolOutcome(error_result(call, exc), exc)
-    return _finish(prepared, call, value)
+    return _finish(prepared, call, value, stored)
 
 
 def _run_tools_on_threads(
@@ -123,6 +159,7 @@ def _run_tools_on_threads(
     timeouts: Sequence[float | None],
     deadline: float | None,
     parallel: int,
+    cache: ToolCache | None = None,
 ) -> list[ToolOutcome]:
     """Each call on its own thread (see ``in_thread``), at most ``parallel`` at once, in order.
 
@@ -139,7 +176,8 @@ def _run_tools_on_threads(
             index = waiting.pop()
             limit = _limit(timeouts[index], deadline)
             expires = math.inf if limit is None else time.monotonic() + limit
-            running[in_thread(_run_tool_sync, tools, calls[index], limit)] = (index, limit, expires)
+            future = in_thread(_run_tool_sync, tools, calls[index], limit, cache)
+            running[future] = (index, limit, expires)
         first_expiry = min(expires for _, _, expires in running.values())
         wait_for = None if first_expiry == math.inf else max(0.0, first_expiry - time.monotonic())
         wait(running, timeout=wait_for, return_when=FIRST_COMPLETED)
@@ -159,7 +197,10 @@ def _run_tools_on_threads(
 
 
 async def run_tools_async(
-    tools: Mapping[str, Tool[Any]], effect: RunTools, parallel: int
+    tools: Mapping[str, Tool[Any]],
+    effect: RunTools,
+    parallel: int,
+    cache: ToolCache | None = None,
 ) -> list[ToolOutcome]:
     """Run the effect's tool calls concurrently, at most ``parallel`` at a time."""
     import asyncio
@@ -167,7 +208,8 @@ async def run_tools_async(
     deadline = _deadline(effect)
 
     async def one(call: ToolCall) -> ToolOutcome:
-        return await _run_tool_async(tools, call, _limit(_timeout(tools, call, effect), deadline))
+        limit = _limit(_timeout(tools, call, effect), deadline)
+        return await _run_tool_async(tools, call, limit, cache)
 
     calls = effect.calls
     if len(calls) == 1:
@@ -182,17 +224,23 @@ async def run_tools_async(
 
 
 async def _run_tool_async(
-    tools: Mapping[str, Tool[Any]], call: ToolCall, limit: float | None
+    tools: Mapping[str, Tool[Any]],
+    call: ToolCall,
+    limit: float | None,
+    cache: ToolCache | None = None,
 ) -> ToolOutcome:
     prepared = _prepare(tools, call)
     if isinstance(prepared, ToolOutcome):
         return prepared
     try:
         bound = prepared.bind(call)
+        stored = _cached(cache, prepared, call)
+        if isinstance(stored, ToolOutcome):
+            return stored
         value = await _within(_call_tool(prepared, bound), limit, call.name)
     except Exception as exc:
         return ToolOutcome(error_result(call, exc), exc)
-    return _finish(prepared, call, value)
+    return _finish(prepared, call, value, stored)
 
 
 async def _call_tool(tool: Tool[Any], bound: inspect.BoundArguments) -> Any:

@@ -14,10 +14,11 @@ import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
+from ._pickling import by_reference, function_ref, located
 from ._schema import strict_schema
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
@@ -79,6 +80,7 @@ class Tool(Generic[R]):
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
+        cacheable: bool = False,
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {fn!r}")
@@ -100,6 +102,9 @@ class Tool(Generic[R]):
         self.contracts: tuple[Contract, ...] = tuple(getattr(fn, _CONTRACTS_ATTR, ()))
         #: The parameter that receives the call's Context (``deps=``); not shown to the model.
         self.context_param = context_parameter(fn)
+        #: Whether a call with a response cache may answer this tool from the store, for the
+        #: same arguments, instead of running it (see ``alloy.cache._tools``).
+        self.cacheable = _checked_cacheable(cacheable, self.name, self.context_param)
         self._validator, self.definition = _build_schema(
             fn, self.name, self.description, self.signature, param_docs, self.context_param
         )
@@ -134,6 +139,28 @@ class Tool(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<alloy tool {self.name}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its module and name when they find this very tool, else by what it was
+        made from; a command offered as a tool goes as that command (see :mod:`alloy._pickling`)."""
+        module = getattr(self.fn, "__module__", None)
+        qualname = getattr(self.fn, "__qualname__", None)
+        if by_reference(self, module, qualname):
+            return (located, (module, qualname))
+        command = getattr(self.fn, "__alloy_command__", None)
+        if command is not None:
+            return (as_tool, (command,))
+        made_of = (function_ref(self.fn), self.name, self.description, self.timeout, self.cacheable)
+        return (_unpickled, made_of)
+
+    @property
+    def spec(self) -> NoReturn:
+        """alloy-ai's ``ToolSpec``, which alloy does not have: the error names what replaced it."""
+        raise AttributeError(
+            f"{self.name}.spec was alloy-ai's: a Tool describes itself. Use {self.name}.definition "
+            "(name, description and parameters, what spec.as_schema() returned), "
+            f"{self.name}.contracts and {self.name}.fn"
+        )
 
     # -- running a call from the model ---------------------------------------------------
     def bind(self, call: ToolCall) -> inspect.BoundArguments:
@@ -188,11 +215,27 @@ def _checked_timeout(timeout: Any, name: str) -> float | None:
     return float(timeout)
 
 
+def _checked_cacheable(cacheable: Any, name: str, context_param: str | None) -> bool:
+    """``cacheable`` as given: a bool, on a tool whose result can depend on its arguments only."""
+    if not isinstance(cacheable, bool):
+        raise ConfigurationError(f"Tool {name!r}: cacheable must be True or False")
+    if cacheable and context_param is not None:
+        raise ConfigurationError(
+            f"Tool {name!r} takes the call's context ({context_param!r}), so its result may "
+            "depend on deps=, which a cached result's key does not hold: it cannot be cacheable"
+        )
+    return cacheable
+
+
 @overload
 def tool(fn: Callable[..., R], /) -> Tool[R]: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    cacheable: bool = False,
 ) -> Callable[[Callable[..., R]], Tool[R]]: ...
 def tool(
     fn: Callable[..., R] | None = None,
@@ -201,15 +244,21 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    cacheable: bool = False,
 ) -> Tool[R] | Callable[[Callable[..., R]], Tool[R]]:
     """Make a function available to commands as a tool (``@tool`` or ``@tool(name=...)``).
 
     ``timeout`` is how many seconds one call may run; past it the model is told the tool timed
-    out (see ``tool_timeout`` for a default of every tool of a command).
+    out (see ``tool_timeout`` for a default of every tool of a command). ``cacheable=True`` lets
+    a call with a response cache (``cache=``) answer a call of the tool with the same arguments
+    from the store instead of running it: only for a tool whose result depends on its arguments
+    alone and whose side effects may be skipped. Other tools run on every call.
     """
     if fn is not None:
         return Tool(fn)
-    return lambda f: Tool(f, name=name, description=description, timeout=timeout)
+    return lambda f: Tool(
+        f, name=name, description=description, timeout=timeout, cacheable=cacheable
+    )
 
 
 @typing.runtime_checkable
@@ -217,6 +266,13 @@ class ToolSource(typing.Protocol):
     """Something that offers itself as a tool: a command, used by another command."""
 
     def __alloy_tool__(self) -> Tool[Any]: ...
+
+
+def _unpickled(
+    fn: Callable[..., Any], name: str, description: str, timeout: float | None, cacheable: bool
+) -> Tool[Any]:
+    """A tool pickled by value, made again in this process."""
+    return Tool(fn, name=name, description=description, timeout=timeout, cacheable=cacheable)
 
 
 def as_tool(obj: Any) -> Tool[Any]:

@@ -5,7 +5,8 @@ Before Python 3.12, pydantic refuses a class built with ``typing.TypedDict`` (it
 library's, so output types and tool parameters are converted where they are declared: each such
 class, found at the top or inside ``list[...]``, unions, ``Annotated`` and other TypedDicts, is
 rebuilt with ``typing_extensions.TypedDict`` under the same name, keys, required keys and
-docstring. The values are plain dicts either way, so nothing else can tell the difference.
+docstring. A class that refers to itself, directly or through others, is rebuilt referring to
+its rebuilt self. The values are plain dicts either way, so nothing else can tell the difference.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import typing
 from typing import Annotated, Any, get_args, get_origin
 
 import typing_extensions
-
-from .errors import ConfigurationError
 
 __all__ = ["portable"]
 
@@ -35,7 +34,6 @@ def portable(tp: Any) -> Any:
 class _Converter:
     def __init__(self) -> None:
         self.done: dict[type, Any] = {}
-        self.building: set[type] = set()
 
     def convert(self, tp: Any) -> Any:
         if isinstance(tp, type) and _is_stdlib_typeddict(tp):
@@ -59,14 +57,17 @@ class _Converter:
             return typing.Union[new] if origin is _UNION_TYPE else origin[new]
 
     def typeddict(self, cls: type) -> Any:
+        """The rebuilt class. It is made empty first and filled in after its keys' types are
+        converted, so a class that refers to itself (or to one that refers back) gets the new
+        class in those places, and pydantic sees an ordinary recursive TypedDict."""
         if cls in self.done:
             return self.done[cls]
-        if cls in self.building:
-            raise ConfigurationError(
-                f"TypedDict {cls.__qualname__} refers to itself; on Python before 3.12 declare it "
-                "with typing_extensions.TypedDict so pydantic can build its schema"
-            )
-        self.building.add(cls)
+        factory: Any = typing_extensions.TypedDict
+        new = factory(cls.__name__, {})
+        new.__qualname__ = cls.__qualname__
+        new.__module__ = cls.__module__
+        new.__doc__ = cls.__doc__
+        self.done[cls] = new  # what the keys' types see of cls while they are converted
         hints = typing.get_type_hints(cls, include_extras=True)
         optional: frozenset[str] = getattr(cls, "__optional_keys__", frozenset())
         fields: dict[str, Any] = {}
@@ -75,16 +76,22 @@ class _Converter:
                 hint = get_args(hint)[0]
             hint = self.convert(hint)
             fields[key] = typing_extensions.NotRequired[hint] if key in optional else hint
-        factory: Any = typing_extensions.TypedDict
-        new = factory(cls.__name__, fields)
-        new.__qualname__ = cls.__qualname__
-        new.__module__ = cls.__module__
-        new.__doc__ = cls.__doc__
-        self.building.discard(cls)
-        self.done[cls] = new
+        filled = factory(cls.__name__, fields)
+        for name in _TYPEDDICT_ATTRIBUTES:
+            if name in vars(filled):
+                setattr(new, name, getattr(filled, name))
         return new
 
 
+#: What a TypedDict class keeps about its keys (typing_extensions sets the read-only pair too).
+_TYPEDDICT_ATTRIBUTES = (
+    "__annotations__",
+    "__required_keys__",
+    "__optional_keys__",
+    "__readonly_keys__",
+    "__mutable_keys__",
+    "__total__",
+)
 _UNION_TYPE = types.UnionType
 _STDLIB_WRAPPERS = tuple(
     getattr(typing, name)

@@ -24,6 +24,12 @@ PROMPT_MODE_INSTRUCTIONS = (
 
 FinishReason = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
 _FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content_filter"))
+#: Where alloy's response cache (``cache=``) stood on a reply: ``hit`` (read from the store),
+#: ``miss`` (not there: the provider was asked, and the reply is stored once the call accepts
+#: it), ``record`` (record mode: the provider was asked without looking, to refresh the entry),
+#: or why it was not looked up: ``skipped: not repeatable`` (no temperature 0 or seed, and not
+#: ``cache_all``) or ``skipped: no JSON form`` (the request holds something with no JSON form).
+CacheStatus = Literal["hit", "miss", "record", "skipped: not repeatable", "skipped: no JSON form"]
 OutputMode = Literal["native", "tool", "prompt"]
 
 
@@ -356,6 +362,9 @@ class Response:
     #: The provider's id for this reply (``chatcmpl-...``, ``resp_...``, ``msg_...``, Gemini's
     #: ``responseId``), where ``request_id`` is the HTTP request's; None where the API has none.
     response_id: str | None = None
+    #: Where alloy's response cache stood on this reply (see :data:`CacheStatus`); None when
+    #: the call has no cache.
+    cache: CacheStatus | None = None
 
     def __post_init__(self) -> None:
         if self.finish_reason not in _FINISH_REASONS:

@@ -3,9 +3,12 @@
 ::
 
     alloy run module:command --arg value ...   call a command, print the result as JSON
+    alloy map module:command --input rows.jsonl --output out.jsonl
+                                               call it once per row of a JSONL or CSV file
     alloy schema module:command [--provider P] the exact output schema a provider receives
     alloy providers                            SDKs installed and keys set (never the keys)
     alloy emulate [--host H] [--port N]        serve the provider emulator for tests
+    alloy serve module[:name ...] [--port N]   serve commands over HTTP (and rails, OpenAI-style)
 
 Every failure the user can fix ends in one line on stderr and a non-zero exit status, never a
 traceback: 2 for usage and configuration mistakes (a bad path, a bad argument, no model, no
@@ -322,6 +325,100 @@ def _print_json(value: Any) -> None:
     print(to_json(value, indent=2, serialize_unknown=True).decode())
 
 
+# -- alloy map ----------------------------------------------------------------------------------
+
+
+def _map(args: argparse.Namespace) -> int:
+    """Run a command over the rows of a file; records to --output, a summary to stderr.
+
+    Exit status 0 when every row succeeded, 1 when some failed (their records say why), 2 for a
+    usage or configuration mistake. With --checkpoint, running the same map again rewrites the
+    output, taking the rows finished before from the checkpoint.
+    """
+    from .rows import BadRow
+    from .rows._files import FileRow, is_csv, read_rows, record_of
+
+    cmd = load_command(args.target)
+    options = {
+        option: getattr(args, option)
+        for _, option, _ in RUN_OPTIONS
+        if getattr(args, option) is not None
+    }
+    if options:
+        cmd = cmd.with_options(**options)
+    source = sys.stdin if args.input == "-" else _open(args.input, "r")
+    target = sys.stdout if args.output == "-" else _open(args.output, "w")
+    failed = 0
+    try:
+        rows = cmd.map(
+            read_rows(source, cmd._fn, csv_format=args.csv or is_csv(args.input)),
+            concurrency=args.concurrency,
+            rpm=args.rpm,
+            tpm=args.tpm,
+            as_completed=args.as_completed,
+            errors=args.errors,
+            progress=args.progress,
+            checkpoint=args.checkpoint,
+            retry_failed=not args.keep_failed,
+            mode=args.mode,
+            poll_interval=args.poll_interval,
+            batch_retry=args.batch_retry,
+        )
+        with rows:
+            for row in rows:
+                line = (
+                    row.input.line
+                    if isinstance(row.input, FileRow)
+                    else getattr(row.input, "line", None)
+                )
+                if not row.ok:
+                    failed += 1
+                    where = f" (line {line})" if line and not isinstance(row.input, BadRow) else ""
+                    error = row.error
+                    print(
+                        f"alloy: row {row.index}{where}: {type(error).__name__}: {error}",
+                        file=sys.stderr,
+                    )
+                target.write(json.dumps(record_of(row, line), ensure_ascii=False) + "\n")
+                target.flush()
+        summary = rows.summary
+    finally:
+        for stream in (source, target):
+            if stream not in (sys.stdin, sys.stdout):
+                stream.close()
+    if summary is not None:
+        print(_describe(summary), file=sys.stderr)
+    return EXIT_FAILED if failed else 0
+
+
+def _open(path: str, mode: str) -> Any:
+    try:
+        return open(path, mode, encoding="utf-8", newline="" if path.endswith(".csv") else None)
+    except OSError as exc:
+        raise UsageError(f"cannot open {path!r}: {exc.strerror or exc}") from None
+
+
+def _describe(summary: Any) -> str:
+    cost = f", ${summary.cost:.4f}" if summary.cost else ""
+    return (
+        f"alloy: {summary.rows} rows: {summary.ok} ok, {summary.failed} failed "
+        f"({summary.resumed} from the checkpoint); {summary.usage.total_tokens} tokens{cost}; "
+        f"{summary.seconds:.1f} s ({summary.rows_per_second:.1f} rows/s)"
+    )
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from .batch._cli import run
+
+    return run(
+        args.action,
+        args.checkpoint,
+        poll_interval=args.poll_interval,
+        as_json=args.json,
+        output=args.output,
+    )
+
+
 # -- alloy schema -------------------------------------------------------------------------------
 
 
@@ -539,6 +636,39 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- alloy serve --------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from .serve._run import run
+    except ImportError as exc:
+        raise UsageError(
+            f"alloy serve needs its extra: pip install 'alloy[serve]' ({exc})"
+        ) from None
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    try:
+        run(
+            args.targets,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            reload=args.reload,
+            api_keys=args.api_key or (),
+            pass_through_keys=args.pass_through_keys,
+            log_content=args.log_content,
+            playground=not args.no_playground,
+            otel=args.otel,
+            graceful_timeout=args.graceful_timeout,
+        )
+    except OSError as exc:  # the port is taken, or the host is not an address of this machine
+        raise UsageError(
+            f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from None
+    return 0
+
+
 # -- the entry point ----------------------------------------------------------------------------
 
 
@@ -561,6 +691,89 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-tokens", type=int, dest="max_tokens", help="output token limit")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the command's arguments")
     run.set_defaults(handler=_run)
+
+    mapping = sub.add_parser(
+        "map",
+        help="call a command once per row of a JSONL or CSV file",
+        description="Call a command once per row of a file: JSON Lines (an object per line is "
+        "keyword arguments, an array positional ones) or CSV (a header of parameter names). "
+        "Writes a JSON record per row to --output, in input order; a row that fails (or a "
+        "line that cannot be read) is reported with its line number and does not stop the run.",
+    )
+    mapping.add_argument("target", help="module:command or path/to/file.py:command")
+    mapping.add_argument(
+        "--input", required=True, help="rows: a .jsonl or .csv file, or - for stdin"
+    )
+    mapping.add_argument("--output", default="-", help="records (JSON Lines); - for stdout")
+    mapping.add_argument("--csv", action="store_true", help="read the input as CSV")
+    mapping.add_argument("--checkpoint", help="SQLite file of finished rows, to resume a run")
+    mapping.add_argument("--concurrency", type=int, default=8, help="calls at once (default 8)")
+    mapping.add_argument("--rpm", type=float, help="requests per minute at most")
+    mapping.add_argument("--tpm", type=float, help="tokens per minute at most")
+    mapping.add_argument(
+        "--as-completed", action="store_true", help="write records as rows finish, not in order"
+    )
+    mapping.add_argument(
+        "--errors",
+        choices=("collect", "raise"),
+        default="collect",
+        help="collect failed rows (default), or stop at the first",
+    )
+    mapping.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="on resume, keep rows that failed before instead of running them again",
+    )
+    mapping.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+    mapping.add_argument(
+        "--mode",
+        choices=("online", "batch", "auto"),
+        default="online",
+        help="online calls (default), the provider's batch API, or batch for big runs",
+    )
+    mapping.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        dest="poll_interval",
+        help="seconds between looks at running batch jobs (default 30)",
+    )
+    mapping.add_argument(
+        "--batch-retry",
+        choices=("online", "batch"),
+        default="online",
+        dest="batch_retry",
+        help="rows a batch did not answer: run online (default) or in another batch",
+    )
+    mapping.add_argument("--model", help="model, e.g. openai:gpt-5-mini or offline")
+    mapping.add_argument("--temperature", type=float, help="sampling temperature (0-2)")
+    mapping.add_argument("--max-tokens", type=int, dest="max_tokens", help="output token limit")
+    mapping.set_defaults(handler=_map)
+
+    batch = sub.add_parser(
+        "batch",
+        help="the batch jobs of a run: status, wait, cancel, results",
+        description="The provider batch jobs a batch run (alloy map --mode batch, or "
+        "cmd.map(..., mode='batch')) recorded in its checkpoint: their state now, waiting for "
+        "them to end, cancelling them, or the finished rows as JSON Lines.",
+    )
+    batch.add_argument("action", choices=("status", "wait", "cancel", "results"))
+    batch.add_argument("checkpoint", help="the run's checkpoint (SQLite file)")
+    batch.add_argument("--json", action="store_true", help="status as JSON")
+    batch.add_argument("--output", default="-", help="results: where to write (default stdout)")
+    batch.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        dest="poll_interval",
+        help="wait: seconds between looks (default 30)",
+    )
+    batch.set_defaults(handler=_batch)
 
     schema = sub.add_parser(
         "schema",
@@ -617,6 +830,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cache.add_argument("--json", action="store_true", help="print stats as JSON")
     cache.set_defaults(handler=_cache)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve commands (and rail configs) over HTTP",
+        description="Serve every command and alloy.serve.RailConfig of a module (or those "
+        "named as module:name) with uvicorn: POST /commands/{name} (/stream, /batch), the "
+        "OpenAI-compatible /v1/chat/completions and /v1/responses, /health, /docs and a "
+        "playground at /. Bearer keys come from ALLOY_SERVE_API_KEYS or --api-key.",
+    )
+    serve.add_argument("targets", nargs="+", help="module, module:name or path/to/file.py[:name]")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    serve.add_argument(
+        "--reload", action="store_true", help="restart on code changes (development)"
+    )
+    serve.add_argument(
+        "--api-key", action="append", help="a bearer key callers must send (repeatable)"
+    )
+    serve.add_argument(
+        "--pass-through-keys",
+        action="store_true",
+        help="let callers send their own provider key in X-Alloy-Provider-Key",
+    )
+    serve.add_argument(
+        "--log-content", action="store_true", help="log request bodies (prompts) too"
+    )
+    serve.add_argument("--no-playground", action="store_true", help="serve no page at /")
+    serve.add_argument("--otel", action="store_true", help="trace requests with OpenTelemetry")
+    serve.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=30.0,
+        help="seconds to let requests in flight finish on shutdown (default 30)",
+    )
+    serve.set_defaults(handler=_serve)
     return parser
 
 

@@ -8,9 +8,10 @@ settings. ``Config`` is alloy-ai's class, with its field names (``default_system
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from . import _config
@@ -40,15 +41,31 @@ class _AlloyAiConfig:
             given.pop("extra", None)
         return dict(translate_options(given, "alloy.config.Config", warn=False))
 
+    def merged(self, other: _AlloyAiConfig | None) -> _AlloyAiConfig:
+        """alloy-ai's merge: the fields ``other`` sets win, and ``extra`` is merged key by key."""
+        if other is None:
+            return self
+        updates: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(other, f.name)
+            if value is None:
+                continue
+            updates[f.name] = {**self.extra, **value} if f.name == "extra" else value
+        return replace(self, **updates)
+
 
 _AlloyAiConfig.__name__ = _AlloyAiConfig.__qualname__ = "Config"
 
 
 @contextmanager
-def _use_config(config: _AlloyAiConfig | None = None, /, **options: Any) -> Iterator[None]:
+def _use_config(
+    config: _AlloyAiConfig | None = None, /, **options: Any
+) -> Iterator[_config.Config]:
+    """alloy-ai's ``use_config``: like alloy-ai's, ``with ... as config`` gives the settings
+    now in force (an ``alloy.Config``, with alloy's field names)."""
     given = {**(config.options() if config is not None else {}), **options}
     with _config.use_config(**given):
-        yield
+        yield _get_config()
 
 
 def _get_config(overrides: Mapping[str, Any] | None = None) -> _config.Config:
@@ -70,6 +87,10 @@ _REPLACEMENTS: dict[str, tuple[Any, str]] = {
         _get_config,
         "it returns alloy.Config, the settings a call would resolve to now, whose fields have "
         "alloy's names (system, retries, extra_json); alloy has no public replacement",
+    ),
+    "log": (
+        logging.getLogger("alloy"),
+        "alloy logs through the 'alloy' logger and its children: logging.getLogger(\"alloy\")",
     ),
     "DEFAULT_PARALLEL_TOOLS_MAX": (
         _config.Config().parallel_tools_max,

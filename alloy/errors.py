@@ -36,6 +36,7 @@ is copied instead.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -264,7 +265,8 @@ class ToolLoopLimitExceeded(CommandError):
     """The model kept requesting tools beyond ``max_tool_turns``.
 
     ``max_turns`` is the limit, ``turns_taken`` the tool rounds that ran, and ``partial_text``
-    whatever text the model wrote alongside its last tool calls (alloy-ai's attributes).
+    whatever text the model wrote alongside its last tool calls (alloy-ai's attributes; it is the
+    error's ``output``, and alloy-ai's ``partial_text=`` keyword sets it).
     """
 
     def __init__(
@@ -273,8 +275,11 @@ class ToolLoopLimitExceeded(CommandError):
         *,
         max_turns: int | None = None,
         turns_taken: int | None = None,
+        partial_text: str | None = None,
         **kwargs: Any,
     ) -> None:
+        if partial_text is not None:
+            kwargs.setdefault("output", partial_text)
         super().__init__(message, **kwargs)
         self.max_turns = max_turns
         self.turns_taken = turns_taken
@@ -318,3 +323,24 @@ class RailBlocked(CommandError):
         super().__init__(message, **kwargs)
         self.rail = rail
         self.reason = reason
+
+
+def create_tool_loop_exception(
+    *, max_turns: int | None, turns_taken: int, partial_text: str | None
+) -> ToolLoopLimitExceeded:
+    """alloy-ai's factory for :class:`ToolLoopLimitExceeded`, with alloy-ai's message; kept so
+    code written for it runs (not in ``__all__``: alloy raises the error itself)."""
+    warnings.warn(
+        "alloy.errors.create_tool_loop_exception is alloy-ai's: build the error itself, "
+        "ToolLoopLimitExceeded(message, max_turns=..., turns_taken=..., partial_text=...)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    partial = (partial_text or "").strip()
+    message = (
+        f"Exceeded tool-call turn limit (max_tool_turns={max_turns}, turns_taken={turns_taken})."
+    )
+    message += f" Partial response: {partial[:500]}" if partial else " No final answer produced."
+    return ToolLoopLimitExceeded(
+        message, max_turns=max_turns, turns_taken=turns_taken, partial_text=partial_text
+    )

@@ -2,7 +2,7 @@
 
 The engine emits an event at each stage (started, prompt rendered, model request and response,
 a retry or a move to a fallback model, tool calls, output parsed or rejected, re-ask, finalize
-turn, output ready, finished or failed).
+turn, output ready, finished, failed, or cancelled by the caller).
 Subscribe globally with :func:`subscribe` or per command with ``cmd.subscribe``; handlers may be
 plain or ``async def``. A failing handler is logged and never breaks the call — only rails
 (:mod:`alloy.rails`) can stop a call.
@@ -16,15 +16,18 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._types import Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
+from ._types import CacheStatus, Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
 
 logger = logging.getLogger("alloy")
 
 __all__ = [
+    "BatchFinished",
+    "BatchSubmitted",
+    "CommandCancelled",
     "CommandFailed",
     "CommandFinished",
     "CommandStarted",
@@ -32,6 +35,7 @@ __all__ = [
     "FellBack",
     "FinalizeTurn",
     "Handler",
+    "MapFinished",
     "ModelRequest",
     "ModelResponse",
     "OutputItem",
@@ -42,6 +46,7 @@ __all__ = [
     "PromptRendered",
     "ProviderRetry",
     "Reask",
+    "RowFinished",
     "ToolCallFinished",
     "ToolCallStarted",
     "subscribe",
@@ -102,6 +107,13 @@ class ModelResponse(Event):
         """Whether the reply came from alloy's response cache (``cache=``), not the provider."""
         return self.response.usage.cache_hits > 0
 
+    @property
+    def cache(self) -> CacheStatus | None:
+        """Where the response cache stood on this reply: ``"hit"``, ``"miss"``, ``"record"``,
+        ``"skipped: not repeatable"`` or ``"skipped: no JSON form"``; None when the call has no
+        cache."""
+        return self.response.cache
+
     def describe(self, *, content: bool = False) -> str:
         usage = self.response.usage
         base = (
@@ -110,6 +122,8 @@ class ModelResponse(Event):
         )
         if self.cached:
             base += " cached=true"
+        if self.response.cache is not None:
+            base += f" cache={self.response.cache!r}"
         return f"{base} parts={self.response.parts!r}" if content else base
 
 
@@ -251,6 +265,79 @@ class CommandFailed(Event):
 
     def describe(self, *, content: bool = False) -> str:
         return f"{super().describe()} error={type(self.error).__name__}: {self.error}"
+
+
+@dataclass(frozen=True)
+class CommandCancelled(Event):
+    """The caller stopped a streamed call before it ended: closed the stream (or left an
+    ``async for`` over it) or cancelled the task reading it. Nothing failed; ``reason`` says
+    what stopped it. The call emits no ``CommandFinished`` or ``CommandFailed``."""
+
+    reason: str
+    duration: float
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} reason={self.reason!r}"
+
+
+@dataclass(frozen=True)
+class RowFinished(Event):
+    """A run over rows (``cmd.map``) finished a row. ``row`` is its record (``alloy.rows.Ok``
+    or ``Failed``); ``done``, ``failed`` and ``total`` count the run's rows so far (``total`` is
+    None when the input's length is unknown); ``elapsed`` is seconds since the run began, and
+    ``usage`` and ``cost`` are the run's so far. ``call_id`` is the run's id."""
+
+    row: Any
+    done: int
+    failed: int
+    total: int | None
+    elapsed: float
+    usage: Usage
+    cost: float | None
+
+    def describe(self, *, content: bool = False) -> str:
+        shown = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        return f"{super().describe()} rows={shown} failed={self.failed} elapsed={self.elapsed:.1f}s"
+
+
+@dataclass(frozen=True)
+class MapFinished(Event):
+    """A run over rows is over; ``summary`` is its ``alloy.rows.Summary``."""
+
+    summary: Any
+
+    def describe(self, *, content: bool = False) -> str:
+        s = self.summary
+        return f"{super().describe()} rows={s.rows} failed={s.failed} seconds={s.seconds:.1f}"
+
+
+@dataclass(frozen=True)
+class BatchSubmitted(Event):
+    """A batch run (``cmd.map(rows, mode="batch")``) submitted ``requests`` requests to
+    ``provider``'s batch API as job ``job``."""
+
+    job: str
+    provider: str
+    requests: int
+
+    def describe(self, *, content: bool = False) -> str:
+        return (
+            f"{super().describe()} job={self.job} provider={self.provider} requests={self.requests}"
+        )
+
+
+@dataclass(frozen=True)
+class BatchFinished(Event):
+    """A batch job ended: ``state`` is ``done``, ``cancelled`` or ``failed``; ``counts`` are the
+    provider's own (completed, failed, expired...)."""
+
+    job: str
+    provider: str
+    state: str
+    counts: Mapping[str, int]
+
+    def describe(self, *, content: bool = False) -> str:
+        return f"{super().describe()} job={self.job} state={self.state} counts={dict(self.counts)}"
 
 
 Handler = Callable[[Event], Any]

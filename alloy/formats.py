@@ -33,8 +33,11 @@ def _invalid(summary: str, problem: str) -> InvalidOutput:
 
 _DECOR = re.compile(r"[*_`#>\"'\u201c\u201d\u2018\u2019()\[\]]")
 #: What a reply may say for yes or for no. Whole-reply answers and ``Answer: ...`` lines take
-#: every spelling here (the words distutils' strtobool and pydantic read, and the ones models
-#: write); a yes or no found in prose takes only the first, unambiguous ones.
+#: every spelling here: the words distutils' strtobool and pydantic read (y/yes/t/true,
+#: n/no/f/false) and the ones models write; a yes or no found in prose takes only the first,
+#: unambiguous ones. strtobool's and pydantic's ``on``/``off`` and ``1``/``0`` are left out: they
+#: spell a setting, and as a model's answer they answer another question ("On" to "Is the light
+#: off?") or are a count, so such a reply is re-asked rather than read as a yes or a no.
 _AFFIRM_WORDS = ("yes", "yeah", "yep", "yup")
 _NEGATE_WORDS = ("no", "nope", "nah")
 _AFFIRM_ANSWERS = (
@@ -91,7 +94,7 @@ class YesNo:
 
     Accepted: a bare ``Yes.``/``**No**`` (or ``Nope``, ``y``, ``true``, ``correct``, ``not at
     all``...), an ``Answer: yes`` line, or a final yes/no line after reasoning. Errors (re-asked):
-    both yes and no, neither, or "I don't know" (not a no).
+    both yes and no, neither, "I don't know" (not a no), and a setting's ``on``/``off``/``1``/``0``.
     """
 
     expected: str = field(default="yes or no", init=False)
@@ -495,9 +498,13 @@ class KeyValues:
     Keys match case-insensitively at the start of a line, also bold, bulleted or indented
     (``**Answer:**``, ``- Answer:``). A value runs to the next key line: blank lines, fenced code
     blocks (taken as written, key-like lines in them included) and relative indentation are kept.
-    A value whose key is a list item (``- Name: ...``) ends at the next item of that list. A
-    repeated key's values are joined with a newline; text before the first key (reasoning) is
-    ignored. A missing key is an error.
+    A list item no further indented than the key line ends the value, unless the key introduces
+    the list: a value whose key is a list item (``- Name: ...``) ends at the next item of that
+    list, and one written on its key line (``Answer: 42``) ends at a list that follows it; a key
+    with nothing after its colon (``Steps:``), or whose text ends with one (``Steps to take:``),
+    takes the list below it. A list indented under the key is always the value's. A repeated
+    key's values are joined with a newline; text before the first key (reasoning) and after a
+    value's end is ignored. A missing key is an error.
     """
 
     keys: Sequence[str] = ()
@@ -544,7 +551,10 @@ class KeyValues:
         found: dict[str, list[str]] = {}
         key: str | None = None
         value: list[str] = []
-        item_indent: int | None = None  # the key line's indentation, when it is a list item
+        # The key line's indentation, when a list item there ends its value: the key line is
+        # itself an item (the next one is its sibling), or it holds a value of its own that does
+        # not announce a list (``Answer: 42``, not ``Steps:`` or ``Steps to take:``).
+        item_indent: int | None = None
         fence: _Fence | None = None  # the code block the line is in, if any
 
         def flush() -> None:
@@ -567,10 +577,11 @@ class KeyValues:
                 if match.group("open") and first.endswith(match.group("open")):
                     first = first[: -len(match.group("open"))].rstrip()
                 value = [first]
-                item_indent = indent if _ITEM.match(line) else None
+                announces = not first or first.endswith(":")
+                item_indent = indent if _ITEM.match(line) or not announces else None
                 continue
             if item_indent is not None and indent <= item_indent and _ITEM.match(line):
-                flush()  # the next item of the key's list
+                flush()  # the next item of the key's list, or a list after a one-line value
                 key, value, item_indent = None, [], None
             fence = _opening_fence(line)
             if key is not None:

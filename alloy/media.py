@@ -83,8 +83,8 @@ def _read(path: str | os.PathLike[str], what: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
-    except OSError as exc:
-        reason = exc.strerror or exc.__class__.__name__
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        reason = getattr(exc, "strerror", None) or str(exc) or exc.__class__.__name__
         raise ConfigurationError(f"Cannot read {what} file {os.fspath(path)!r}: {reason}") from None
 
 

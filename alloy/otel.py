@@ -4,8 +4,11 @@
 with a child span per model request (``chat {model}``) and per tool call (``execute_tool {name}``),
 carrying the GenAI semantic-convention attributes (provider, model, token usage, finish reason,
 errors). A move to a fallback model is an ``alloy.fallback`` event on the command's span.
-A streamed typed value marks its first partial (per attempt) on the command's span.
-Prompts and outputs are never recorded. Call the returned function to stop.
+A streamed typed value marks its first partial (per attempt) on the command's span. A stream
+the caller stops (closes it, leaves an ``async for``, cancels the task) ends its open spans
+with ``alloy.cancelled`` set and an ``alloy.cancelled`` span event giving the reason; their
+status stays unset, as nothing failed. Prompts and outputs are never recorded. Call the
+returned function to stop.
 """
 
 from __future__ import annotations
@@ -113,8 +116,9 @@ class _SpanBuilder:
                     span.set_attribute("gen_ai.response.model", response.model)
                 if response.response_id:
                     span.set_attribute("gen_ai.response.id", response.response_id)
-                if event.cached:
-                    span.set_attribute("alloy.cache.hit", True)
+                if response.cache is not None:  # the call has a response cache
+                    span.set_attribute("alloy.cache.hit", response.cache == "hit")
+                    span.set_attribute("alloy.cache.status", response.cache)
                 span.end()
         elif isinstance(event, ev.ProviderRetry):
             self._fail_model_spans(call, event.error)
@@ -168,6 +172,15 @@ class _SpanBuilder:
             if span is not None:
                 self._mark_error(span, event.error)
                 span.end()
+        elif isinstance(event, ev.CommandCancelled):
+            self.streamed.pop(call, None)
+            opened = [self.models.pop(k) for k in [k for k in self.models if k[0] == call]]
+            opened += [self.tools.pop(k) for k in [k for k in self.tools if k[0] == call]]
+            span = self.commands.pop(call, None)
+            for each in [*opened, span] if span is not None else opened:
+                each.set_attribute("alloy.cancelled", True)
+                each.add_event("alloy.cancelled", {"alloy.cancel.reason": event.reason})
+                each.end()
 
     def _fail_model_spans(self, call: str, error: BaseException) -> None:
         for key in [k for k in self.models if k[0] == call]:

@@ -3,7 +3,11 @@
 ``cmd.stream_partial(...)`` yields :class:`Partial` views of the answer as it arrives, ending
 with the complete, validated value; ``cmd.stream_items(...)`` yields each element of a list
 answer once it is complete and validated. Both have async twins (``astream_partial``,
-``astream_items``).
+``astream_items``). Every stream, ``stream()``'s text included, holds the call's ``result`` once
+it has run to its end, so a streamed call is carried on (``history=``) like any other. When the
+stream starts over (a re-ask, a retried failure, or in prompt mode an answer found elsewhere in
+the reply), a partial with ``attempt`` one higher and no data says so, and an
+:class:`ItemStream` calls its :meth:`~ItemStream.on_restart` handlers with a :class:`Restart`.
 
 What a partial shows is decided field by field, with markers in ``Annotated``::
 
@@ -21,15 +25,40 @@ command with output rails shows nothing before its final value.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any, Generic, TypeVar
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeAlias, TypeVar, Union, overload
 
-from ._partial import Snapshot, materialize, open_path
+from typing_extensions import Self
 
-__all__ = ["AsyncItemStream", "ItemStream", "Marker", "Partial", "done", "grow", "not_null"]
+from ._partial import Live, Snapshot, materialize, open_path
+from ._types import Result
+
+__all__ = [
+    "AsyncItemStream",
+    "AsyncStream",
+    "ItemStream",
+    "JsonValue",
+    "Marker",
+    "Partial",
+    "Restart",
+    "Stream",
+    "done",
+    "grow",
+    "not_null",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
+V = TypeVar("V")
+D = TypeVar("D")
+Y = TypeVar("Y")
+R = TypeVar("R")
+
+JsonValue: TypeAlias = Union[dict[str, "JsonValue"], list["JsonValue"], str, int, float, bool, None]
+"""What :attr:`Partial.data` holds: JSON-shaped values. ``data`` itself is typed ``Any``, as
+``json.loads`` is: see :attr:`Partial.data` for why, and :meth:`Partial.get_as` for typed reads."""
 
 
 class Marker:
@@ -52,6 +81,7 @@ grow = Marker("grow")
 not_null = Marker("not_null")
 
 _NOT_FINAL: Any = object()
+_MISSING: Any = object()
 
 
 class Partial(Generic[T]):
@@ -60,11 +90,23 @@ class Partial(Generic[T]):
 
     ``data`` is an object root's dict, or for other types (lists, scalars) the value itself;
     None before anything is shown. Every value in ``data`` is complete except those on
-    ``open_path``, the way to the member being written. Partials share the members that are
-    complete, so treat ``data`` as read-only.
+    ``open_path``, the way to the member being written.
+
+    The partials of an attempt build one value between them: reading ``data`` costs what
+    arrived since the partial read before, not the size of the answer (see :attr:`data`).
     """
 
-    __slots__ = ("_data", "_path", "_snapshot", "_value", "_wrapped", "attempt")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_live",
+        "_path",
+        "_position",
+        "_snapshot",
+        "_value",
+        "_wrapped",
+        "attempt",
+    )
 
     def __init__(
         self,
@@ -74,21 +116,43 @@ class Partial(Generic[T]):
         wrapped: bool,
         value: Any = _NOT_FINAL,
         data: Any = _NOT_FINAL,
+        live: Live | None = None,
+        position: int = 0,
     ) -> None:
         self._snapshot = snapshot
         self._wrapped = wrapped
         self._value = value
         self._data = data
+        self._live = live
+        self._position = position
         self._path: tuple[str | int, ...] | None = () if value is not _NOT_FINAL else None
-        #: 1 for the first answer; one more for each answer streamed again after a re-ask or
-        #: a retried failure (the data then starts over).
+        #: 1 for the first answer; one more each time the stream starts over (the partial
+        #: that starts an attempt has no data): after a re-ask, a retried failure, or when the
+        #: answer turned out to be other JSON than the one shown (prompt mode).
         self.attempt = attempt
 
     @property
     def data(self) -> Any:
-        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None)."""
+        """What has arrived, JSON-shaped (dicts, lists, str, int, float, bool, None: see
+        :data:`JsonValue`).
+
+        Typed ``Any``: the shape of a half-arrived ``T`` (any field may be missing, a list
+        short, a string cut) has no Python type, and a static type that claimed ``T``'s fields
+        would be wrong exactly while the stream runs. Read it with :meth:`get` or the typed
+        :meth:`get_as`; the last partial's :attr:`value` is the ``T``.
+
+        Partials share what they show. Complete members are shared, so treat ``data`` as
+        read-only. The open containers (those on :attr:`open_path`) are extended in place for
+        the next partial whose ``data`` is read, unless this partial is still held: so a
+        partial you keep keeps its ``data`` as it was, but a ``data`` value you keep without
+        its partial grows with the stream (copy it, e.g. ``copy.deepcopy``, to keep it).
+        """
         if self._data is _NOT_FINAL:
-            root = materialize(self._snapshot)
+            live = self._live
+            if live is not None and self._position >= live.position:
+                root = live.show(self._snapshot, self._position, self)
+            else:
+                root = materialize(self._snapshot)
             if self._wrapped:
                 root = root.get("value") if root is not None else None
             self._data = root
@@ -128,14 +192,32 @@ class Partial(Generic[T]):
                 return default
         return node
 
+    @overload
+    def get_as(self, kind: type[V], *path: str | int) -> V | None: ...
+    @overload
+    def get_as(self, kind: type[V], *path: str | int, default: D) -> V | D: ...
+    def get_as(self, kind: type[Any], *path: str | int, default: Any = None) -> Any:
+        """The value at ``path`` if it is a ``kind``, else ``default``: a typed :meth:`get`
+        (``p.get_as(float, "total")`` is ``float | None`` to mypy).
+
+        ``kind`` is a JSON type: ``str``, ``int``, ``float`` (an integer is read as a float,
+        as JSON does not tell them apart), ``bool``, ``dict`` or ``list``. A bool is not an
+        int here, though Python says it is.
+        """
+        found = self.get(*path, default=_MISSING)
+        if found is _MISSING or isinstance(found, bool) is not (kind is bool):
+            return default
+        if kind is float and type(found) is int:
+            return float(found)
+        return found if isinstance(found, kind) else default
+
     def is_complete(self, *path: str | int) -> bool:
         """Whether the value at ``path`` has arrived whole (the whole answer for no path)."""
         if self.complete:
             return True
         if not path:
             return False
-        missing = object()
-        if self.get(*path, default=missing) is missing:
+        if self.get(*path, default=_MISSING) is _MISSING:
             return False
         return tuple(path) != self.open_path[: len(path)]
 
@@ -144,24 +226,126 @@ class Partial(Generic[T]):
         return f"Partial(attempt={self.attempt}, {state}, data={self.data!r})"
 
 
-class ItemStream(Iterator[E]):
-    """The elements of a list answer, each yielded once it is complete and validated.
+@dataclass(frozen=True)
+class Restart:
+    """A list stream starts over: the elements already yielded (``discarded`` of them) belong
+    to an answer that is not the final one, and ``attempt``'s elements follow.
 
-    ``attempt`` is the attempt the last element came from: when a finished answer fails
-    validation and is re-asked, the elements of the new answer follow, with ``attempt`` one
-    higher (those already yielded belonged to the answer that failed).
+    It comes when a finished answer is re-asked (it failed validation or a check), when a
+    provider failure is retried after elements had arrived, or, in prompt mode, when the
+    answer turned out to be other JSON in the reply than the one read while it streamed.
     """
 
-    def __init__(self, pairs: Iterator[tuple[int, E]]) -> None:
-        self._pairs = pairs
+    #: The attempt starting now (1 is the first answer).
+    attempt: int
+    #: How many elements of the attempt before were yielded (at least one: a stream that
+    #: yielded none has nothing to start over).
+    discarded: int
+
+
+RestartHandler = Callable[[Restart], object]
+
+
+class _Ended(Generic[R]):
+    """Keeps a streamed call's Result once the stream has run to its end."""
+
+    _result: Result[R] | None = None
+
+    def _end(self, result: Result[Any]) -> None:
+        self._result = result
+
+    @property
+    def result(self) -> Result[R]:
+        """The call's :class:`~alloy.Result`, as ``run()`` returns it: the value, the usage and
+        the whole conversation (``result.messages``, tool rounds included), to carry on with
+        ``history=``. It is there once the stream has run to its end; before that (or after
+        the stream failed or was closed early) reading it raises ``ValueError``."""
+        result = self._result
+        if result is None:
+            raise ValueError(
+                "the stream has not run to its end: its result (and messages) are there once "
+                "the last chunk has been read"
+            )
+        return result
+
+
+class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
+    """What a streamed call yields (``stream()``: text; ``stream_partial()``: partials), as
+    it arrives; once it has all arrived, :attr:`result` is the call's Result."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], Iterator[Y]]) -> None:
+        #: ``start`` makes the outputs, given what to call with the Result at the end.
+        self._outputs = start(self._end)
+
+    def __iter__(self) -> Stream[Y, R]:
+        return self
+
+    def __next__(self) -> Y:
+        return next(self._outputs)
+
+    def close(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "close", None)
+        if close is not None:
+            close()
+
+
+class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
+    """Async twin of :class:`Stream` (``astream()``, ``astream_partial()``)."""
+
+    def __init__(self, start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[Y]]) -> None:
+        self._outputs = start(self._end)
+
+    def __aiter__(self) -> AsyncStream[Y, R]:
+        return self
+
+    async def __anext__(self) -> Y:
+        return await self._outputs.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the stream (and the call) early."""
+        close = getattr(self._outputs, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class ItemStream(_Ended[list[E]], Iterator[E]):
+    """The elements of a list answer, each yielded once it is complete and validated; once
+    the stream has run to its end, :attr:`result` is the call's Result (its value the list).
+
+    When the stream starts over (see :class:`Restart`), the callbacks given to
+    :meth:`on_restart` are called before the new attempt's first element, as soon as it
+    starts (so a display can clear what it showed while the model answers again);
+    ``attempt`` is the attempt of the elements being yielded.
+    """
+
+    def __init__(
+        self,
+        start: Callable[[Callable[[Result[Any]], None]], Iterator[tuple[int, E] | Restart]],
+    ) -> None:
+        self._pairs = start(self._end)
+        self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
     def __iter__(self) -> ItemStream[E]:
         return self
 
     def __next__(self) -> E:
-        self.attempt, item = next(self._pairs)
-        return item
+        while True:
+            out = next(self._pairs)
+            if type(out) is Restart:
+                self.attempt = out.attempt
+                for handler in self._on_restart:
+                    handler(out)
+                continue
+            self.attempt, item = out  # type: ignore[misc]
+            return item
+
+    def on_restart(self, handler: RestartHandler) -> Self:
+        """Call ``handler(restart)`` each time the stream starts over; returns the stream, so
+        ``for x in cmd.stream_items(...).on_restart(clear):`` reads as one line."""
+        self._on_restart.append(handler)
+        return self
 
     def close(self) -> None:
         """Stop the stream (and the call) early."""
@@ -170,19 +354,37 @@ class ItemStream(Iterator[E]):
             close()
 
 
-class AsyncItemStream(AsyncIterator[E]):
-    """Async twin of :class:`ItemStream`."""
+class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
+    """Async twin of :class:`ItemStream`; an ``on_restart`` handler may be ``async def``."""
 
-    def __init__(self, pairs: AsyncIterator[tuple[int, E]]) -> None:
-        self._pairs = pairs
+    def __init__(
+        self,
+        start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[tuple[int, E] | Restart]],
+    ) -> None:
+        self._pairs = start(self._end)
+        self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
     def __aiter__(self) -> AsyncItemStream[E]:
         return self
 
     async def __anext__(self) -> E:
-        self.attempt, item = await self._pairs.__anext__()
-        return item
+        while True:
+            out = await self._pairs.__anext__()
+            if type(out) is Restart:
+                self.attempt = out.attempt
+                for handler in self._on_restart:
+                    result = handler(out)
+                    if inspect.isawaitable(result):
+                        await result
+                continue
+            self.attempt, item = out  # type: ignore[misc]
+            return item
+
+    def on_restart(self, handler: RestartHandler) -> Self:
+        """As :meth:`ItemStream.on_restart`; ``handler`` may be ``async def``."""
+        self._on_restart.append(handler)
+        return self
 
     async def aclose(self) -> None:
         """Stop the stream (and the call) early."""

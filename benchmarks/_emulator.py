@@ -14,13 +14,14 @@ from types import TracebackType
 class EmulatorProcess:
     """``python -m alloy.testing.emulator --port 0``; ``url`` is read from its banner."""
 
-    def __init__(self) -> None:
+    def __init__(self, *options: str) -> None:
+        self.options = options  # more flags, such as ``--rate-limit openai:6000``
         self._process: subprocess.Popen[str] | None = None
         self.url = ""
 
     def __enter__(self) -> EmulatorProcess:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "alloy.testing.emulator", "--port", "0"],
+            [sys.executable, "-m", "alloy.testing.emulator", "--port", "0", *self.options],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -23,6 +23,19 @@ class Scale:
     stream_bytes: int = 193 * 1024  # the answer stream_partial reads in 4-byte chunks
     stream_runs: int = 5  # per size, interleaved
     stream_baseline_cap: float = 8.0  # CPU seconds each re-parsing baseline may take
+    rows: int = 10_000  # per side of the paced run over rows
+    rows_rpm: float = 12_000  # the emulator's limit: binding, below what the client can send
+    rows_concurrency: int = 32
+    rows_memory: int = 100_000  # rows of the larger memory run (the smaller is a tenth)
+    batch_rows: int = 10_000  # rows through the batch API and online
+    ray_rows: int = 10_000  # rows each way: Ray Data with two actors, and one process
+    ray_batch: int = 500
+    ray_concurrency: int = 16  # calls at once in each actor (twice that in one process)
+    ray_paced_rows: int = 3_000  # rows through two actors sharing a budget
+    ray_rpm: float = 6_000  # the emulator's limit for them
+    serve_calls: int = 300  # sequential requests per side, interleaved (latency)
+    serve_load: int = 2000  # requests per side of the throughput run
+    serve_concurrency: int = 32  # requests in flight at once in the throughput run
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -45,4 +58,17 @@ TINY = Scale(
     stream_bytes=8_000,
     stream_runs=1,
     stream_baseline_cap=0.5,
+    rows=60,
+    rows_rpm=6_000,
+    rows_concurrency=8,
+    rows_memory=2_000,
+    batch_rows=40,
+    ray_rows=40,
+    ray_batch=10,
+    ray_concurrency=4,
+    ray_paced_rows=40,
+    ray_rpm=6_000,
+    serve_calls=5,
+    serve_load=20,
+    serve_concurrency=4,
 )

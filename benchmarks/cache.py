@@ -1,10 +1,13 @@
 """Suite: what a response-cache hit costs, beside the round trip it saves.
 
-Three comparisons, each interleaved (ABBA) in this process:
+Four comparisons, each interleaved (ABBA) in this process:
 
 - a whole command call answered from the cache (SQLite file, and memory) against the same call
   made to the emulator with the cache off: a warm round trip through the real SDK, loopback
-  only, so the cheapest round trip a provider call can be;
+  only, so the cheapest round trip a provider call can be. The same call is hit again and again,
+  so what a command keeps of its last hit (the request's key, the decoded entry) is reused;
+- a hit of a request this process has not asked before (a new prompt each time, stored
+  beforehand), against the same round trip (no target: what a rerun of a script pays);
 - the same hit against the raw SDK making the call (no target: for scale);
 - the hit path alone on a large stored reply (~100 KB: the key, the store lookup, decoding the
   entry, parsing and validating the value) against a bare ``TypeAdapter.validate_json`` of
@@ -69,6 +72,32 @@ def _round_trips(case: Case, location: str, scale: Scale) -> list[Figure]:
     ]
 
 
+def _first_hits(case: Case, location: str, scale: Scale) -> Figure:
+    """Each timed hit asks for a prompt no call of this process has asked since it was stored,
+    so the key is built and hashed and the entry read and decoded afresh."""
+    uncached = case.command().with_options(temperature=0)
+    storing = uncached.with_options(cache=location)
+    n, warmup = scale.warm_calls, scale.warm_warmup
+    prompts = [f"Ada the {number}th" for number in range(n + warmup)]
+    for prompt in prompts:
+        storing(prompt)
+    hitting = uncached.with_options(cache=location)
+    assert hitting.run(prompts[0]).cached
+    fresh = iter(prompts[1:])  # the first was just hit
+    hit, trip = interleave(
+        lambda: hitting(next(fresh)), lambda: uncached("Ada"), n=n, warmup=warmup - 1
+    )
+    kind = "memory" if location == "memory" else "SQLite"
+    return compare(
+        "cache",
+        f"{case.label}, first hit ({kind}) vs warm round trip",
+        hit,
+        trip,
+        baseline_label="same command, cache off, to the emulator",
+        note="a new prompt each time: nothing of an earlier hit is reused",
+    )
+
+
 def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
     """The hit path on a large reply, against a bare ``validate_json`` of it."""
     from pydantic import TypeAdapter
@@ -77,7 +106,6 @@ def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
     from alloy._types import ModelSettings, Request, Response, Text, UserTurn
     from alloy.cache import CachedModel, CachePolicy, new_store
     from alloy.cache._codec import Entry, encode
-    from alloy.cache._key import request_key, wire_body
 
     @command(output=list[Row], model=case.alloy_model, temperature=0)
     def rows(subject: str) -> str:
@@ -95,13 +123,10 @@ def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
         output=None,
         settings=ModelSettings(temperature=0),
     )
-    schema = rows.output_type.schema
-    body = wire_body(inner, request, stream=False)
-    key = request_key(inner.name, request, body, stream=False, schema=schema)
+    hit_model = CachedModel(inner, CachePolicy(store), rows.output_type.schema)
     stored = encode(Entry(Response((Text(reply_text),))))
     assert stored is not None
-    store.put(key, stored, None)
-    hit_model = CachedModel(inner, CachePolicy(store), schema)
+    store.put(hit_model.key(request, stream=False), stored, None)
     parse = rows.output_type.parse
     bare = TypeAdapter(list[Row])
 
@@ -143,6 +168,8 @@ def run(root: str, scale: Scale) -> SuiteResult:
         sqlite = f"sqlite:///{Path(folder) / 'replies.sqlite'}"
         for location in (sqlite, "memory"):
             result.figures.extend(_round_trips(case, location, scale))
+        for location in (sqlite, "memory"):
+            result.figures.append(_first_hits(case, location, scale))
         result.figures.append(_hit_path(case, str(Path(folder) / "big.sqlite"), scale))
     result.notes.append(
         f"{case.label} (`{case.alloy_model}`), temperature 0. A hit still resolves settings, "

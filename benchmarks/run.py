@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import (
     _setup,
+    batch,
     bigoutput,
     cache,
     changes,
@@ -28,6 +29,9 @@ from . import (
     inprocess,
     profiling,
     report,
+    rows,
+    scaleout,
+    serve,
     streaming,
     warm,
 )
@@ -35,7 +39,20 @@ from ._emulator import EmulatorProcess
 from ._measure import SuiteResult
 from ._scale import FULL, TINY, Scale
 
-SUITES = ("warm", "inprocess", "concurrency", "cold", "big", "streaming", "cache", "changes")
+SUITES = (
+    "warm",
+    "inprocess",
+    "concurrency",
+    "cold",
+    "big",
+    "streaming",
+    "cache",
+    "rows",
+    "batch",
+    "ray",
+    "changes",
+    "serve",
+)
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -63,7 +80,11 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "big": lambda: bigoutput.run(scale),
         "streaming": lambda: streaming.run(scale, peers),
         "cache": lambda: cache.run(root, scale),
+        "rows": lambda: rows.run(scale),
+        "batch": lambda: batch.run(scale),
+        "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
+        "serve": lambda: serve.run(root, scale),
     }[name]
 
 

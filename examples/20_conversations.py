@@ -32,9 +32,23 @@ def support(question: str) -> str:
 
 
 first = support.run("How long does it take to boil a litre?")
-second = support.run("And half a litre?", history=first.messages)
+# using() gives the call its history (and deps) while a type checker still checks the arguments.
+second = support.using(history=first.messages).run("And half a litre?")
 print(second.value, "| turns so far:", len(second.messages))
 assert second.messages[:2] == first.messages and isinstance(second.messages[-1], Assistant)
+
+
+# A stream has the call's Result once it has run to its end, so it carries on too.
+@command(system="You answer questions about the Acme kettle, briefly.")
+def chat(line: str) -> str:
+    return line
+
+
+chunks = chat.using(history=second.messages).stream("Thanks! Anything else?")
+print("".join(chunks))
+third = support.using(history=chunks.result.messages).run("And a full kettle?")
+print(third.value, "| turns so far:", len(third.messages))
+assert third.messages[: len(chunks.result.messages)] == chunks.result.messages
 
 
 # Worked examples are sent before the conversation, checked against the output type now.
@@ -65,4 +79,4 @@ def warranty_answer(question: str) -> str:
     return question
 
 
-print(warranty_answer("Is my kettle still under warranty?", deps=Customer("Ada", "premium")))
+print(warranty_answer.using(deps=Customer("Ada", "premium"))("Is my kettle still under warranty?"))

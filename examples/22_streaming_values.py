@@ -1,11 +1,13 @@
 """Typed values while they stream: a record filled in as the model writes it, then list items
-one by one. In a terminal the card is redrawn in place; piped, each change is a new line."""
+one by one, started over when the model has to answer again. In a terminal the card is redrawn
+in place; piped, each change is a new line."""
 
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from alloy import command, streaming
+from alloy.streaming import Restart
 
 
 @dataclass
@@ -56,6 +58,16 @@ def recipe(dish: str) -> str:
     return f"List the steps to cook {dish}, with the minutes each takes."
 
 
-steps = recipe.stream_items("pancakes")
-for number, step in enumerate(steps, 1):  # each step as soon as it is complete and valid
-    print(f"step {number} (attempt {steps.attempt}): {step.title}, {step.minutes} min")
+shown: list[Step] = []
+
+
+def start_over(restart: Restart) -> None:
+    """A re-asked answer: the steps shown so far were not kept."""
+    del shown[-restart.discarded :]
+    print(f"(the model answers again: attempt {restart.attempt})")
+
+
+steps = recipe.stream_items("pancakes").on_restart(start_over)
+for step in steps:  # each step as soon as it is complete and valid
+    shown.append(step)
+    print(f"step {len(shown)} (attempt {steps.attempt}): {step.title}, {step.minutes} min")

@@ -9,9 +9,11 @@ Turn it on with ``cache=`` (or ``ALLOY_CACHE``) at any configuration layer:
 
 ``cache_mode`` (``ALLOY_CACHE_MODE``) is ``readwrite``, ``replay`` (no provider calls: a miss
 raises :class:`~alloy.errors.CacheMissError`) or ``record`` (always ask, store the reply);
-``cache_ttl`` and ``cache_max_entries`` bound the entries' lifetime and number; ``cache_all``
-caches requests that are not repeatable too. The key is the exact wire request (see ``_key``);
-the stored reply is parsed and validated again on every hit.
+``cache_ttl`` and ``cache_max_entries`` bound the entries' lifetime and number (a Redis store
+is bounded on its server instead); ``cache_all`` caches requests that are not repeatable too.
+The key is the exact wire request and its endpoint (see ``_key``); a reply is stored once the
+call accepted it, and parsed and validated again on every hit (see ``_model``). Tools marked
+``@tool(cacheable=True)`` are answered from the same store (see ``_tools``).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ._model import CachedModel, CacheMode, CachePolicy
+from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
 from ._store import MemoryStore, Store, StoreStats
+from ._tools import ToolCache, tool_cache
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -33,10 +36,13 @@ __all__ = [
     "MemoryStore",
     "Store",
     "StoreStats",
+    "ToolCache",
     "is_off",
+    "keep_reply",
     "new_store",
     "open_store",
     "policy_for",
+    "tool_cache",
 ]
 
 _OFF = ("", "off", "none", "0", "false", "no")
@@ -67,6 +73,12 @@ def new_store(location: str, max_entries: int | None = None) -> Store:
     if text.lower() == "memory":
         return MemoryStore(max_entries)
     if text.startswith(("redis://", "rediss://", "unix://")):
+        if max_entries is not None:
+            raise ConfigurationError(
+                f"cache_max_entries={max_entries} cannot bound the Redis store {location!r}: "
+                "machines sharing it would race on a count. Bound it on the server "
+                "(maxmemory with maxmemory-policy allkeys-lru) and leave cache_max_entries unset"
+            )
         from ._redis import RedisStore
 
         return RedisStore(text)
@@ -103,6 +115,14 @@ def policy_for(config: Config) -> CachePolicy | None:
 def cached(model: Any, policy: CachePolicy | None, schema: Any = None) -> Any:
     """``model`` behind the cache, or ``model`` itself when caching is off."""
     return model if policy is None else CachedModel(model, policy, schema)
+
+
+def beneath(model: Any, wrap: Any) -> Any:
+    """``model`` with ``wrap`` applied under its cache, if it has one: what wraps a model to
+    pace its calls must see only the requests that reach the provider, not the hits."""
+    if isinstance(model, CachedModel):  # keyed by the provider's model, as without the wrap
+        return CachedModel(wrap(model.model), model.policy, model.schema, model.wire)
+    return wrap(model)
 
 
 def close_stores() -> None:

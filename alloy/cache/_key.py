@@ -2,9 +2,14 @@
 
 For a provider adapter that is its wire body (``build()``: every field, temperature, seed,
 tools, schema and options; never the API key or headers, which travel outside the body), with
-the provider, the model and the output type's schema. A model without a wire body (the offline
-model, a hand-written Model) is keyed by the whole normalized Request instead. Changing any one
-field changes the key.
+the provider, the model, the endpoint it is sent to (two OpenAI-compatible servers may serve
+different models under one name) and the output type's schema. A model without a wire body
+(the offline model, a hand-written Model) is keyed by the whole normalized Request instead.
+Changing any one field changes the key.
+
+What stays the same for every request of a cached model (provider, model, endpoint, whether it
+streams, the schema) is hashed once, as a :func:`key_head`; each request hashes only its body
+on top of a copy of it.
 """
 
 from __future__ import annotations
@@ -13,9 +18,15 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._types import Request
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
+
+#: The endpoint of an adapter sent to its provider's own default (no base URL configured).
+DEFAULT_ENDPOINT = "default"
 
 #: Where a body keeps its sampling options: at the top (OpenAI, Anthropic) or further down
 #: (Ollama's ``options``; Gemini's ``config``, and ``extra_json`` in its ``http_options``'s
@@ -43,6 +54,34 @@ def wire_body(model: Any, request: Request, *, stream: bool) -> dict[str, Any] |
     return body
 
 
+def endpoint_of(model: Any) -> str | None:
+    """Where ``model`` sends its requests: its base URL as configured (the ``base_url`` option
+    or the provider's variable, such as ``OPENAI_BASE_URL``), ``"default"`` for the provider's
+    own, or None for a model without a wire body."""
+    if getattr(model, "build", None) is None:
+        return None
+    base_url = getattr(model, "base_url", None)
+    return base_url.rstrip("/") if isinstance(base_url, str) and base_url else DEFAULT_ENDPOINT
+
+
+def key_head(
+    model_name: str, *, stream: bool, schema_text: str, endpoint: str | None = None
+) -> _Hash:
+    """The hash of what a key shares with every request of one model: the provider and model,
+    the endpoint, whether it streams, and the output schema's canonical JSON."""
+    head = canonical([model_name, endpoint, stream])
+    return hashlib.sha256(f"{head}\n{schema_text}\n".encode())
+
+
+def finish_key(head: _Hash, request: Request, body: Mapping[str, Any] | None) -> str:
+    """The hex SHA-256 of ``head`` followed by the request: its wire body, or the normalized
+    Request for a model without one."""
+    sent: Any = _without_timeout(body) if body is not None else _request_fields(request)
+    digest = head.copy()
+    digest.update(canonical(sent).encode())
+    return digest.hexdigest()
+
+
 def request_key(
     model_name: str,
     request: Request,
@@ -51,16 +90,15 @@ def request_key(
     stream: bool,
     schema: Any = None,
     schema_text: str | None = None,
+    endpoint: str | None = None,
 ) -> str:
-    """The hex SHA-256 of the canonical request: provider and model, the wire body (or the
-    normalized Request), whether it streams, and the output type's schema (or ``schema_text``,
-    its canonical JSON made once beforehand)."""
-    sent: Any = _without_timeout(body) if body is not None else _request_fields(request)
+    """The hex SHA-256 of the canonical request: provider and model, the endpoint (see
+    :func:`endpoint_of`), the wire body (or the normalized Request), whether it streams, and
+    the output type's schema (or ``schema_text``, its canonical JSON made once beforehand)."""
     if schema_text is None:
         schema_text = canonical(schema)
-    head = canonical([model_name, stream])
-    text = f"{head}\n{schema_text}\n{canonical(sent)}"
-    return hashlib.sha256(text.encode()).hexdigest()
+    head = key_head(model_name, stream=stream, schema_text=schema_text, endpoint=endpoint)
+    return finish_key(head, request, body)
 
 
 def _without_timeout(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -78,11 +116,10 @@ def _without_timeout(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def canonical(value: Any) -> str:
-    """``value`` as JSON with sorted keys and no spaces; raises Unkeyable for what has no JSON."""
+    """``value`` as JSON with sorted keys and no spaces; raises Unkeyable for what has no JSON
+    (a value that holds itself too: it recurses until RecursionError)."""
     try:
-        return json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
-        )
+        return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise Unkeyable(str(exc)) from None
 
@@ -142,3 +179,11 @@ def _shallow(value: Any) -> dict[str, Any]:
     """A dataclass's fields, named with its type (json walks into the values itself)."""
     fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
     return {"__type__": type(value).__name__, **fields}
+
+
+#: Made once (``json.dumps`` with options builds an encoder per call). Without the circular
+#: check, which is a third of the work on a request body; a value holding itself ends in
+#: RecursionError instead, which :func:`canonical` turns into Unkeyable as well.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False, default=_plain
+)

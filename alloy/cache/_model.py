@@ -1,31 +1,50 @@
 """A model behind the response cache: looks each request up before sending it.
 
-Every model turn is looked up on its own (a tool round's turns too; the tools themselves still
-run, since only model replies are stored). A hit hands back the stored reply, which the engine
+Every model turn is looked up on its own (a tool round's turns too; tools run as they always
+do unless marked cacheable, see ``_tools``). A hit hands back the stored reply, which the engine
 parses and validates like any other, with a usage of no tokens and no requests; a streamed hit
-replays the stored deltas one by one. Only a reply that arrived whole is stored: a stream that
-failed or was left unfinished never is.
+replays the stored deltas one by one.
+
+A miss is not stored when it arrives: the engine first decides what the reply is worth. Only a
+reply it accepts (one it goes on from, to a tool round or the finalize turn, or one it made the
+call's value from) is stored, when the engine says so (the ``Accepted`` effect, carried out by
+:meth:`CachedModel.keep`). A reply that failed validation, ended the call with an error, or
+belonged to a stream that failed or was left unfinished never is, so a rerun asks the provider
+again instead of failing the same way from the store.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from .._types import Capabilities, Done, Request, Response, StreamEvent, Usage
+from .._types import CacheStatus, Capabilities, Done, Request, Response, StreamEvent
 from ..errors import CacheMissError
 from ._codec import Delta, Entry, decode, encode
-from ._key import Unkeyable, canonical, is_deterministic, request_key, wire_body
+from ._key import (
+    Unkeyable,
+    canonical,
+    endpoint_of,
+    finish_key,
+    is_deterministic,
+    key_head,
+    wire_body,
+)
 from ._store import Store
 
 logger = logging.getLogger("alloy.cache")
 
 CacheMode = Literal["readwrite", "replay", "record"]
 
-#: A hit's usage: one reply from the cache, no tokens, no provider request, so no cost.
-HIT = Usage(cache_hits=1)
+#: How many replies of misses wait for the engine's verdict at once, per model (calls run
+#: concurrently, over rows, each have theirs). A reply the engine never accepts (it failed
+#: validation, or the call failed) waits until newer ones push it out; one accepted after that
+#: many newer misses is simply not stored.
+PENDING = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,111 +63,182 @@ class CachePolicy:
     everything: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _Lookup:
-    key: str
-    entry: Entry | None
+class _Lookup(NamedTuple):
+    """What looking a request up found: the status, the key to store a reply under (None when
+    the request is not cached), and on a hit the entry and the reply ready to hand back."""
+
+    status: CacheStatus
+    key: str | None
+    entry: Entry | None = None
+    hit: Response | None = None
 
 
 class CachedModel:
-    """``model`` with ``policy`` applied to every request; ``schema`` is the output type's."""
+    """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
-    def __init__(self, model: Any, policy: CachePolicy, schema: Any = None) -> None:
+    ``wire`` is the provider's model whose wire body and endpoint key the requests, when
+    ``model`` wraps it (a run over rows paces the calls that miss: see ``beneath``); by default
+    ``model`` itself. Either way a request has one key, whoever sends it.
+    """
+
+    def __init__(
+        self, model: Any, policy: CachePolicy, schema: Any = None, wire: Any = None
+    ) -> None:
         self.model = model
+        self.wire = model if wire is None else wire
         self.policy = policy
         self.schema = schema
-        #: The schema's canonical JSON, made once: it is part of every key.
-        self.schema_text = canonical(schema)
-        #: The last entry read, with the bytes it came from: a hit repeated in this process
-        #: skips decoding them again.
-        self._last: tuple[bytes, Entry] | None = None
         self.name: str = model.name
         self.capabilities: Capabilities = model.capabilities
+        #: Where the model sends its requests: part of every key (see ``endpoint_of``).
+        self.endpoint = endpoint_of(self.wire)
+        #: The schema's canonical JSON, made once: it is part of every key.
+        self.schema_text = canonical(schema)
+        #: What every key of this model starts with, hashed once: whole, then streamed.
+        self._heads = tuple(
+            key_head(self.name, stream=stream, schema_text=self.schema_text, endpoint=self.endpoint)
+            for stream in (False, True)
+        )
+        #: The last request keyed, whole and streamed, with its key (or why it has none) and
+        #: whether it is repeatable (see ``_key``).
+        self._keyed: list[tuple[Request, str | Unkeyable, bool] | None] = [None, None]
+        #: The settings object last checked for a repeatable request, and the answer: whether
+        #: a request is repeatable depends on its sampling settings and the model alone, and a
+        #: command's requests share one settings object.
+        self._repeatable: tuple[Any, bool] | None = None
+        #: The last entry read, its reply made as a hit, and the bytes it came from: a hit
+        #: repeated in this process neither decodes the bytes nor builds the reply again.
+        self._last: tuple[bytes, Entry] | None = None
+        #: Replies of misses waiting for the engine to accept them, by the id of the reply
+        #: handed to it (kept alive here, so the id stays its own): the reply, key and entry.
+        self._pending: OrderedDict[int, tuple[Response, str, Entry]] = OrderedDict()
+        self._pending_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<cached {self.model!r} in {self.policy.store.location}>"
 
+    def key(self, request: Request, *, stream: bool) -> str:
+        """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
+        body = wire_body(self.wire, request, stream=stream)
+        return finish_key(self._heads[stream], request, body)
+
     def request(self, request: Request) -> Response:
         found = self._lookup(request, stream=False)
-        if found is None:
-            response: Response = self.model.request(request)
-            return response
-        if found.entry is not None:
-            return _hit(found.entry)
-        response = self.model.request(request)
-        self._save(found.key, Entry(response))
-        return response
+        if found.hit is not None:
+            return found.hit
+        response: Response = self.model.request(request)
+        return self._asked(found, Entry(response))
 
     async def arequest(self, request: Request) -> Response:
         found = self._lookup(request, stream=False)
-        if found is None:
-            response: Response = await self.model.arequest(request)
-            return response
-        if found.entry is not None:
-            return _hit(found.entry)
-        response = await self.model.arequest(request)
-        self._save(found.key, Entry(response))
-        return response
+        if found.hit is not None:
+            return found.hit
+        response: Response = await self.model.arequest(request)
+        return self._asked(found, Entry(response))
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         found = self._lookup(request, stream=True)
-        if found is None:
-            yield from self.model.stream(request)
-            return
-        if found.entry is not None:
+        if found.hit is not None:
+            assert found.entry is not None
             yield from found.entry.deltas or ()
-            yield Done(_hit(found.entry))
+            yield Done(found.hit)
             return
         deltas: list[Delta] = []
         for event in self.model.stream(request):
             if isinstance(event, Done):
-                self._save(found.key, Entry(event.response, tuple(deltas)))
-            else:
-                deltas.append(event)
+                yield Done(self._asked(found, Entry(event.response, tuple(deltas))))
+                continue
+            deltas.append(event)
             yield event
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         found = self._lookup(request, stream=True)
-        if found is None:
-            async for event in self.model.astream(request):
-                yield event
-            return
-        if found.entry is not None:
+        if found.hit is not None:
+            assert found.entry is not None
             for delta in found.entry.deltas or ():
                 yield delta
-            yield Done(_hit(found.entry))
+            yield Done(found.hit)
             return
         deltas: list[Delta] = []
         async for event in self.model.astream(request):
             if isinstance(event, Done):
-                self._save(found.key, Entry(event.response, tuple(deltas)))
-            else:
-                deltas.append(event)
+                yield Done(self._asked(found, Entry(event.response, tuple(deltas))))
+                continue
+            deltas.append(event)
             yield event
 
-    def _lookup(self, request: Request, *, stream: bool) -> _Lookup | None:
-        """The request's key and stored entry; None when the request is not cached at all."""
+    def keep(self, response: Response) -> None:
+        """Store the reply of a miss, now that the engine accepted it (see the module's
+        docstring); ``response`` is the reply this model handed to it."""
+        with self._pending_lock:
+            found = self._pending.pop(id(response), None)
+        if found is not None and found[0] is response:
+            self._save(found[1], found[2])
+
+    def _asked(self, found: _Lookup, entry: Entry) -> Response:
+        """The provider's reply marked with the cache's status; a reply to store waits for the
+        engine's verdict."""
+        marked = replace(entry.response, cache=found.status)
+        if found.key is not None and self.policy.mode != "replay":
+            with self._pending_lock:
+                pending = self._pending
+                pending[id(marked)] = (marked, found.key, entry)
+                while len(pending) > PENDING:
+                    pending.popitem(last=False)
+        return marked
+
+    def _lookup(self, request: Request, *, stream: bool) -> _Lookup:
+        """The request's status and key, and its stored entry on a hit."""
         policy = self.policy
-        body = wire_body(self.model, request, stream=stream)
-        if policy.mode == "readwrite" and not (
-            policy.everything or is_deterministic(request, body)
-        ):
-            return None
-        try:
-            key = request_key(self.name, request, body, stream=stream, schema_text=self.schema_text)
-        except Unkeyable as exc:
+        key, repeatable = self._key(request, stream)
+        if policy.mode == "readwrite" and not (policy.everything or repeatable):
+            return _NOT_REPEATABLE
+        if isinstance(key, Unkeyable):
             if policy.mode == "replay":
                 raise self._missing(request, "(no key: the request has no JSON form)") from None
-            logger.debug("alloy cache: not caching a request without a JSON form: %s", exc)
-            return None
+            logger.debug("alloy cache: not caching a request without a JSON form: %s", key)
+            return _NO_JSON_FORM
         if policy.mode == "record":
-            return _Lookup(key, None)
-        entry = self._read(key)
-        if entry is None and policy.mode == "replay":
-            raise self._missing(request, key)
-        return _Lookup(key, entry)
+            return _Lookup("record", key)
+        found = self._read(key)
+        if found is None:
+            if policy.mode == "replay":
+                raise self._missing(request, key)
+            return _Lookup("miss", key)
+        return _Lookup("hit", key, found[0], found[1])
 
-    def _read(self, key: str) -> Entry | None:
+    def _key(self, request: Request, stream: bool) -> tuple[str | Unkeyable, bool]:
+        """The request's key (or why it has none) and whether it is repeatable.
+
+        Both are worked out from the wire body, which an adapter builds from the request alone
+        (``build`` is pure): a request equal to the last one keyed (the same prompt asked
+        again) reuses what was worked out for it instead of building and hashing it again.
+        """
+        last = self._keyed[stream]
+        if last is not None and last[0] == request:
+            return last[1], last[2]
+        body = wire_body(self.wire, request, stream=stream)
+        repeatable = self._is_repeatable(request, body)
+        key: str | Unkeyable
+        try:
+            key = finish_key(self._heads[stream], request, body)
+        except Unkeyable as exc:
+            key = exc
+        self._keyed[stream] = (request, key, repeatable)
+        return key, repeatable
+
+    def _is_repeatable(self, request: Request, body: dict[str, Any] | None) -> bool:
+        """Whether ``request`` asks for a repeatable answer (see ``is_deterministic``)."""
+        settings = request.settings
+        last = self._repeatable
+        if last is not None and last[0] is settings:
+            return last[1]
+        answer = is_deterministic(request, body)
+        self._repeatable = (settings, answer)
+        return answer
+
+    def _read(self, key: str) -> tuple[Entry, Response] | None:
+        """The entry stored under ``key`` and its reply as a hit, or None."""
         try:
             raw = self.policy.store.get(key)
         except Exception as exc:  # a cache that fails is a miss, never a failed call
@@ -159,16 +249,15 @@ class CachedModel:
         if raw is None:
             return None
         last = self._last
-        if last is not None and last[0] == raw:
-            return last[1]
-        entry = decode(raw)
-        if entry is not None:
-            self._last = (raw, entry)
-        return entry
+        if last is not None and (last[0] is raw or last[0] == raw):
+            return last[1], last[1].response
+        entry = decode(raw, hit=True)
+        if entry is None:
+            return None
+        self._last = (raw, entry)
+        return entry, entry.response
 
     def _save(self, key: str, entry: Entry) -> None:
-        if self.policy.mode == "replay":
-            return
         value = encode(entry)
         if value is None:
             logger.debug("alloy cache: a reply with parts that have no JSON form is not stored")
@@ -188,8 +277,14 @@ class CachedModel:
         )
 
 
-def _hit(entry: Entry) -> Response:
-    return replace(entry.response, usage=HIT)
+_NOT_REPEATABLE = _Lookup("skipped: not repeatable", None)
+_NO_JSON_FORM = _Lookup("skipped: no JSON form", None)
+
+
+def keep_reply(model: Any, response: Response) -> None:
+    """Store ``response``, a reply the engine accepted, when ``model`` is behind the cache."""
+    if isinstance(model, CachedModel):
+        model.keep(response)
 
 
 def _last_text(request: Request) -> str:
@@ -200,4 +295,4 @@ def _last_text(request: Request) -> str:
     return "without text"
 
 
-__all__ = ["CacheMode", "CachePolicy", "CachedModel"]
+__all__ = ["CacheMode", "CachePolicy", "CachedModel", "keep_reply"]

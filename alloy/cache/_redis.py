@@ -1,8 +1,9 @@
 """A store many machines share: Redis (``cache="redis://host:port/db"``).
 
-Entries are plain keys under one prefix, expiring by Redis's own ``EX``; the size bound is
+Entries are plain keys under one prefix, expiring by Redis's own ``PX``; the size bound is
 Redis's ``maxmemory`` policy, set on the server, since a count kept by clients on many machines
-would race. Needs the ``redis`` package (``pip install 'alloy[redis]'``).
+would race (so ``cache_max_entries`` with a Redis store is refused, not ignored). Needs the
+``redis`` package (``pip install 'alloy[redis]'``).
 """
 
 from __future__ import annotations

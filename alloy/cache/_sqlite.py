@@ -3,6 +3,12 @@
 WAL mode lets readers go on while one process writes, and the busy timeout makes a writer wait
 for another's lock instead of failing. Each thread (and each forked process) opens its own
 connection: sqlite3 connections must not cross either.
+
+A bounded store (``max_entries``) keeps its number of entries in a one-row table that triggers
+update on every insert and delete, so a write reads the count instead of counting, and trims
+only once the count passes the bound by :func:`slack`, the oldest entries first, down to the
+bound: each write costs the same at a hundred entries and at a million, whichever process
+wrote before it.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from ._store import StoreStats, expiry
 #: How long a writer waits for another process's lock before SQLite gives up, in milliseconds.
 BUSY_TIMEOUT_MS = 30_000
 
+#: Made in one transaction, so a file an older alloy made (without the count) is counted once,
+#: with no writer in between.
 _SCHEMA = """
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL,
@@ -27,7 +36,44 @@ CREATE TABLE IF NOT EXISTS replies (
     expires REAL
 );
 CREATE INDEX IF NOT EXISTS replies_created ON replies (created);
+CREATE TABLE IF NOT EXISTS replies_count (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    entries INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO replies_count (id, entries) SELECT 1, COUNT(*) FROM replies;
+CREATE TRIGGER IF NOT EXISTS replies_added AFTER INSERT ON replies
+BEGIN UPDATE replies_count SET entries = entries + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS replies_removed AFTER DELETE ON replies
+BEGIN UPDATE replies_count SET entries = entries - 1 WHERE id = 1; END;
+COMMIT;
 """
+
+#: A replaced entry is updated in place (an upsert), so the insert trigger counts only new keys.
+_PUT = (
+    "INSERT INTO replies (key, value, created, expires) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "value = excluded.value, created = excluded.created, expires = excluded.expires"
+)
+
+
+#: How many times this process was forked from its parent, so far: a child must not use its
+#: parent's connections (see ``SQLiteStore._connection``).
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork to follow
+    os.register_at_fork(after_in_child=_forked)
+
+
+def slack(max_entries: int) -> int:
+    """How far past ``max_entries`` a store may grow before a write trims it back to the bound:
+    1/64 of it (none below 64 entries), so a trim deletes a batch at a time."""
+    return max_entries // 64
 
 
 class SQLiteStore:
@@ -45,12 +91,14 @@ class SQLiteStore:
             self._connect().executescript(_SCHEMA)
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, made on its first use here and again in a forked child
+        (``_forks`` counts forks instead of asking for the process id on every read)."""
         local: Any = self._local
         connection = getattr(local, "connection", None)
-        if connection is None or local.pid != os.getpid():
+        if connection is None or local.forks != _forks:
             with self._lock:
                 connection = self._connect()
-            local.connection, local.pid = connection, os.getpid()
+            local.connection, local.forks = connection, _forks
         return connection
 
     def _connect(self) -> sqlite3.Connection:
@@ -78,12 +126,10 @@ class SQLiteStore:
         now = time.time()
         connection = self._connection()
         with _transaction(connection):
-            connection.execute(
-                "INSERT OR REPLACE INTO replies (key, value, created, expires) VALUES (?, ?, ?, ?)",
-                (key, value, now, expiry(ttl, now)),
-            )
-            if self.max_entries is not None:
-                self._drop_oldest(connection, self.max_entries)
+            connection.execute(_PUT, (key, value, now, expiry(ttl, now)))
+            bound = self.max_entries
+            if bound is not None and _count(connection) > bound + slack(bound):
+                _drop_oldest(connection, bound)
 
     def stats(self) -> StoreStats:
         now = time.time()
@@ -109,8 +155,12 @@ class SQLiteStore:
             gone = connection.execute(
                 "DELETE FROM replies WHERE expires IS NOT NULL AND expires <= ?", (time.time(),)
             ).rowcount
+            # Recounted: an older alloy replaced entries with a delete its triggers did not see.
+            connection.execute(
+                "UPDATE replies_count SET entries = (SELECT COUNT(*) FROM replies) WHERE id = 1"
+            )
             if self.max_entries is not None:
-                gone += self._drop_oldest(connection, self.max_entries)
+                gone += _drop_oldest(connection, self.max_entries)
         return gone
 
     def close(self) -> None:
@@ -121,13 +171,23 @@ class SQLiteStore:
             self._all.clear()
         self._local = threading.local()
 
-    @staticmethod
-    def _drop_oldest(connection: sqlite3.Connection, keep: int) -> int:
-        return connection.execute(
-            "DELETE FROM replies WHERE key IN "
-            "(SELECT key FROM replies ORDER BY created DESC LIMIT -1 OFFSET ?)",
-            (keep,),
-        ).rowcount
+
+def _count(connection: sqlite3.Connection) -> int:
+    """The number of entries, as the triggers keep it: one row read, not a count."""
+    row = connection.execute("SELECT entries FROM replies_count WHERE id = 1").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def _drop_oldest(connection: sqlite3.Connection, keep: int) -> int:
+    """Delete the oldest entries past ``keep``, walking the ``created`` index from its old end
+    (only as far as the entries it deletes)."""
+    excess = _count(connection) - keep
+    if excess <= 0:
+        return 0
+    return connection.execute(
+        "DELETE FROM replies WHERE key IN (SELECT key FROM replies ORDER BY created LIMIT ?)",
+        (excess,),
+    ).rowcount
 
 
 class _transaction:

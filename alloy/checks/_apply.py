@@ -147,6 +147,29 @@ class Walk:
         return CriterionFailed(message, field=result.path, criterion=result.criterion)
 
 
+class Audit(Walk):
+    """A walk that only looks: each criterion that can run outside a call is validated and its
+    failure recorded (``raised`` when the criterion itself raised), and no action is carried out.
+
+    Worked examples are audited this way when their command is decorated: an example is the
+    answer the model is shown, so it must pass what a real answer is held to. ``noop`` criteria
+    only record in a call, so a failing one does not count here either.
+    """
+
+    def _criteria(self, criteria: tuple[Criterion, ...], value: Any, path: Path) -> Any:
+        for criterion in criteria:
+            if value is None or criterion.on_fail == "noop" or not criterion.runs_alone:
+                continue
+            try:
+                error = validate_value(criterion, value)
+            except Exception as exc:
+                self._record(criterion, path, "raised", value, f"{type(exc).__name__}: {exc}")
+                continue
+            if error is not None:
+                self._record(criterion, path, "recorded", value, error)
+        return value
+
+
 def validate_value(criterion: Criterion, value: Any) -> str | None:
     """The criterion's error for ``value`` (a type error for a type it cannot check), or None."""
     if not isinstance(value, criterion.accepts) or (

@@ -12,7 +12,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from .._output import InvalidOutput, JsonOutput, OutputType, Parsed, schema_name, type_name
 from ..errors import CriterionFailed
-from ._apply import DROP, Refrained, Walk
+from ._apply import DROP, Audit, Refrained, Walk
 from ._criterion import Criterion
 from ._plan import Builder, Node, annotated, describe, split_annotated, strip_criteria
 from ._report import CheckReport, CriterionResult
@@ -96,6 +96,16 @@ class CheckedOutput:
             report = self._report(text, parsed, value, walk, feedback)
             raise InvalidOutput(_summary(reasks), feedback, report=report)
         return Parsed(value, self._report(text, parsed, value, walk))
+
+    def audit(self, reply: str) -> list[CriterionResult]:
+        """What ``reply`` (a worked example's answer) fails of the criteria that can run
+        outside a call; InvalidOutput when it is not a valid value at all."""
+        parsed = self.inner.parse(reply)
+        if isinstance(parsed, Parsed):
+            parsed = parsed.value
+        walk = Audit()
+        walk.apply(self.node, parsed)
+        return walk.results
 
     @staticmethod
     def _report(

@@ -74,6 +74,12 @@ class Criterion:
         """Whether the criterion offers a programmatic fix at all."""
         return type(self).fix is not Criterion.fix
 
+    @property
+    def runs_alone(self) -> bool:
+        """Whether the criterion can run outside a call (it needs no ``deps=`` and no model),
+        as worked examples are checked when their command is decorated."""
+        return True
+
     def rule(self) -> str:
         """What the criterion demands, as a clause for the model: ``"must be upper case"``."""
         return f"must satisfy {self.name}"
@@ -113,6 +119,10 @@ class Check(Criterion):
     @property
     def fixable(self) -> bool:
         return self.fix_fn is not None
+
+    @property
+    def runs_alone(self) -> bool:
+        return self.context_param is None  # the call's deps exist only during a call
 
     def rule(self) -> str:
         return self.rule_text or f"must pass the check {self.label}"
@@ -193,6 +203,10 @@ class Judged(Criterion):
 
     def rule(self) -> str:
         return self.rule_text or f"must pass the check {self.label}"
+
+    @property
+    def runs_alone(self) -> bool:
+        return False  # the judge is a model call
 
     def validate(self, value: Any) -> str | None:
         verdict = _call_command(self.command, value)

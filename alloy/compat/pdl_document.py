@@ -17,6 +17,12 @@ they cannot open a turn), and without one, template syntax is refused when stric
 refuses a variable it has no value for) or kept as written when not. ``{# comments #}`` are
 dropped either way.
 
+A template is rendered in jinja2's immutable sandbox: it can read the values it is given, not
+Python's internals (``cycler.__init__.__globals__`` is refused), call no method that changes a
+value, and build no range, repetition or power beyond a bound. Whatever goes wrong while it
+renders (a syntax error, an undefined variable, a division by zero, a refused attribute) is a
+ConfigurationError naming the document line.
+
 Strict (the default) also follows ragit's checks: content before the first turn, two schemas,
 an unknown ``<|turn|>``, a system turn that is not first, two user or two assistant turns in a
 row, and a document ending with an assistant turn are ConfigurationErrors. Lenient reading
@@ -44,9 +50,10 @@ __all__ = ["PdlDocument", "read_pdl"]
 PdlMessage = Union[System, UserTurn, ModelTurn]
 
 _TURNS = ("user", "system", "assistant", "schema", "reasoning")
-_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
 _TEMPLATE = re.compile(r"\{\{|\{%")
-_MEDIA = re.compile(r"<\|(media|raw_media)\(([^)\n]*)\)\|>")
+#: A media token. Its argument stops at ``<`` too, where the next token would start: a search
+#: from each of many unclosed ``<|media(`` to the line's end took quadratic time.
+_MEDIA = re.compile(r"<\|(media|raw_media)\(([^)<\n]*)\)\|>")
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ def read_pdl(
 
 def _render(text: str, context: Mapping[str, Any] | None, strict: bool) -> str:
     if context is None:
-        text = _COMMENT.sub("", text)
+        text = _without_comments(text)
         found = _TEMPLATE.search(text)
         if found is not None and strict:
             line = text.count("\n", 0, found.start()) + 1
@@ -94,12 +101,30 @@ def _render(text: str, context: Mapping[str, Any] | None, strict: bool) -> str:
         raise ConfigurationError(
             'Rendering a PDL template needs jinja2: pip install "alloy[pdl]"'
         ) from None
+    from ._pdl_sandbox import render_error, sandbox
+
     undefined = jinja2.StrictUndefined if strict else jinja2.Undefined
-    env = jinja2.Environment(autoescape=False, undefined=undefined, finalize=_escape)
+    env = sandbox(undefined=undefined, finalize=_escape)
     try:
         return env.from_string(text).render(**context)
-    except jinja2.TemplateError as exc:
-        raise ConfigurationError(f"PDL template: {exc}") from None
+    except Exception as exc:  # a template is code: whatever it raises is the document's fault
+        error = render_error(exc)
+    raise error
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its ``{# ... #}`` comments, in one pass: a search for each comment's end
+    from each ``{#`` (``\\{#.*?#\\}``) took quadratic time on many that never end."""
+    kept: list[str] = []
+    position = 0
+    while (start := text.find("{#", position)) >= 0:
+        end = text.find("#}", start + 2)
+        if end < 0:
+            break  # no comment ends after this one starts, so none after it does either
+        kept.append(text[position:start])
+        position = end + 2
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 def _escape(value: Any) -> Any:

@@ -132,6 +132,11 @@ def split_model(model: str) -> tuple[str, str]:
                 owner, longest = candidate.name, len(prefix)
     if owner is not None:
         return owner, model
+    if sep and provider == "local":
+        raise ConfigurationError(
+            f"'local:' in model {model!r} was alloy-ai's prefix for an Ollama model: write it "
+            f"as 'ollama:{model_id}'"
+        )
     if sep:
         raise ConfigurationError(
             f"Unknown provider {provider!r} in model {model!r}; known providers: {', '.join(sorted(_REGISTRY))}"

@@ -71,9 +71,31 @@ _SCHEMA_WORDS = re.compile(
 _KEYLIKE = re.compile(
     r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})"
 )
+#: The beginning of a key-shaped token at the end of a text (what a cut may leave of one).
+_KEY_START = re.compile(r"\b(?:sk-|AIza)[A-Za-z0-9_\-]*\Z")
 #: How much of an unreadable reply an error shows.
 SNIPPET_CHARS = 200
 MASK = "***"
+
+
+class _Keys:
+    """The keys a Redactor knows. Kept in slots behind a repr that names how many, never which,
+    so ``vars(model)``, debuggers and error reporters that dump locals show no key."""
+
+    __slots__ = ("plain", "short", "short_keys")
+
+    def __init__(
+        self,
+        plain: tuple[str, ...] = (),
+        short_keys: frozenset[str] = frozenset(),
+        short: re.Pattern[str] | None = None,
+    ) -> None:
+        self.plain = plain
+        self.short_keys = short_keys
+        self.short = short
+
+    def __repr__(self) -> str:
+        return f"<{len(self.plain) + len(self.short_keys)} keys, redacted>"
 
 
 class Redactor:
@@ -87,16 +109,18 @@ class Redactor:
     MIN_PLAIN = 8
 
     def __init__(self) -> None:
-        self._plain: tuple[str, ...] = ()
-        self._short: re.Pattern[str] | None = None
-        self._short_keys: frozenset[str] = frozenset()
+        self._keys = _Keys()
         self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Redactor of {self._keys!r}>"
 
     def add(self, *secrets: str | None) -> None:
         """Remember keys to redact (empty and repeated ones are ignored)."""
         with self._lock:
-            plain = set(self._plain)
-            short = set(self._short_keys)
+            keys = self._keys
+            plain = set(keys.plain)
+            short = set(keys.short_keys)
             for secret in secrets:
                 if not secret or not isinstance(secret, str) or not secret.strip():
                     continue
@@ -108,19 +132,40 @@ class Redactor:
                 else:
                     short.add(secret)
             # Longest first, so a key that contains another is replaced whole.
-            self._plain = tuple(sorted(plain, key=len, reverse=True))
-            if short != self._short_keys:
-                self._short_keys = frozenset(short)
+            pattern = keys.short
+            if short != keys.short_keys:
                 alternatives = "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
-                self._short = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
+                pattern = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
+            self._keys = _Keys(
+                tuple(sorted(plain, key=len, reverse=True)), frozenset(short), pattern
+            )
 
     def __call__(self, text: str) -> str:
-        for secret in self._plain:
+        keys = self._keys
+        for secret in keys.plain:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if self._short is not None:
-            text = self._short.sub(MASK, text)
+        if keys.short is not None:
+            text = keys.short.sub(MASK, text)
         return _KEYLIKE.sub(MASK, text)
+
+    def clip(self, text: str, limit: int = SNIPPET_CHARS) -> str:
+        """``text`` redacted, then cut to ``limit`` characters.
+
+        Redacting first is what keeps a key whole while it is recognised: cut first, a key that
+        straddled the cut left its first half in the snippet. The cut text is also kept from
+        ending in the beginning of a key, for text that was itself cut from something longer.
+        """
+        text = self(text)
+        if len(text) <= limit:
+            return text
+        head = text[: limit - 1]
+        for secret in self._keys.plain:
+            for size in range(min(len(secret) - 1, len(head)), 0, -1):
+                if head.endswith(secret[:size]):
+                    head = head[:-size]
+                    break
+        return _KEY_START.sub("", head) + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +205,12 @@ class SDKModel:
     provider: ClassVar[str]
     #: Environment variables the SDK reads its key from; their values are redacted too.
     key_env: ClassVar[tuple[str, ...]] = ()
+    #: Whether the provider states its rate limits in reply headers (``_ratelimits``), which
+    #: paced runs wait for before sending more than one call.
+    states_rate_limits: ClassVar[bool] = False
+    #: The field every whole reply of the API holds, and its JSON type: a JSON object without it
+    #: is not a reply (a proxy's error, another API's body) but a reply alloy cannot read.
+    reply_field: ClassVar[tuple[str, type] | None] = None
     capabilities: Capabilities = Capabilities()
 
     def __init__(
@@ -234,24 +285,26 @@ class SDKModel:
         body = self.build(request, stream=True)
         parser = self.stream_parser(request)
         streamed = self.call(self.send_stream, self.client(), body, request)
+        request_id = streamed.request_id
         try:
-            for event in self.iterate(streamed.events):
-                yield from self.read(parser.feed, event)
+            for event in self.iterate(streamed.events, request_id):
+                yield from self.read(parser.feed, event, request_id=request_id)
         finally:
             self.call(streamed.close)
-        yield Done(self.read(finished, parser, streamed.request_id))
+        yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         body = self.build(request, stream=True)
         parser = self.stream_parser(request)
         streamed = await self.acall(self.asend_stream, self.aclient(), body, request)
+        request_id = streamed.request_id
         try:
-            async for event in self.aiterate(streamed.events):
-                for delta in self.read(parser.feed, event):
+            async for event in self.aiterate(streamed.events, request_id):
+                for delta in self.read(parser.feed, event, request_id=request_id):
                     yield delta
         finally:
             await self.acall(streamed.close)
-        yield Done(self.read(finished, parser, streamed.request_id))
+        yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     # -- clients, built once and reused --
     def make_client(self, *, asynchronous: bool) -> Any:
@@ -330,8 +383,9 @@ class SDKModel:
             error = self.translate(exc, raw=raw, request_id=request_id)
         raise error
 
-    def iterate(self, events: Iterable[T]) -> Iterator[T]:
-        """The events of an SDK stream, with its failures (cut, garbled) as alloy errors."""
+    def iterate(self, events: Iterable[T], request_id: str | None = None) -> Iterator[T]:
+        """The events of an SDK stream, with its failures (cut, garbled) as alloy errors that
+        carry the stream's ``request_id``."""
         iterator = self.call(iter, events)
         while True:
             try:
@@ -339,13 +393,15 @@ class SDKModel:
             except StopIteration:
                 return
             except Exception as exc:
-                error = self.translate(exc)
+                error = self.translate(exc, request_id=request_id)
             else:
                 yield event
                 continue
             raise error
 
-    async def aiterate(self, events: AsyncIterable[T]) -> AsyncIterator[T]:
+    async def aiterate(
+        self, events: AsyncIterable[T], request_id: str | None = None
+    ) -> AsyncIterator[T]:
         """Async twin of :meth:`iterate`."""
         iterator = events.__aiter__()
         while True:
@@ -354,7 +410,7 @@ class SDKModel:
             except StopAsyncIteration:
                 return
             except Exception as exc:
-                error = self.translate(exc)
+                error = self.translate(exc, request_id=request_id)
             else:
                 yield event
                 continue
@@ -364,20 +420,23 @@ class SDKModel:
         self, exc: Exception, *, raw: Any = None, request_id: str | None = None
     ) -> AlloyError:
         """The alloy error for ``exc``: the SDK's by the adapter's table, anything else met
-        while reading a reply as UnreadableResponseError; redacted and unchained."""
+        while reading a reply as UnreadableResponseError; redacted and unchained, and given the
+        reply's ``request_id`` when it has none of its own."""
         if isinstance(exc, AlloyError):
             error: AlloyError = exc
         else:
             mapped = self.map_error(exc)
             error = mapped if mapped is not None else self.unreadable(exc, raw, request_id)
+        if isinstance(error, ProviderError) and error.request_id is None:
+            error.request_id = request_id
         return self.scrub(error)
 
     def unreadable(
         self, exc: BaseException, raw: Any = None, request_id: str | None = None
     ) -> UnreadableResponseError:
         """A reply alloy could not read, described by what went wrong and what came."""
-        what = _clip(f"{type(exc).__name__}: {exc}")
-        came = describe_reply(raw)
+        what = self.redact.clip(describe_error(exc))
+        came = describe_reply(raw, self.redact)
         return UnreadableResponseError(
             f"{self.provider} sent a reply alloy could not read ({what})"
             + (f"; the reply began {came}" if came else ""),
@@ -423,11 +482,22 @@ class SDKModel:
         except (ValueError, RecursionError) as exc:
             error = self.unreadable(exc, content, request_id)
         else:
-            if isinstance(body, dict):
+            problem = self.not_a_reply(body)
+            if problem is None:
                 return body
-            error = self.unreadable(TypeError("not a JSON object"), content, request_id)
+            error = self.unreadable(TypeError(problem), content, request_id)
         error.status_code = http_response.status_code
         raise self.scrub(error)
+
+    def not_a_reply(self, body: Any) -> str | None:
+        """What makes a decoded JSON body no reply of this API, or None when it is one."""
+        if not isinstance(body, dict):
+            return "not a JSON object"
+        if self.reply_field is not None:
+            name, kind = self.reply_field
+            if not isinstance(body.get(name), kind):
+                return f"no {name!r} {'list' if kind is list else 'object'}"
+        return None
 
     @staticmethod
     def timeout(request: Request) -> float | None:
@@ -442,8 +512,9 @@ def finished(parser: StreamParser, request_id: str | None) -> Response:
     return replace(response, request_id=request_id)
 
 
-def describe_reply(raw: Any) -> str:
-    """A short, quoted excerpt of a raw reply for an error message ('' when there is none)."""
+def describe_reply(raw: Any, redact: Redactor | None = None) -> str:
+    """A short, quoted excerpt of a raw reply for an error message ('' when there is none),
+    redacted by ``redact`` before it is cut (see :meth:`Redactor.clip`)."""
     if raw is None:
         return ""
     try:
@@ -459,7 +530,23 @@ def describe_reply(raw: Any) -> str:
             return ""
     except (ValueError, TypeError, RecursionError):
         text = f"<{type(raw).__name__} that cannot be shown>"
-    return repr(_clip(text))
+    return repr(redact.clip(text) if redact is not None else _clip(text))
+
+
+def describe_error(exc: BaseException) -> str:
+    """What went wrong reading a reply, in one line. A pydantic ValidationError is described
+    without the input values it would quote: it cuts them short, and a key cut short is no
+    longer one the redactor recognises."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        problems = exc.errors(include_url=False, include_context=False, include_input=False)
+        listed = "; ".join(
+            f"{'.'.join(str(step) for step in problem['loc']) or 'the reply'}: {problem['msg']}"
+            for problem in problems[:3]
+        )
+        return f"ValidationError: {len(problems)} problems with {exc.title}: {listed}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _clip(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -475,7 +562,7 @@ class PerLoop(Generic[T]):
     (like every runner) calls ``loop.shutdown_asyncgens()`` before closing the loop, which
     closes the watcher, whose ``finally`` forgets the value and awaits ``close(value)`` while
     the loop still runs. A loop closed without that (a bare ``loop.close()``) is dropped the
-    next time another loop asks.
+    next time another loop asks, its value unclosed: see :meth:`_drop_closed_loops`.
     """
 
     def __init__(self, close: Callable[[T], Awaitable[None]] | None = None) -> None:
@@ -524,7 +611,16 @@ class PerLoop(Generic[T]):
             self._watchers.pop(loop, None)
 
     def _drop_closed_loops(self) -> None:
-        """Let go of values of loops closed without a shutdown (the caller holds the lock)."""
+        """Let go of values of loops closed without a shutdown (the caller holds the lock).
+
+        They are not closed, because they cannot be: an SDK client's connections are transports
+        of the loop they were opened on, and closing one schedules a callback on that loop,
+        which raises "Event loop is closed" once it is (the SDKs' own finalizers try it and
+        fail so). Let go of, they are reclaimed by the garbage collector, whose finalizers
+        close their sockets (with a ResourceWarning, which is fair: the loop was not shut
+        down). ``asyncio.run`` and ``asyncio.Runner`` shut their loops down, so only a loop
+        driven by hand ends here.
+        """
         for loop in [loop for loop in self._by_loop if loop.is_closed()]:
             del self._by_loop[loop]
             self._watchers.pop(loop, None)

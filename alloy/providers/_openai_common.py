@@ -31,6 +31,7 @@ from ..errors import (
     SchemaRejectedError,
 )
 from ._base import Reply, SDKModel, Streamed, error_for_status, retry_after_from
+from ._ratelimits import observe_headers
 from ._settings import unsupported
 
 if TYPE_CHECKING:
@@ -196,6 +197,7 @@ class OpenAIModel(SDKModel):
     """SDK client construction and error mapping for both OpenAI wire APIs."""
 
     key_env = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+    states_rate_limits = True  # x-ratelimit-* on every reply
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
@@ -242,7 +244,9 @@ class OpenAIModel(SDKModel):
     def _reply(self, raw: Any) -> Reply:
         """The raw wire JSON: building and dumping the SDK's response models would be work
         thrown away, since the parser reads the JSON itself."""
-        request_id = raw.headers.get("x-request-id")
+        headers = raw.headers
+        observe_headers(headers)
+        request_id = headers.get("x-request-id")
         return Reply(self.json_body(raw.http_response, request_id), request_id)
 
     def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
@@ -255,8 +259,11 @@ class OpenAIModel(SDKModel):
 
 
 def stream_request_id(events: Any) -> str | None:
-    """The ``x-request-id`` of a streamed response (the SDK keeps the HTTP response)."""
-    return events.response.headers.get("x-request-id")
+    """The ``x-request-id`` of a streamed response (the SDK keeps the HTTP response); its
+    headers go to a paced call listening for rate limits, as a whole reply's do."""
+    headers = events.response.headers
+    observe_headers(headers)
+    return headers.get("x-request-id")
 
 
 _KNOWN: dict[type, frozenset[str]] = {}
@@ -348,6 +355,7 @@ def _status_error(model: SDKModel, exc: openai.APIStatusError) -> ProviderError:
     code = exc.code
     if code:
         message = f"{message} (code: {code})"
+    observe_headers(exc.response.headers)
     error = model.status_error(
         exc.status_code,
         message,

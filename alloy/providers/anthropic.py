@@ -103,6 +103,7 @@ from ..errors import (
 )
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._parts import misplaced
+from ._ratelimits import observe_headers
 from ._settings import refuse_cache_names, unsupported
 
 logger = logging.getLogger("alloy.providers.anthropic")
@@ -691,6 +692,8 @@ class AnthropicModel(SDKModel):
 
     provider = PROVIDER
     key_env = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
+    states_rate_limits = True  # anthropic-ratelimit-* on every reply
+    reply_field = ("content", list)
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
@@ -737,6 +740,7 @@ class AnthropicModel(SDKModel):
 
     def _reply(self, raw: Any) -> Reply:
         """The raw wire JSON, which the parser reads directly (see the OpenAI adapters)."""
+        observe_headers(raw.headers)
         request_id = raw.headers.get("request-id")
         return Reply(self.json_body(raw.http_response, request_id), request_id)
 
@@ -824,7 +828,9 @@ class AnthropicModel(SDKModel):
         status: int = exc.status_code
         message = exc.api_message or exc.message or f"HTTP {status}"
         request_id = exc.request_id
-        retry_after = retry_after_from(getattr(exc.response, "headers", None))
+        headers = getattr(exc.response, "headers", None)
+        observe_headers(headers)
+        retry_after = retry_after_from(headers)
         if status < 400:
             # An ``event: error`` inside a 200 stream (e.g. overloaded): classify by its type.
             status = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
@@ -850,6 +856,7 @@ class AnthropicModel(SDKModel):
 def _request_id(stream: Any) -> str | None:
     response = getattr(stream, "response", None)
     headers = getattr(response, "headers", None)
+    observe_headers(headers)
     return headers.get("request-id") if headers is not None else None
 
 

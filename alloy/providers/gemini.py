@@ -809,6 +809,13 @@ def _quiet_sdk_text_warning() -> None:
         sdk_logger.addFilter(_QuietTextWarning())
 
 
+#: Fields every generateContent reply holds at least one of (a blocked prompt has no candidates,
+#: but its prompt feedback and usage).
+_REPLY_FIELDS = ("candidates", "prompt_feedback", "usage_metadata", "model_version", "response_id")
+#: The same, as the wire spells them.
+_WIRE_REPLY_FIELDS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId")
+
+
 class GeminiModel(SDKModel):
     """A Gemini model through google-genai; see the module docstring for what is sent."""
 
@@ -853,8 +860,9 @@ class GeminiModel(SDKModel):
         if isinstance(exc, errors.APIError):
             return self._api_error(exc)
         if isinstance(exc, errors.UnknownApiResponseError):
-            return UnreadableResponseError(
-                self.redact(f"gemini sent a response that is not JSON: {exc}"), provider=PROVIDER
+            return UnreadableResponseError(  # the SDK's message holds the whole body
+                f"gemini sent a response that is not JSON: {self.redact.clip(str(exc))}",
+                provider=PROVIDER,
             )
         timeouts, transport = _transport_classes()
         if isinstance(exc, timeouts):
@@ -971,7 +979,15 @@ class GeminiModel(SDKModel):
         output_tool = answer_function(request, self.model_id)
         body = reply.body
         if isinstance(body, WholeReply):
+            if not any(body.body.get(name) for name in _WIRE_REPLY_FIELDS):
+                raise self.unreadable(
+                    TypeError("none of a generateContent reply's fields"), body.body
+                )
             return body.parse(output_tool)
+        if not any(getattr(body, name, None) for name in _REPLY_FIELDS):
+            # google-genai reads an empty body, [], null or JSON of another shape as a reply
+            # with nothing in it, which would pass for an empty answer.
+            raise self.unreadable(TypeError("none of a generateContent reply's fields"), body)
         return parse(body, output_tool=output_tool)
 
     def stream_parser(self, request: Request) -> StreamState:

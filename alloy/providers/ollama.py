@@ -341,6 +341,7 @@ class OllamaModel(SDKModel):
     provider = PROVIDER
     capabilities = CAPABILITIES
     key_env = ("OLLAMA_API_KEY",)
+    reply_field = ("message", dict)
 
     def make_client(self, *, asynchronous: bool) -> Any:
         import ollama

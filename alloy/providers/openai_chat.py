@@ -167,7 +167,11 @@ def build_messages(request: Request) -> list[dict[str, Any]]:
             case UserTurn():
                 messages.extend(user_messages(message.parts))
             case ModelTurn():
-                messages.append(assistant_message(message))
+                said = assistant_message(message)
+                # An empty turn (alloy's record of an empty answer, or only another API's
+                # data) is no message this API takes: it needs content or tool calls.
+                if said["content"] is not None or "tool_calls" in said:
+                    messages.append(said)
             case _:
                 assert_never(message)
     return messages
@@ -373,6 +377,7 @@ class OpenAIChatModel(OpenAIModel):
     """A model behind a Chat Completions endpoint (OpenAI or a compatible server)."""
 
     provider = PROVIDER
+    reply_field = ("choices", list)
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
         body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)

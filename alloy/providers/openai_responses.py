@@ -372,6 +372,7 @@ class OpenAIResponsesModel(OpenAIModel):
     """An OpenAI model behind the Responses API."""
 
     provider = PROVIDER
+    reply_field = ("output", list)
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
         body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)

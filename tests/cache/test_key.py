@@ -235,3 +235,20 @@ def test_a_model_without_a_wire_body_is_keyed_by_the_whole_request() -> None:
         assert request_key("offline", variant, None, stream=False) != key
     assert is_deterministic(request, None)
     assert not is_deterministic(replace(request, settings=ModelSettings()), None)
+
+
+def test_the_endpoint_is_part_of_the_key() -> None:
+    """Two OpenAI-compatible servers may serve different models under one name."""
+    from alloy.cache import CachedModel, CachePolicy, MemoryStore
+    from alloy.cache._key import endpoint_of
+
+    def key(base_url: str | None) -> str:
+        model = get_model("openai-chat:same-name", api_key="sk-test", base_url=base_url)
+        cached = CachedModel(model, CachePolicy(MemoryStore()))
+        return cached.key(base_request("openai-chat:same-name"), stream=False)
+
+    here, there = key("http://127.0.0.1:9001/v1"), key("http://127.0.0.1:9002/v1")
+    assert len({here, there, key(None)}) == 3
+    assert key("http://127.0.0.1:9001/v1/") == here  # a trailing slash is the same endpoint
+    assert endpoint_of(get_model("openai-chat:same-name", api_key="sk-test")) == "default"
+    assert endpoint_of(get_model("offline")) is None  # no wire body, no endpoint

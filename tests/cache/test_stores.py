@@ -129,16 +129,16 @@ def test_threads_share_one_store_of_a_shared_location(tmp_path: Path) -> None:
     stores = []
     errors: list[BaseException] = []
 
-    def use() -> None:
+    def use(index: int) -> None:
         try:
             store = open_store(location)
             stores.append(store)
-            for number in range(50):
-                store.put(f"{threading.get_ident()}-{number}", b"x", None)
+            for number in range(50):  # keyed by index: a finished thread's ident is reused
+                store.put(f"{index}-{number}", b"x", None)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=use) for _ in range(6)]
+    threads = [threading.Thread(target=use, args=(index,)) for index in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -188,3 +188,96 @@ def test_a_failing_store_is_a_miss_not_a_failed_call(
     with use_config(cache="broken"):
         assert isinstance(number(), int)
     assert "disk gone" in caplog.text
+
+
+def _steps_per_write(store: SQLiteStore, writes: int, start: int) -> float:
+    """SQLite virtual-machine steps (in hundreds) per write: a count of work, not of time."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0  # go on
+
+    connection = store._connection()
+    connection.set_progress_handler(count, 100)
+    for number in range(start, start + writes):
+        store.put(f"k{number}", b"x", None)
+    connection.set_progress_handler(None, 0)
+    return steps / writes
+
+
+def _filled(path: Path, bound: int) -> SQLiteStore:
+    store = SQLiteStore(path, bound)
+    connection = store._connection()
+    connection.execute("BEGIN")
+    connection.executemany(  # the oldest first: created at 0, 1, 2... (puts are created now)
+        "INSERT INTO replies (key, value, created, expires) VALUES (?, ?, ?, NULL)",
+        ((f"k{number}", b"x", float(number)) for number in range(bound)),
+    )
+    connection.execute("COMMIT")
+    return store
+
+
+def test_a_bounded_sqlite_store_writes_in_steps_that_do_not_grow_with_its_size(
+    tmp_path: Path,
+) -> None:
+    small = _filled(tmp_path / "small.sqlite", 200)
+    large = _filled(tmp_path / "large.sqlite", 20_000)
+    writes = 400
+    per_write_small = _steps_per_write(small, writes, 200)
+    per_write_large = _steps_per_write(large, writes, 20_000)
+    # A B-tree lookup grows with log(entries); a scan past the bound grew a hundredfold here.
+    assert per_write_large < 3 * per_write_small
+    for store, bound in ((small, 200), (large, 20_000)):
+        entries = store.stats().entries
+        assert bound <= entries <= bound + _sqlite.slack(bound)
+        assert store.get(f"k{bound + writes - 1}") == b"x"  # the newest stay
+        assert store.get("k0") is None  # the oldest went first
+        store.close()
+
+
+def test_the_sqlite_bound_holds_across_writers_and_after_a_prune(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    one, two = SQLiteStore(path, 50), SQLiteStore(path, 50)
+    for number in range(300):
+        (one if number % 2 else two).put(f"k{number}", b"x", None)
+        assert one.stats().entries <= 50 + _sqlite.slack(50)
+    one.put("k0", b"again", None)  # replacing an entry adds none
+    assert one.prune() >= 0 and one.stats().entries == 50
+    assert one.get("k299") == b"x" and one.get("k0") == b"again"
+    one.close()
+    two.close()
+
+
+def test_a_size_bound_on_a_redis_store_is_refused_not_ignored() -> None:
+    with pytest.raises(ConfigurationError, match="maxmemory") as refused:
+        new_store("redis://127.0.0.1:1/0", 100)
+    assert "cache_max_entries=100" in str(refused.value)
+
+    @command(output=int, model="offline", temperature=0)
+    def number() -> str:
+        return "a number"
+
+    bounded = use_config(cache="redis://127.0.0.1:1/0", cache_max_entries=5)
+    with bounded, pytest.raises(ConfigurationError, match="cache_max_entries"):
+        number()
+
+
+def _write_in_child(store: SQLiteStore) -> None:
+    store.put("from-child", b"child", None)
+    assert store.get("from-parent") == b"parent"
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform"
+)
+def test_a_forked_child_uses_a_connection_of_its_own(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.sqlite")
+    store.put("from-parent", b"parent", None)  # the parent's connection is open now
+    child = multiprocessing.get_context("fork").Process(target=_write_in_child, args=(store,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert store.get("from-child") == b"child"
+    store.close()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from alloy._output import InvalidOutput, OutputType
 from alloy.checks import SpecWarning, parse_criteria
 from alloy.checks._spec import parse_format
-from alloy.compat import load_pdl, load_rail
+from alloy.compat import load_pdl, load_rail, read_pdl
 from alloy.compat._shared import TypeNames
 from alloy.errors import CommandError, ConfigurationError
 from alloy.formats import BoundedText
@@ -134,6 +134,11 @@ HOSTILE_PDL = {
         '{"\ud800": int}',
         "a lone surrogate '\\ud800' is not valid text (at character 3)",
     ),
+    "a media path with a NUL": ("<|user|>\n<|media(a\x00.png)|>", "Cannot read image file"),
+    "a template that reaches for os": (
+        "<|user|>\n{{ cycler.__init__.__globals__.os.getcwd() }}",
+        "line 2: the template cannot be rendered",
+    ),
     "error in a long schema is shown short": (
         "{" + ", ".join(f"k{i}: int" for i in range(1000)) + " @}",
         "...",
@@ -144,7 +149,7 @@ HOSTILE_PDL = {
 @pytest.mark.parametrize(("schema", "message"), HOSTILE_PDL.values(), ids=list(HOSTILE_PDL))
 def test_hostile_pdl(schema: str, message: str) -> None:
     with pytest.raises(ConfigurationError) as info:
-        load_pdl(schema)
+        load_pdl(schema, context={} if "{{" in schema else None)
     assert message in str(info.value)
     assert len(str(info.value)) < 300
 
@@ -201,6 +206,17 @@ PDL_PIECES = [
     "{", "}", "[", "]", ":", ",", " ", "str", "int", "float", "bool", "yesno", "code", "tasklist",
     "date", "a", "b", "'k'", '"k k"', "min", "max", "len_min", "len_max", "step", "1", "-1", "0.5",
     "1e999", "-1e999", "1e308", "99999999999999999999", "9" * 4400, "@", "\ud800", "\x00", "\n",
+    # a whole document: turn lines (which make the text one), media, escapes, template syntax
+    "\n<|user|>\n", "\n<|system|>\n", "\n<|assistant|>\n", "\n<|schema|>\n", "\n<|reasoning|>\n",
+    "\n<|USER|>\n", "\n<|usr|>\n", "<|", "|>", "&lt;|", "<|media(", "<|raw_media(", "png:",
+    "iVBORw0KGgo=", ")|>", "\x00)|>", "{{", "}}", "{%", "%}", "{#", "#}",
+]  # fmt: skip
+#: Template pieces: what a document rendered with context= is made of.
+TEMPLATE_PIECES = [
+    *PDL_PIECES, "{{ x }}", "{{ x", "{{ y }}", "{% for i in x %}", "{% endfor %}", "{% if x %}",
+    "{% endif %}", "{% set x = 1 %}", "x", "|length", "|safe", "|join(", "/ 0", "* 9", "** 99", "+",
+    "~", "(", ")", "cycler.__init__.__globals__", ".os", ".getcwd()", "''.__class__", ".append(1)",
+    "range(", "lipsum", "namespace(", "joiner()", "10 ** 5000", '"a" * 99999999',
 ]  # fmt: skip
 FORMAT_PIECES = [
     "length", "min-len", "max-len", "valid-range", "min-val", "reading-time", "regex-match",
@@ -280,6 +296,12 @@ def _containers(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 PDL_SCHEMAS = st.recursive(_SCALAR, _containers, max_leaves=8)
 FORMAT_SPECS = st.lists(st.sampled_from(FORMATS), max_size=4).map("; ".join)
+_TURN = st.tuples(
+    st.sampled_from(["user", "system", "assistant", "schema", "reasoning", "USER", "media"]),
+    st.sampled_from(["hi", "{{ x }}", "{{ x | length }}", "&lt;|user|>", "", "<|media(a.png)|>"])
+    | PDL_SCHEMAS,
+).map(lambda turn: f"<|{turn[0]}|>\n{turn[1]}\n")
+PDL_DOCUMENTS = st.lists(_TURN, min_size=1, max_size=5).map("".join)
 
 REPLIES = [
     '{"value": "x"}', '{"value": [1]}', '{"a": "x", "b": 1}', '{"a": {"a": "X Y"}, "b": ["a"]}',
@@ -299,6 +321,14 @@ LOADERS: dict[str, tuple[Load, st.SearchStrategy[str]]] = {
     "rail-strict": (lambda spec: load_rail(spec, strict=True), _text(RAIL_PIECES, RAIL_SPECS)),
     "pdl": (load_pdl, _text(PDL_PIECES, PDL_SCHEMAS)),
     "pdl-lenient": (lambda schema: load_pdl(schema, strict=False), _text(PDL_PIECES, PDL_SCHEMAS)),
+    "pdl-template": (
+        lambda text: load_pdl(text, context={"x": [1, 2]}),
+        _text(TEMPLATE_PIECES, PDL_DOCUMENTS),
+    ),
+    "pdl-template-lenient": (
+        lambda text: read_pdl(text, {"x": "<|user|>"}, strict=False).output,
+        _text(TEMPLATE_PIECES, PDL_DOCUMENTS),
+    ),
     "parse-format": (parse_format, _text(FORMAT_PIECES, FORMAT_SPECS)),
     "parse-criteria": (
         lambda spec: parse_criteria(spec, strict=False),

@@ -230,6 +230,55 @@ def test_lenient_documents() -> None:
         read_pdl("<|user|>\n{{ query }}", {})
 
 
+# A template is code from the document's author: it renders in jinja2's sandbox, and whatever
+# goes wrong is a ConfigurationError naming the line, never the template's own exception.
+TEMPLATE_FAILURES = {
+    "python internals": ("{{ cycler.__init__.__globals__.os.getcwd() }}", "'__init__'"),
+    "a class's subclasses": ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "unsafe"),
+    "a method that changes a value": ("{{ items.append(4) }}", "'append' of 'list'"),
+    "division by zero": ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
+    "wrong types": ('{{ "a" + 1 }}', "TypeError: can only concatenate str"),
+    "undefined": ("{{ nothing }}", "'nothing' is undefined"),
+    "a huge range": ("{{ range(10 ** 9) | list }}", "OverflowError: Range too big"),
+    "a huge repetition": ('{{ "ab" * 10 ** 10 }}', "a repetition longer than 1,000,000"),
+    "a huge power": ("{{ 7 ** 1000000 }}", "a power of more than 100,000 bits"),
+    "endless recursion": (
+        "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+        "RecursionError",
+    ),
+    "a syntax error": ("{% for %}", "Expected an expression"),
+    "a number too long to show": ("{{ 10 ** 5000 }}", "ValueError: Exceeds the limit"),
+}
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"), TEMPLATE_FAILURES.values(), ids=list(TEMPLATE_FAILURES)
+)
+@pytest.mark.parametrize("reader", ["read_pdl", "load_pdl"])
+def test_a_template_that_fails_is_a_configuration_error_naming_its_line(
+    template: str, problem: str, reader: str
+) -> None:
+    from alloy.compat import read_pdl
+
+    text = f"<|schema|>\nstr\n<|user|>\nHello\n{template}\n"
+    read = read_pdl if reader == "read_pdl" else load_pdl
+    with pytest.raises(ConfigurationError) as info:
+        read(text, context={"items": [1, 2, 3]})
+    message = str(info.value)
+    assert message.startswith("PDL document line 5: the template cannot be rendered: ")
+    assert problem in message
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+def test_a_template_reads_its_values_and_bounded_operators_still_work() -> None:
+    from alloy import User
+    from alloy.compat import read_pdl
+
+    text = '<|user|>\n{{ n ** 3 }} {{ "ab" * n }} {{ items | sum }} {{ items[1:] }} {{ d.k }}'
+    doc = read_pdl(text, {"n": 2, "items": [1, 2, 3], "d": {"k": "v"}})
+    assert doc.messages == (User("8 abab 6 [2, 3] v"),)
+
+
 def test_an_empty_array_schema_takes_any_items(call: Call) -> None:
     value, model = run(
         "[] { max: 2 }", call, '{"value": [1, "a", 3]}', '{"value": [1, {"b": null}]}'

@@ -314,3 +314,85 @@ def test_a_handler_subscribed_after_a_call_sees_the_next_call() -> None:
     finally:
         unsubscribe()
     assert len(seen) == 1 and seen[0].call_id
+
+
+def test_every_way_of_changing_the_environment_reaches_the_next_call(
+    monkeypatch: pytest.MonkeyPatch, call: Call
+) -> None:
+    import os
+    from unittest import mock
+
+    model = script(*(json_reply(1, wrap=True) for _ in range(8)))
+    configure(model=model)
+    monkeypatch.delenv("ALLOY_TEMPERATURE", raising=False)
+    call(number)
+    os.environ["ALLOY_TEMPERATURE"] = "0.1"
+    call(number)
+    os.environ.update(ALLOY_TEMPERATURE="0.2")
+    call(number)
+    os.environ.pop("ALLOY_TEMPERATURE")
+    call(number)
+    os.environ.setdefault("ALLOY_TEMPERATURE", "0.3")
+    call(number)
+    del os.environ["ALLOY_TEMPERATURE"]
+    call(number)
+    with mock.patch.dict(os.environ, {"ALLOY_TEMPERATURE": "0.5"}):
+        call(number)
+    call(number)  # patch.dict put the environment back as it was
+    seen = [request.settings.temperature for request in model.requests]
+    assert seen == [None, 0.1, 0.2, None, 0.3, None, 0.5, None]
+
+
+def test_reading_the_environment_layer_does_not_walk_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every call reads the layers: it must not cost a pass over every variable set."""
+    import os
+
+    from alloy._config import layers_key
+
+    walks = 0
+    environ_type = type(os.environ)
+    walk = environ_type.__iter__
+
+    def counted(self: Any) -> Any:
+        nonlocal walks
+        walks += 1
+        return walk(self)
+
+    layers_key()
+    monkeypatch.setattr(environ_type, "__iter__", counted)
+    first = layers_key()
+    for _ in range(20):
+        assert layers_key() == first
+    monkeypatch.setenv("ALLOY_MAX_TOKENS", "77")
+    assert layers_key() != first
+    assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "77"
+    assert walks == 0
+
+
+def test_a_variable_set_in_another_thread_reaches_the_next_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import threading
+
+    from alloy._config import layers_key
+
+    names = [f"ALLOY_{name}" for name in ("TEMPERATURE", "MAX_TOKENS", "SYSTEM", "TIMEOUT")]
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+
+    def set_one(name: str) -> None:
+        for number_ in range(200):
+            os.environ[name] = str(number_ + 1)
+
+    threads = [threading.Thread(target=set_one, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {name: layers_key()[0].get(name) for name in names} == dict.fromkeys(names, "200")
+    for name in names:
+        del os.environ[name]
+    assert not set(names) & set(layers_key()[0])

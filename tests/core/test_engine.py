@@ -377,6 +377,35 @@ def test_the_first_attempt_keeps_the_configured_timeout() -> None:
     assert next(engine).request.settings.timeout == 7.5
 
 
+def test_the_cache_is_told_of_each_reply_the_call_goes_on_from_and_no_other() -> None:
+    """A reply the response cache missed (``cache="miss"``) is announced with ``Accepted`` once
+    the engine goes on from it or made the value from it; an invalid one never is."""
+    from alloy._engine import Accepted
+
+    def missed(response: Response) -> Response:
+        return replace(response, cache="miss")
+
+    engine = run(plan(int), PROMPT)
+    next(engine)
+    tool_turn = missed(Response((ToolCall("1", "add", {}),), finish_reason="tool_calls"))
+    assert engine.send(tool_turn) == Accepted(tool_turn)
+    assert isinstance(engine.send(None), RunTools)
+    outcome = ToolOutcome(ToolResult("1", "add", "2"))
+    assert isinstance(engine.send([outcome]), CallModel)
+    invalid = missed(text('{"value": "seven"}'))
+    assert isinstance(engine.send(invalid), CallModel)  # a re-ask: nothing accepted
+    valid = missed(text('{"value": 7}'))
+    assert engine.send(valid) == Accepted(valid)
+    assert finish(engine, None).value == 7
+
+    hit = run(plan(int), PROMPT)
+    next(hit)
+    assert finish(hit, replace(text('{"value": 7}'), cache="hit")).value == 7  # nothing to store
+    uncached = run(plan(int), PROMPT)
+    next(uncached)
+    assert finish(uncached, text('{"value": 7}')).value == 7
+
+
 # -- events: an observed call tells of each step, before or after its effect ---------------------
 
 

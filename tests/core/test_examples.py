@@ -5,13 +5,14 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 
 import alloy
 from alloy import Assistant, ConfigurationError, User, command
 from alloy._types import Request, Text
+from alloy.checks import LowerCase, TwoWords, UpperCase, ValidRange, check, checked, judged_by
 from alloy.testing import FunctionModel
 from alloy.testing.emulator import Emulator
 
@@ -194,3 +195,110 @@ def test_examples_reach_every_provider_as_turns(provider: str, emu: Emulator, ca
     body = json.dumps(emu.last_request(queue).body)
     assert "Review: Loved it!" in body and "Review: Boring." in body
     assert '\\"stars\\":5' in body  # the example's answer, as an assistant turn
+
+
+# -- examples and alloy.checks criteria ------------------------------------------------------
+
+
+@dataclass
+class Headline:
+    title: Annotated[str, TwoWords(on_fail="fix")]
+    tags: list[Annotated[str, LowerCase(on_fail="filter")]]
+    stars: Annotated[int, ValidRange(min=1, max=5)]
+
+
+@pytest.mark.parametrize(
+    ("example", "message"),
+    [
+        (
+            {"title": "Three word title", "tags": ["news"], "stars": 3},
+            "the output of example 1 fails criterion two-words on title: must be exactly two "
+            "words, but it has 3",
+        ),
+        (
+            {"title": "Big news", "tags": ["ok", "LOUD"], "stars": 3},
+            "example 1 fails criterion lower-case on tags\\[1\\]",
+        ),
+        ({"title": "Big news", "tags": [], "stars": 9}, "criterion valid-range on stars"),
+    ],
+)
+def test_an_example_that_fails_a_criterion_of_the_output_type_is_refused(
+    example: dict[str, Any], message: str
+) -> None:
+    good = {"title": "Small news", "tags": ["local"], "stars": 2}
+    with pytest.raises(ConfigurationError, match=message):
+
+        @command(output=Headline, model="offline", examples=[("a", good), ("b", example)])
+        def headline(text: str) -> str:
+            return text
+
+
+def test_criteria_on_a_whole_output_and_on_list_items_check_examples_too() -> None:
+    with pytest.raises(ConfigurationError, match="example 0 fails criterion upper-case"):
+
+        @command(output=list[Annotated[str, UpperCase()]], examples=[("x", ["OK", "no"])])
+        def shout(text: str) -> str:
+            return text
+
+    with pytest.raises(ConfigurationError, match="example 0 fails criterion short"):
+
+        @command(
+            output=checked(str, check(lambda s: len(s) < 5, name="short")),
+            examples=[("x", "far too long")],
+        )
+        def brief(text: str) -> str:
+            return text
+
+
+def test_criteria_that_need_the_call_are_left_to_the_call() -> None:
+    """A check that takes the call's deps, a judge (a model call) and a noop criterion (which
+    only records) do not refuse an example; the others still run."""
+    judged: list[Any] = []
+
+    @command(output=bool, model="offline")
+    def judge(value: str) -> str:
+        judged.append(value)
+        return value
+
+    def for_tenant(value: str, ctx: alloy.Context[str]) -> bool:
+        return False
+
+    @command(
+        output=Annotated[
+            str,
+            check(for_tenant),
+            judged_by(judge),
+            UpperCase(on_fail="noop"),
+            check(lambda s: s.startswith("h"), name="starts-with-h"),
+        ],
+        model="offline",
+        examples=[("x", "hello")],
+    )
+    def greet(text: str) -> str:
+        return text
+
+    assert judged == []
+    with pytest.raises(ConfigurationError, match="fails criterion starts-with-h"):
+
+        @command(
+            output=Annotated[
+                str, check(for_tenant), check(lambda s: s.startswith("h"), name="starts-with-h")
+            ],
+            examples=[("x", "bye")],
+        )
+        def farewell(text: str) -> str:
+            return text
+
+
+def test_a_criterion_that_raises_on_an_example_is_a_configuration_error() -> None:
+    def broken(value: str) -> bool:
+        raise KeyError("oops")
+
+    with pytest.raises(
+        ConfigurationError,
+        match="criterion broken raised KeyError: 'oops' checking the answer in the output of example 0",
+    ):
+
+        @command(output=Annotated[str, check(broken)], examples=[("x", "hello")])
+        def greet(text: str) -> str:
+            return text

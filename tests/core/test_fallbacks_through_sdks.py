@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from alloy.testing.emulator import (
     ReplyJson,
     ReplyMalformedJson,
     ReplyMaxTokens,
+    ReplyRaw,
     ReplyRefusal,
     ReplyText,
     SchemaRejected,
@@ -114,6 +115,8 @@ FALLS_OVER: dict[str, tuple[Callable[[], Item], dict[str, Any]]] = {
     "rate-limited": (lambda: RateLimited(), {}),
     "disconnect": (lambda: Disconnect(), {}),
     "timeout": (lambda: Slow(1.0), {"timeout": 0.5, "deadline": 60}),
+    # A 200 whose body is not what the API documents: UnreadableResponseError.
+    "unreadable": (lambda: ReplyRaw(body=b'{"garbled": '), {}),
 }
 STAYS: dict[str, Callable[[], Item]] = {
     "unauthorized": lambda: Unauthorized(),
@@ -291,3 +294,73 @@ def test_the_key_option_serves_a_fallback_that_reads_the_same_key(
     responses, chat_completions = emu.requests
     assert (responses.api, chat_completions.api) == ("openai.responses", "openai.chat")
     assert KEY in json.dumps(dict(chat_completions.headers))
+
+
+# -- spans ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spans() -> Iterator[Any]:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from alloy.otel import instrument
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    stop = instrument(tracer_provider)
+    yield exporter
+    stop()
+
+
+def assert_spans_show_the_move(spans: Any, command_name: str, primary: str, fallback: str) -> None:
+    """The call's span holds both models' spans, the first marked with its error, and an
+    ``alloy.fallback`` event naming the two models and the error that moved the call on."""
+    finished = spans.get_finished_spans()
+    (command_span,) = [s for s in finished if s.name == f"command {command_name}"]
+    first, second = sorted(
+        (s for s in finished if s.name.startswith("chat ")), key=lambda s: s.start_time
+    )
+    assert {first.parent.span_id, second.parent.span_id} == {command_span.context.span_id}
+    primary_model, fallback_model = PROVIDERS[primary][0], PROVIDERS[fallback][0]
+    assert first.name == f"chat {primary_model.split(':', 1)[1]}"
+    assert second.name == f"chat {fallback_model.split(':', 1)[1]}"
+    assert first.attributes["gen_ai.provider.name"] != second.attributes["gen_ai.provider.name"]
+    assert first.attributes["error.type"] == "ServerError"
+    assert "error.type" not in second.attributes
+    assert second.attributes["gen_ai.usage.output_tokens"] > 0
+    (moved,) = command_span.events
+    assert moved.name == "alloy.fallback"
+    assert dict(moved.attributes) == {
+        "alloy.fallback.from": primary_model,
+        "alloy.fallback.to": fallback_model,
+        "error.type": "ServerError",
+    }
+    assert "error.type" not in command_span.attributes  # the call itself succeeded
+
+
+@pytest.mark.parametrize("primary", NAMES)
+def test_spans_show_the_move_through_the_sdks(
+    primary: str, emu: Emulator, spans: Any, call: Call
+) -> None:
+    fallback = other_queue(primary)
+    emu.push(queue_of(primary), HttpError(500))
+    emu.push(queue_of(fallback), ReplyJson(ANSWER))
+    forecast = weather(primary, fallback, retries=0)
+    assert call(forecast, "Paris") == Weather("Paris", 21.0)
+    assert_spans_show_the_move(spans, forecast.name, primary, fallback)
+
+
+@pytest.mark.parametrize("primary", NAMES)
+def test_a_streams_spans_show_the_move_through_the_sdks(
+    primary: str, emu: Emulator, spans: Any, stream: Call
+) -> None:
+    fallback = other_queue(primary)
+    emu.push(queue_of(primary), HttpError(500))
+    emu.push(queue_of(fallback), ReplyText("From the fallback."))
+    say = chat(primary, fallback, retries=0)
+    assert "".join(stream(say, "Hi")) == "From the fallback."
+    assert_spans_show_the_move(spans, say.name, primary, fallback)

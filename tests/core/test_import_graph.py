@@ -165,8 +165,14 @@ def test_the_core_types_import_nothing_above_them() -> None:
     """The bottom of the core: the normalized types and the protocols stay low."""
     edges = graph()
     assert edges["alloy._types"] <= {"alloy._text"}
-    assert edges["alloy._rail"] <= {"alloy._types", "alloy._blocking", "alloy._deps"}
+    assert edges["alloy._rail"] <= {
+        "alloy._types",
+        "alloy._blocking",
+        "alloy._deps",
+        "alloy._pickling",
+    }
     assert edges["alloy._deps"] <= {"alloy.errors"}
-    assert edges["alloy._output"] <= {"alloy._schema", "alloy.errors"}
+    assert edges["alloy._output"] <= {"alloy._schema", "alloy.errors", "alloy._pickling"}
     assert not edges["alloy._blocking"]
+    assert not edges["alloy._pickling"]  # how things pickle, beneath everything that pickles
     assert "alloy._command" not in edges["alloy._engine"] | edges["alloy._drivers"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
-import sys
 import typing
 import uuid
 from collections.abc import Iterable, Iterator
@@ -422,11 +421,55 @@ def test_typing_typeddict_works_as_a_tool_parameter() -> None:
     assert store.definition.parameters["properties"]["movie"]["$ref"].endswith("StdMovie")
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads typing.TypedDict itself")
-def test_a_self_referring_typing_typeddict_says_what_to_use() -> None:
-    with pytest.raises(ConfigurationError, match=r"typing_extensions\.TypedDict"):
-        command(output=StdTree)
+def test_a_self_referring_typing_typeddict_works(call: Call) -> None:
+    @command(output=StdTree)
+    def tree() -> str:
+        return "x"
+
+    definition = tree.schema["$defs"]["StdTree"]
+    assert definition["description"] == "A tree."
+    assert definition["properties"]["children"]["items"] == {"$ref": "#/$defs/StdTree"}
+    reply = {"name": "root", "children": [{"name": "leaf", "children": []}]}
+    with override_model(script(json.dumps(reply), json.dumps({"name": "root"}))) as model:
+        assert call(tree) == reply
+    assert len(model.requests) == 1
+
+
+def test_typing_typeddicts_that_refer_to_each_other_work(call: Call) -> None:
+    from alloy import tool
+
+    @command(output=list[StdBranch])
+    def branches() -> str:
+        return "x"
+
+    reply = [{"leaf": {"branch": {"label": "inner"}}, "label": "outer"}]
+    with override_model(script(json.dumps({"value": reply}))):
+        assert call(branches) == reply
+
+    @tool
+    def depth(branch: StdBranch) -> int:
+        return 1
+
+    assert set(depth.definition.parameters["$defs"]) == {"StdBranch", "StdLeaf"}
+    bad = {"leaf": {"branch": {"label": 3}}}
+    with override_model(
+        script(json.dumps({"value": [bad]}), json.dumps({"value": reply}))
+    ) as model:
+        assert call(branches) == reply
+    assert "leaf.branch.label" in model.requests[1].messages[-1].parts[0].errors
 
 
 class StdTree(typing.TypedDict):
+    """A tree."""
+
+    name: str
     children: list[StdTree]
+
+
+class StdBranch(typing.TypedDict, total=False):
+    leaf: StdLeaf
+    label: str
+
+
+class StdLeaf(typing.TypedDict):
+    branch: StdBranch | None

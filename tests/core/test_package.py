@@ -31,7 +31,7 @@ def test_all_is_sorted_and_complete() -> None:
 def test_import_alloy_is_light() -> None:
     code = (
         "import sys, alloy; "
-        "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'ollama', 'asyncio', 'httpx') if m in sys.modules]; "
+        "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'ollama', 'asyncio', 'httpx', 'ray', 'pyarrow', 'cloudpickle') if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

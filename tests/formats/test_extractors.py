@@ -268,21 +268,8 @@ def test_keyvalues_seed_examples() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    "reply",
-    [
-        "Let me work through this first.\n\nThought: add them\nAnswer: 4",
-        "**Thought:** add them\n**Answer:** 4",
-        "**Thought**: add them\n**Answer**: 4",
-        "**Thought: add them**\n**Answer: 4**",
-        "  Thought: add them\n  Answer: 4",
-        "- Thought: add them\n- Answer: 4",
-        "### Thought: add them\n### Answer: 4",
-        "thought: add them\nANSWER:\n\n4\n",
-    ],
-)
-def test_keyvalues_on_real_replies(reply: str) -> None:
-    assert KeyValues(["Thought", "Answer"]).parse(reply) == {"thought": "add them", "answer": "4"}
+# The key spellings KeyValues reads (bold, bulleted, indented...) are cases in
+# data/keyvalues_cases.json, with other parsers' key-value and ReAct cases (test_spec_examples).
 
 
 def test_keyvalues_value_runs_to_the_next_key() -> None:
@@ -311,6 +298,29 @@ def test_keyvalues_bulleted_values_end_at_the_next_item() -> None:
         "age": "30",
         "steps": "go\n- first\n- second",
     }
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        # A value written on its key line does not take a list that follows it.
+        ("Thought: t\nAnswer: 42\n- a note\n- another", "42"),
+        ("Thought: t\nAnswer: 42\n\n1. first\n2. second", "42"),
+        ("  Thought: t\n  Answer: 42\n- a note", "42"),
+        # A key that announces a list takes it: nothing after the colon, or text ending in one.
+        ("Thought: t\nAnswer:\n- a\n- b", "- a\n- b"),
+        ("Thought: t\nAnswer: the steps are:\n- a\n- b", "the steps are:\n- a\n- b"),
+        # A list indented under the key line is the value's, whatever the key line holds.
+        ("Thought: t\nAnswer: 42\n  - detail\n  - more", "42\n- detail\n- more"),
+    ],
+)
+def test_keyvalues_a_list_after_a_one_line_value_is_not_swallowed(reply: str, answer: str) -> None:
+    assert KeyValues(["Thought", "Answer"]).parse(reply) == {"thought": "t", "answer": answer}
+
+
+def test_keyvalues_a_bulleted_key_after_a_plain_one_is_still_a_key() -> None:
+    reply = "Answer: 42\n- Thought: because\n- Hobby: chess"
+    assert KeyValues(["Thought", "Answer"]).parse(reply) == {"thought": "because", "answer": "42"}
 
 
 def test_keyvalues_value_continues_to_the_end_of_its_paragraph() -> None:

@@ -258,6 +258,24 @@ def test_reasks_name_the_real_problem(tp: Any, reply: str, feedback: str, call: 
     assert part.errors.startswith(feedback)
 
 
+@pytest.mark.parametrize(
+    ("tp", "reply", "message"),
+    [
+        (bool, "maybe", "No true or false found in the model output: 'maybe'"),
+        (bool, "nope", "No true or false found in the model output: 'nope'"),
+        (int, "a few", "No whole number found in the model output: 'a few'"),
+        (float, "about half", "No number found in the model output: 'about half'"),
+        (list[int], "none", "No JSON found in the model output: 'none'"),
+    ],
+)
+def test_the_final_error_names_what_was_missing_as_the_reask_did(
+    tp: Any, reply: str, message: str, call: Call
+) -> None:
+    with pytest.raises(ParseError) as info:
+        prompted(tp, reply, reply, call=call)
+    assert str(info.value).startswith(message)
+
+
 def test_auto_prompt_mode_warns_once_per_command_and_model(run_result: Call) -> None:
     from alloy import PromptModeWarning
 

@@ -17,6 +17,9 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
 }
 FORMS = ("call", "acall", "stream", "astream")
 STREAMED = ("stream", "astream")
+#: The typed streams: partial values of the answer, and the elements of a list answer.
+TYPED_STREAMS = ("stream_partial", "astream_partial", "stream_items", "astream_items")
+ASYNC_FORMS = frozenset({"acall", "astream", "astream_partial", "astream_items"})
 
 
 @dataclass
@@ -26,7 +29,8 @@ class Weather:
 
 
 def weather_command(form: str, **options: Any) -> Any:
-    """A command asking for the weather: text for the streamed forms, a Weather otherwise."""
+    """A command asking for the weather: text for the text streams, a list of Weather for the
+    item streams, a Weather otherwise."""
     if form in STREAMED:
 
         @command(**options)
@@ -35,8 +39,29 @@ def weather_command(form: str, **options: Any) -> Any:
 
         return text
 
-    @command(output=Weather, **options)
+    output: Any = list[Weather] if form.endswith("_items") else Weather
+
+    @command(output=output, **options)
     def typed(city: str) -> str:
         return f"Weather in {city}?"
 
     return typed
+
+
+def run_form(cmd: Any, form: str, city: str) -> Any:
+    """What one call of ``cmd`` in ``form`` gives: its value, the text a stream joins to, or the
+    partials or items a typed stream yields (a coroutine for the async forms)."""
+    if form in ASYNC_FORMS:
+        return _run_async(cmd, form, city)
+    if form == "call":
+        return cmd(city)
+    if form == "stream":
+        return "".join(cmd.stream(city))
+    return list(getattr(cmd, form)(city))
+
+
+async def _run_async(cmd: Any, form: str, city: str) -> Any:
+    if form == "acall":
+        return await cmd.acall(city)
+    chunks = [chunk async for chunk in getattr(cmd, form)(city)]
+    return "".join(chunks) if form == "astream" else chunks

@@ -5,9 +5,11 @@ overload, refused keys and schemas, cut and failing streams, slow replies, dropp
 connections), every unusable answer (refusal, truncation, empty, malformed JSON), and raw
 bodies no API documents (empty, cut, HTML, the wrong JSON, JSON nested too deep, invalid UTF-8,
 garbled stream frames), through the real SDKs against the emulator. Each fault is run twice:
-alone with ``retries=0``, where it must end in an ``AlloyError``; and followed by a good answer
-with ``retries=1``, where a transient error must be retried into success (two requests) and
-any other must end the same way after one request. Waits are recorded, not slept.
+alone with ``retries=0``, where it must end in the error class docs/security.md and the errors
+page document for it (an unreadable reply also carries the request id the provider sent); and
+followed by a good answer with ``retries=1``, where a transient error must be retried into
+success (two requests) and any other must end the same way after one request. Waits are
+recorded, not slept.
 """
 
 from __future__ import annotations
@@ -19,7 +21,22 @@ from typing import Any
 
 import pytest
 
-from alloy import AlloyError, CommandError
+from alloy import (
+    AuthenticationError,
+    BadRequestError,
+    CommandError,
+    ContentFilteredError,
+    EmptyOutputError,
+    ParseError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    RateLimitError,
+    RefusalError,
+    SchemaRejectedError,
+    ServerError,
+    TruncatedOutputError,
+    UnreadableResponseError,
+)
 from alloy.testing.emulator import (
     CutStream,
     Disconnect,
@@ -44,6 +61,16 @@ from alloy.testing.emulator import (
 from .conftest import FORMS, PROVIDERS, weather_command
 
 DEEP = b'{"a":' * 5000 + b"1" + b"}" * 5000
+#: The request id raw bodies are sent with, under both names the SDKs read.
+REQUEST_ID = "req_fault_0001"
+_IDS = (("x-request-id", REQUEST_ID), ("request-id", REQUEST_ID))
+
+
+def raw(
+    status: int, body: bytes = b"", content_type: str = "application/json", **options: Any
+) -> ReplyRaw:
+    return ReplyRaw(status, body, content_type, headers=_IDS, **options)
+
 
 FAULTS: dict[str, Callable[[], Item]] = {
     **{f"http-{status}": (lambda s=status: HttpError(s)) for status in (400, 401, 403, 404)},
@@ -56,39 +83,79 @@ FAULTS: dict[str, Callable[[], Item]] = {
     "schema-rejected": lambda: SchemaRejected(),
     "cut-stream": lambda: CutStream(after=1),
     "stream-error": lambda: StreamError(after=1),
-    "slow": lambda: Slow(0.6),
+    "slow": lambda: Slow(1.5),  # well past the 0.5 s timeout, even on a busy machine
     "disconnect": lambda: Disconnect(),
     "refusal": lambda: ReplyRefusal(),
     "max-tokens": lambda: ReplyMaxTokens(),
     "empty": lambda: ReplyEmpty(),
     "malformed-json": lambda: ReplyMalformedJson(),
-    "body-empty": lambda: ReplyRaw(200, b""),
-    "body-cut": lambda: ReplyRaw(200, b'{"id": "resp_1", "output": [{"type": "mess'),
-    "body-html": lambda: ReplyRaw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html"),
-    "body-array": lambda: ReplyRaw(200, b"[]"),
-    "body-null": lambda: ReplyRaw(200, b"null"),
-    "body-wrong-shape": lambda: ReplyRaw.json({"unexpected": True, "content": "x", "choices": 7}),
-    "body-deep": lambda: ReplyRaw(200, DEEP),
-    "body-bad-utf8": lambda: ReplyRaw(200, b'{"text": "\xff\xfe\xfa"}'),
-    "body-500-text": lambda: ReplyRaw(500, b"upstream exploded", "text/plain"),
-    "frames-garbled": lambda: ReplyRaw(200, frames=(b"data: {garbage\n\n", b"data: [1, 2\n\n")),
-    "frames-wrong-shape": lambda: ReplyRaw(
+    "body-empty": lambda: raw(200),
+    "body-cut": lambda: raw(200, b'{"id": "resp_1", "output": [{"type": "mess'),
+    "body-html": lambda: raw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html"),
+    "body-array": lambda: raw(200, b"[]"),
+    "body-null": lambda: raw(200, b"null"),
+    "body-wrong-shape": lambda: raw(200, b'{"unexpected": true, "content": "x", "choices": 7}'),
+    "body-deep": lambda: raw(200, DEEP),
+    "body-bad-utf8": lambda: raw(200, b'{"text": "\xff\xfe\xfa"}'),
+    "body-500-text": lambda: raw(500, b"upstream exploded", "text/plain"),
+    "frames-garbled": lambda: raw(200, frames=(b"data: {garbage\n\n", b"data: [1, 2\n\n")),
+    "frames-wrong-shape": lambda: raw(
         200, frames=(b'data: {"type": 7, "choices": "x", "candidates": null}\n\n',)
     ),
-    "frames-ndjson-garbled": lambda: ReplyRaw(
+    "frames-ndjson-garbled": lambda: raw(
         200, content_type="application/x-ndjson", frames=(b'{"message": {"content": 5}}\n', b"{")
     ),
 }
-#: Faults that are answers a text command takes as they are (they are only wrong for a type);
-#: Ollama has no refusal signal, so a refusal is just its text.
-FINE_AS_TEXT = {"malformed-json"}
-FINE_AS_TEXT_ON = {"ollama": {"refusal"}}
+#: The error each fault ends in, as documented (a str: a text command takes the answer as it is).
+EXPECTED: dict[str, type[Exception] | type[str]] = {
+    **{f"http-{status}": BadRequestError for status in (400, 404, 413, 422)},
+    **{f"http-{status}": AuthenticationError for status in (401, 403)},
+    "http-408": ProviderTimeoutError,
+    **{f"http-{status}": ServerError for status in (409, 500, 502, 503, 504, 529)},
+    "rate-limited": RateLimitError,
+    "overloaded": ServerError,
+    "unauthorized": AuthenticationError,
+    "schema-rejected": SchemaRejectedError,
+    "cut-stream": ProviderConnectionError,
+    "stream-error": ServerError,
+    "slow": ProviderTimeoutError,
+    "disconnect": ProviderConnectionError,
+    "refusal": RefusalError,
+    "max-tokens": TruncatedOutputError,
+    "empty": EmptyOutputError,
+    "malformed-json": ParseError,
+    **{name: UnreadableResponseError for name in FAULTS if name.startswith(("body-", "frames-"))},
+    "body-500-text": ServerError,
+}
+#: Where a provider or a text stream documents another error for a fault.
+EXPECTED_ON: dict[tuple[str, str], type[Exception] | type[str]] = {
+    ("gemini", "refusal"): ContentFilteredError,  # Gemini refuses with a SAFETY stop
+    ("ollama", "refusal"): ParseError,  # Ollama has no refusal signal: the text is the answer
+}
+#: Answers a text command takes as they are (they are only wrong for a type).
+FINE_AS_TEXT = {"malformed-json", "ollama:refusal"}
+#: A stream of a reply alloy cannot read ends in UnreadableResponseError when the SDK could not
+#: read a frame, or in ProviderConnectionError when the stream ended before its last event,
+#: which is what a body that is not a stream at all looks like to the SDK. Both are retried.
+UNREADABLE_STREAM = (UnreadableResponseError, ProviderConnectionError)
+#: Providers whose replies carry a request id header the adapters read.
+WITH_REQUEST_IDS = {"openai", "openai-chat", "anthropic"}
+
+
+def expected(provider: str, form: str, name: str) -> tuple[type[Any], ...]:
+    """The error classes (or str) a fault may end in, as documented."""
+    streamed = form in ("stream", "astream")
+    if streamed and (name in FINE_AS_TEXT or f"{provider}:{name}" in FINE_AS_TEXT):
+        return (str,)
+    if streamed and name.startswith(("body-", "frames-")) and name != "body-500-text":
+        return UNREADABLE_STREAM
+    return (EXPECTED_ON.get((provider, name), EXPECTED[name]),)
 
 
 def make_command(provider: str, form: str, retries: int) -> Any:
     model = PROVIDERS[provider][0]
     return weather_command(
-        form, model=model, retries=retries, max_reasks=0, timeout=0.2, deadline=30
+        form, model=model, retries=retries, max_reasks=0, timeout=0.5, deadline=30
     )
 
 
@@ -155,13 +222,17 @@ def test_every_fault_ends_in_a_retry_or_a_typed_error(
     alone = run_all(provider, form, [(0, [FAULTS[n]()]) for n in names], emu)
     problems: list[str] = []
     followups: list[tuple[int, list[Item]]] = []
-    fine_as_text = FINE_AS_TEXT | FINE_AS_TEXT_ON.get(provider, set())
     for name, (outcome, _) in zip(names, alone, strict=True):
-        if form in ("stream", "astream") and name in fine_as_text:
-            if not isinstance(outcome, str):
-                problems.append(f"{name}: a text command should take it, got {outcome!r}")
-        elif not isinstance(outcome, AlloyError):
-            problems.append(f"{name}: ended in {outcome!r}, not an alloy error")
+        documented = expected(provider, form, name)
+        if type(outcome) not in documented:
+            wanted = " or ".join(cls.__name__ for cls in documented)
+            problems.append(f"{name}: ended in {outcome!r}, not {wanted}")
+        elif (
+            isinstance(outcome, UnreadableResponseError)
+            and provider in WITH_REQUEST_IDS
+            and outcome.request_id != REQUEST_ID
+        ):
+            problems.append(f"{name}: {outcome!r} lost the request id ({outcome.request_id})")
         followups.append((1, [FAULTS[name](), good_answer(form)]))
     again = run_all(provider, form, followups, emu)
     for name, (first, _), (outcome, requests) in zip(names, alone, again, strict=True):

@@ -4,8 +4,10 @@ Each case renders a real answer (text, a JSON value, a tool call) in the provide
 format, for a whole reply or a stream, and mangles it before sending: a field deleted, nulled,
 given another type, a huge or deeply nested value, bytes cut, inserted or flipped, frames
 dropped, repeated or reordered. The real SDKs read it and alloy's adapters parse it; the call
-must end in a value or an ``AlloyError``, never in anything else. Every case is reproducible
-from its seed. ``make test`` runs a few hundred cases; ``make fuzz`` fifty times as many.
+must end in a value or an ``AlloyError``, never in anything else, in every call form: call,
+acall, stream, astream, and the typed streams (stream_partial, stream_items and their async
+twins), whose answers sometimes hold a whole number longer than Python reads. Every case is
+reproducible from its seed. ``make test`` runs a few hundred cases; ``make fuzz`` fifty times as many.
 """
 
 from __future__ import annotations
@@ -22,9 +24,18 @@ import pytest
 from alloy import AlloyError, tool
 from alloy.testing.emulator import Emulator, Item, Mutated, ReplyJson, ReplyText, ReplyToolCalls
 
-from .conftest import FORMS, PROVIDERS, weather_command
+from .conftest import (
+    ASYNC_FORMS,
+    FORMS,
+    PROVIDERS,
+    STREAMED,
+    TYPED_STREAMS,
+    run_form,
+    weather_command,
+)
 
 CASES_PER_CELL = 30
+ALL_FORMS = (*FORMS, *TYPED_STREAMS)
 _DEEP_MARK = "\x00deep\x00"
 _SSE_DATA = re.compile(rb"^data: ?(.*)$", re.MULTILINE)
 
@@ -165,14 +176,22 @@ def mutator(seed: int) -> Callable[[tuple[bytes, ...]], tuple[bytes, ...]]:
 # -- running cases ----------------------------------------------------------------------------
 
 
+WEATHER = {"city": "Paris", "temp_c": 21.5}
+#: An answer with a whole number longer than Python reads (4,300 digits): JSON, but out of range.
+LONG_NUMBER = '{"city": "Paris", "temp_c": 1' + "0" * 5000 + "}"
+
+
 def base_reply(rng: random.Random, form: str) -> Item:
     kind = rng.choice(["text", "json", "tool"])
     if kind == "tool":
         return ReplyToolCalls(
             ("lookup", {"city": "Paris"}), text=rng.choice([None, "Let me check."])
         )
-    if kind == "json" and form in ("call", "acall"):
-        return ReplyJson({"city": "Paris", "temp_c": 21.5})
+    if kind == "json" and form not in STREAMED:
+        if rng.random() < 0.2:
+            long = LONG_NUMBER
+            return ReplyText(f'{{"value": [{long}]}}' if form.endswith("_items") else long)
+        return ReplyJson({"value": [WEATHER, WEATHER]} if form.endswith("_items") else WEATHER)
     return ReplyText("Sunny in Paris, 21.5 degrees, light wind from the west.")
 
 
@@ -188,7 +207,7 @@ def judge(outcome: Any, seed: int, problems: list[str]) -> None:
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("form", ALL_FORMS)
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_mangled_replies_end_in_a_value_or_an_alloy_error(
     provider: str,
@@ -198,7 +217,7 @@ def test_mangled_replies_end_in_a_value_or_an_alloy_error(
 ) -> None:
     model, queue, _ = PROVIDERS[provider]
     cmd = make_command(model, form)
-    base = sorted(PROVIDERS).index(provider) * 1_000_000 + FORMS.index(form) * 100_000
+    base = sorted(PROVIDERS).index(provider) * 1_000_000 + ALL_FORMS.index(form) * 100_000
     seeds = range(base, base + CASES_PER_CELL * fuzz_scale)
     problems: list[str] = []
 
@@ -207,11 +226,11 @@ def test_mangled_replies_end_in_a_value_or_an_alloy_error(
         rng = random.Random(seed)
         emu.push(queue, Mutated(mutator(seed), base_reply(rng, form)))  # type: ignore[arg-type]
 
-    if form in ("call", "stream"):
+    if form not in ASYNC_FORMS:
         for seed in seeds:
             queue_case(seed)
             try:
-                _ = cmd("Paris") if form == "call" else "".join(cmd.stream("Paris"))
+                run_form(cmd, form, "Paris")
             except BaseException as error:  # the test judges what came out
                 judge(error, seed, problems)
     else:
@@ -220,10 +239,7 @@ def test_mangled_replies_end_in_a_value_or_an_alloy_error(
             for seed in seeds:
                 queue_case(seed)
                 try:
-                    if form == "acall":
-                        await cmd.acall("Paris")
-                    else:
-                        _ = [chunk async for chunk in cmd.astream("Paris")]
+                    await run_form(cmd, form, "Paris")
                 except BaseException as error:  # the test judges what came out
                     judge(error, seed, problems)
 

@@ -48,5 +48,6 @@ def test_alloy_config_has_only_alloy_ais_names() -> None:
         "DEFAULT_PARALLEL_TOOLS_MAX",
         "configure",
         "get_config",
+        "log",
         "use_config",
     ]

@@ -38,7 +38,8 @@ PROVIDERS = {
     "openai": ("openai:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
     "openai-chat": ("openai-chat:gpt-4o-mini", "openai", "OPENAI_API_KEY"),
     "anthropic": ("anthropic:claude-sonnet-4-6", "anthropic", "ANTHROPIC_API_KEY"),
-    "gemini": ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY"),
+    # The variable the emulator's environment sets and google-genai reads first.
+    "gemini": ("gemini:gemini-2.5-flash", "gemini", "GOOGLE_API_KEY"),
     "ollama": ("ollama:llama3.2", "ollama", "OLLAMA_API_KEY"),
 }
 
@@ -172,6 +173,117 @@ def test_canary_key_never_leaks(
     else:
         assert isinstance(error, CommandError)
     assert collected["events"], "events were emitted"
+    assert all(CANARY in str(request.headers) for request in emu.requests), "the canary was sent"
     for text in _texts(error, collected, caplog):
         assert CANARY not in text
         assert CANARY[8:] not in text  # no partial key either
+
+
+def _fallback_for(provider: str) -> str:
+    """A provider on another emulator queue, for ``provider``'s calls to fall back to."""
+    return "openai" if PROVIDERS[provider][1] != "openai" else "anthropic"
+
+
+HISTORY = [
+    {"role": "system", "content": "You report the weather."},
+    {"role": "user", "content": "Weather in Lyon?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": '{"city": "Lyon"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "Lyon"},
+    {"role": "assistant", "content": '{"city": "Lyon", "temp_c": 18.0}'},
+]
+
+#: Each feature: what the call's provider (and its fallback) are sent, and the call's options.
+FEATURES = {
+    "fallback": lambda p: (
+        {p: (HttpError(500, echo_key=True),), _fallback_for(p): FAULTS["ok"]()},
+        {"fallback": [PROVIDERS[_fallback_for(p)][0]]},
+    ),
+    "fallback_fails_too": lambda p: (
+        {
+            p: (HttpError(500, echo_key=True),),
+            _fallback_for(p): (HttpError(503, echo_key=True),),
+        },
+        {"fallback": [PROVIDERS[_fallback_for(p)][0]]},
+    ),
+    "history": lambda p: ({p: FAULTS["tool_round"]()}, {}),
+    "history_fails": lambda p: ({p: (HttpError(400, echo_key=True),)}, {}),
+    "prompt_cache": lambda p: (
+        {p: FAULTS["tool_round"]()},
+        {"prompt_cache": True}
+        | ({"prompt_cache_key": "tenant-7"} if p.startswith("openai") else {}),
+    ),
+    "prompt_cache_fails": lambda p: ({p: (HttpError(429, echo_key=True),)}, {"prompt_cache": True}),
+}
+
+
+@pytest.mark.parametrize(
+    "emu",
+    [{variable: CANARY for _, _, variable in PROVIDERS.values()}],
+    indirect=True,
+    ids=["canary"],
+)
+@pytest.mark.parametrize("feature", sorted(FEATURES))
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_canary_key_never_leaks_from_fallbacks_histories_or_prompt_caching(
+    provider: str,
+    feature: str,
+    driver: str,
+    emu: Emulator,
+    collected: dict[str, list[Any]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Fallbacks (a failure that echoes the key moves the call on, or every model fails and
+    the errors are chained), a history with a tool round carried on, and prompt caching."""
+    if not _available(provider):
+        pytest.skip(f"the {provider} adapter is not available")
+    pushes, options = FEATURES[feature](provider)
+    for name, items in pushes.items():
+        emu.push(PROVIDERS[name][1], *items)
+    history = HISTORY if feature.startswith("history") else None
+
+    @command(
+        output=Weather,
+        model=PROVIDERS[provider][0],
+        tools=[lookup],
+        retries=0,
+        log_content=True,
+        **options,
+    )
+    def weather(city: str) -> str:
+        return f"Weather in {city}?"
+
+    error: BaseException | None = None
+    try:
+        if driver == "sync":
+            result = weather.using(history=history).run("Paris")
+        else:
+            result = asyncio.run(weather.using(history=history).arun("Paris"))
+    except CommandError as exc:
+        error = exc
+    if feature.endswith(("fails", "fails_too")):
+        assert isinstance(error, CommandError)
+        if feature == "fallback_fails_too":
+            assert error.__cause__ is not None  # the primary's error, chained below
+    else:
+        assert error is None, error
+        assert result.value.city == "Paris"
+        if feature == "fallback":
+            assert result.model == PROVIDERS[_fallback_for(provider)][0]
+    assert all(not emu.pending(PROVIDERS[name][1]) for name in pushes)
+    # Every request presented the key, so every failure's body echoed it back.
+    assert all(CANARY in str(request.headers) for request in emu.requests)
+    assert collected["events"], "events were emitted"
+    for text in _texts(error, collected, caplog):
+        assert CANARY not in text
+        assert CANARY[8:] not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -115,6 +116,69 @@ def test_a_streamed_value_is_one_command_span_from_request_to_final_value(
     assert by_name(spans)["chat script"].parent.span_id == command_span.context.span_id
     marks = [e for e in command_span.events if e.name == "alloy.stream.first_output"]
     assert [dict(e.attributes)["alloy.attempt"] for e in marks] == [1]
+
+
+STOPS = [
+    "stream_partial",
+    "stream_items",
+    "stream",
+    "astream_partial break",
+    "astream_items aclose",
+]
+
+
+@pytest.mark.parametrize("how", STOPS)
+def test_a_stream_stopped_early_ends_its_spans_as_cancelled(
+    how: str, spans: InMemorySpanExporter
+) -> None:
+    """Closing a stream (or leaving an async for over it) ends the command span and the open
+    model span, marked alloy.cancelled with the reason as a span event; nothing failed, so
+    their status stays unset."""
+
+    @command(output=list[int])
+    def numbers(question: str) -> str:
+        return question
+
+    @command
+    def words(question: str) -> str:
+        return question
+
+    with override_model(script(json_reply([1, 2, 3], wrap=True), "many words")):
+        if how == "stream":
+            chunks = words.stream("q")
+            next(chunks)
+            chunks.close()
+        elif how in ("stream_partial", "stream_items"):
+            stream = getattr(numbers, how)("q")
+            next(stream)
+            assert spans.get_finished_spans() == ()
+            stream.close()
+        else:
+
+            async def main() -> None:
+                if how == "astream_partial break":
+                    async for _ in numbers.astream_partial("q"):
+                        break
+                else:
+                    stream = numbers.astream_items("q")
+                    await stream.__anext__()
+                    await stream.aclose()
+
+            asyncio.run(main())
+    finished = by_name(spans)
+    assert [name.split(".")[-1] for name in sorted(finished)] == [
+        "chat script",
+        "words" if how == "stream" else "numbers",
+    ]
+    for span in finished.values():
+        assert dict(span.attributes)["alloy.cancelled"] is True
+        assert span.status.status_code.name == "UNSET"
+        [event] = [e for e in span.events if e.name == "alloy.cancelled"]
+        assert dict(event.attributes) == {"alloy.cancel.reason": "the stream was closed"}
+    assert (
+        finished["chat script"].end_time
+        <= next(s for n, s in finished.items() if n.startswith("command")).end_time
+    )
 
 
 # -- the GenAI conventions, through the real SDKs and the emulator ----------------------------

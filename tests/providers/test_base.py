@@ -106,3 +106,48 @@ def test_redactor_replaces_keys_whole_and_short_keys_only_as_tokens() -> None:
     assert redact("sk-proj-abcdefgh1234 leaked") == "*** leaked"  # key-shaped, though unknown
     redact.add('quo"te-key-123456')
     assert redact('{"k": "quo\\"te-key-123456"}') == '{"k": "***"}'
+
+
+def test_a_snippet_is_redacted_before_it_is_cut() -> None:
+    from alloy.providers._base import Redactor, describe_reply
+
+    key = "prx_7f3a9c2e5b1d4f6a8c0e2b4d"
+    redact = Redactor()
+    redact.add(key)
+    body = "x" * 186 + key + " and more"  # the key straddles the 200th character
+    for shown in (
+        redact.clip(body),
+        describe_reply(body, redact),
+        describe_reply(body.encode(), redact),
+    ):
+        assert "prx_7f3a" not in shown and "***" in shown
+    # Text already cut from something longer may end in the start of a key: that is dropped.
+    assert redact.clip("y" * 300 + key[:12], limit=100) == "y" * 99 + "…"
+    assert redact.clip("z" * 90 + " " + key[:9] + "z" * 200, limit=100) == "z" * 90 + " …"
+    assert redact.clip("w" * 95 + " sk-ab", limit=100) == "w" * 95 + " …"
+
+
+def test_a_redactor_shows_no_key_in_its_attributes() -> None:
+    from alloy.providers._base import Redactor
+
+    redact = Redactor()
+    redact.add("gsk_live_0123456789abcdef", "e")
+    for shown in (repr(redact), repr(vars(redact)), str(redact)):
+        assert "gsk_live" not in shown and "'e'" not in shown
+    assert repr(redact) == "<Redactor of <2 keys, redacted>>"
+
+
+def test_a_validation_error_is_described_without_the_values_it_quotes() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    from alloy.providers._base import describe_error
+
+    class Body(BaseModel):
+        text: int
+
+    try:
+        Body.model_validate({"text": "x" * 40 + "prx_7f3a9c2e5b1d4f6a8c0e2b4d"})
+    except ValidationError as exc:
+        described = describe_error(exc)
+    assert described.startswith("ValidationError: 1 problems with Body: text: Input should be")
+    assert "prx" not in described and "xxx" not in described

@@ -19,6 +19,7 @@ from alloy._types import (
     Media,
     ModelSettings,
     ModelTurn,
+    Opaque,
     OutputSpec,
     Request,
     RetryPrompt,
@@ -657,3 +658,24 @@ def test_sync_and_async_share_one_model(emu: Any) -> None:
     assert talk("x") == "a"
     assert asyncio.run(talk.acall("y")) == "b"
     assert len(emu.requests_for("openai", api="openai.chat")) == 2
+
+
+def test_an_empty_model_turn_is_left_out_as_the_other_adapters_do() -> None:
+    """alloy's record of an empty answer (the turn before a finalize prompt), or a turn whose
+    only parts were another provider's (reasoning, thinking), has nothing Chat Completions
+    takes: an assistant message needs content or tool calls, so it is not sent."""
+    request = Request(
+        "gpt-4o-mini",
+        (
+            UserTurn(Text("Weather?")),
+            ModelTurn(Text("")),
+            UserTurn(Text("Answer now.")),
+            ModelTurn(Opaque("anthropic", {"type": "thinking", "signature": "s"})),
+            UserTurn(Text("Well?")),
+        ),
+    )
+    assert chat.build_messages(request) == [
+        {"role": "user", "content": "Weather?"},
+        {"role": "user", "content": "Answer now."},
+        {"role": "user", "content": "Well?"},
+    ]

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alloy._partial import JsonStream, Shape, growing_text, materialize, open_path
+from alloy._partial import JsonStream, Live, Shape, growing_text, materialize, open_path
+from alloy.streaming import Partial
 
 GROW = Shape(grow=True)
 
@@ -187,13 +188,54 @@ def test_text_that_is_not_json_stops_the_parser() -> None:
 
 
 def test_a_bare_list_is_read_as_its_envelope() -> None:
-    text = 'Here [as asked]: [1, {"a": "]"}, [2]] and more [3]'
+    text = ' [1, {"a": "]"}, [2]] and more [3]'
     spans: list[tuple[int, int]] = []
     parser = JsonStream(Shape(), bare_list=True, on_item=lambda s, e: spans.append((s, e)))
     for character in text:
         parser.feed(character)
     assert parser.done and parser.root == {"value": [1, {"a": "]"}, [2]]}
     assert [json.loads(text[s:e]) for s, e in spans] == [1, {"a": "]"}, [2]]
+
+
+def feed_all(parser: JsonStream, text: str) -> JsonStream:
+    for character in text:
+        parser.feed(character)
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("text", "root"),
+    [
+        ("See note [7] below, the answer is [5, 6]", None),  # a citation is not the answer
+        ("See [7].\n```json\n[5, 6]\n```\n", {"value": [5, 6]}),
+        ('Note [7]. {"value": [5, 6]}', {"value": [5, 6]}),
+        ('Use {} for none, {"note": 1} for notes: {"value": [5]}', {"value": [5]}),
+        ("```python\nx = [1]\n```\n~~~\n[2]\n~~~", {"value": [2]}),
+        ("``` [1] ```\n[2]", None),  # inline code, then a list in prose
+        ("  ```JSON\n  [3]\n  ```", {"value": [3]}),
+    ],
+)
+def test_a_list_answer_in_prose_is_looked_for_in_fences_and_envelopes(text: str, root: Any) -> None:
+    parser = feed_all(JsonStream(Shape(), bare_list=True), text)
+    assert parser.root == root
+    assert parser.restarts == 0
+
+
+def test_an_answer_in_prose_gives_way_to_a_json_fence_after_it() -> None:
+    text = 'The format is {"x": 1}. Here:\n```json\n{"x": 2}\n```\nand {"x": 3}'
+    parser = feed_all(JsonStream(Shape()), text)
+    assert parser.done and parser.root == {"x": 2} and parser.restarts == 1
+    fenced_first = feed_all(JsonStream(Shape()), '```json\n{"x": 2}\n```\n{"x": 3}')
+    assert fenced_first.root == {"x": 2} and fenced_first.restarts == 0
+
+
+def test_an_empty_object_in_prose_is_passed_over() -> None:
+    parser = JsonStream(Shape())
+    assert parser.feed("Use {} when there is nothing; ")
+    assert materialize(parser.snapshot()) is None
+    parser.feed('here it is: {"a": 1}')
+    assert parser.root == {"a": 1}
+    assert feed_all(JsonStream(Shape()), "{}").root == {}  # the whole reply: the answer
 
 
 def test_list_members_are_reported_with_their_offsets_once_complete() -> None:
@@ -237,3 +279,98 @@ def test_random_values_at_random_chunkings(
         at += size
     check_stream(text, chunks, grow_everywhere())
     check_stream(text, chunks, Shape())
+
+
+# -- showing every snapshot: Live ------------------------------------------------------------
+
+
+def snapshots(text: str, chunks: list[str], shape: Shape) -> list[Any]:
+    """The snapshots of a stream, one per change."""
+    parser = JsonStream(shape)
+    return [parser.snapshot() for chunk in chunks if parser.feed(chunk)]
+
+
+def partials_of(shots: list[Any]) -> list[Partial[Any]]:
+    live = Live()
+    return [
+        Partial(shot, attempt=1, wrapped=False, live=live, position=n)
+        for n, shot in enumerate(shots, 1)
+    ]
+
+
+def test_live_values_equal_fresh_ones_read_as_they_come() -> None:
+    text = json.dumps(SAMPLE, ensure_ascii=True)
+    shots = snapshots(text, list(text), grow_everywhere())
+    live = Live()
+    for position, shot in enumerate(shots, 1):
+        expected = materialize(shot)
+        holder = Partial(shot, attempt=1, wrapped=False)  # stands for the partial shown
+        assert live.show(shot, position, holder) == expected
+        del holder  # dropped, as a loop over the stream drops each partial
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    value=objects,
+    seed=st.integers(0, 2**32),
+    keep=st.booleans(),
+    every=st.integers(1, 4),
+)
+def test_partials_show_what_a_fresh_build_shows_however_they_are_read(
+    value: dict[str, Any], seed: int, keep: bool, every: int
+) -> None:
+    """Read every ``every``-th partial as it comes, keeping them all or dropping each: each one
+    read shows what a fresh build of its snapshot shows; the ones kept still do at the end, and
+    so do the ones read only then."""
+    text = json.dumps(value)
+    rng = random.Random(seed)
+    chunks, at = [], 0
+    while at < len(text):
+        size = rng.choice((1, 2, 3, 7))
+        chunks.append(text[at : at + size])
+        at += size
+    shots = snapshots(text, chunks, grow_everywhere())
+    live = Live()
+    kept: list[Partial[Any]] = []
+    for position, shot in enumerate(shots, 1):
+        partial = Partial(shot, attempt=1, wrapped=False, live=live, position=position)
+        if position % every == 0:
+            assert partial.data == materialize(shot)
+        if keep:
+            kept.append(partial)
+    for partial, shot in zip(kept, shots, strict=False):
+        assert partial.data == materialize(shot)
+
+
+def test_a_kept_partial_keeps_its_data_and_data_kept_alone_grows() -> None:
+    parser = JsonStream(Shape())
+    live = Live()
+    parser.feed('{"a": [1, ')
+    first_shot = parser.snapshot()
+    first = Partial(first_shot, attempt=1, wrapped=False, live=live, position=1)
+    kept_data = first.data
+    parser.feed("2, ")
+    second = Partial(parser.snapshot(), attempt=1, wrapped=False, live=live, position=2)
+    assert second.data == {"a": [1, 2]}
+    assert first.data == {"a": [1]} and kept_data == {"a": [1]}  # its partial is alive
+    del first
+    parser.feed("3]")
+    third = Partial(parser.snapshot(), attempt=1, wrapped=False, live=live, position=3)
+    second_data = second.data
+    del second
+    assert third.data == {"a": [1, 2, 3]}
+    assert second_data is third.data  # without its partial, the value was carried forward
+    again = Partial(first_shot, attempt=1, wrapped=False, live=live, position=1)
+    assert again.data == {"a": [1]}  # earlier than the last shown: built afresh
+
+
+def shots_of(text: str) -> list[Any]:
+    return snapshots(text, list(text), Shape())
+
+
+def test_a_key_given_twice_shows_its_last_value() -> None:
+    text = '{"a": 1, "b": {"c": 2}, "a": 3, "d": "x"}'
+    shots = shots_of(text)
+    for partial, shot in zip(partials_of(shots), shots, strict=True):
+        assert partial.data == materialize(shot)
+    assert partials_of(shots)[-1].data == {"a": 3, "b": {"c": 2}, "d": "x"}

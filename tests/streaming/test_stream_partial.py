@@ -27,6 +27,7 @@ from alloy._types import Request, Response, Text
 from alloy.checks import UpperCase
 from alloy.events import Event, OutputItem, PartialOutput, Reask
 from alloy.rails import Block, output_rail
+from alloy.streaming import Restart
 from alloy.testing import FunctionModel, script
 
 from .helpers import Collect, check_partials
@@ -268,15 +269,42 @@ def test_each_element_is_yielded_as_soon_as_it_is_complete() -> None:
 
 def test_a_reask_yields_the_new_answers_elements_with_their_attempt() -> None:
     bad = [*LINES[:2], {"sku": "C-3", "qty": "many"}]
-    stream = lines_command(answering({"value": bad}, {"value": LINES})).stream_items("x")
-    seen = [(line, stream.attempt) for line in stream]
-    # The invalid third element is never yielded; the second answer's all are, as attempt 2.
+    model = answering({"value": bad}, {"value": LINES})
+    stream = lines_command(model).stream_items("x")
+    seen: list[Any] = []
+    stream.on_restart(lambda restart: seen.append((restart, len(model.requests))))
+    seen.extend((line, stream.attempt) for line in stream)
+    # The invalid third element is never yielded; the stream is told it starts over as soon as
+    # the re-ask is decided (before it is sent), then the second answer's all come.
     assert seen == [
         (Line("A-1", 3), 1),
         (Line("B-2", 10), 1),
+        (Restart(attempt=2, discarded=2), 1),
         (Line("A-1", 3), 2),
         (Line("B-2", 10), 2),
         (Line("C-3", 7), 2),
+    ]
+
+
+def test_async_restart_handlers_may_be_coroutines() -> None:
+    bad = [*LINES[:1], {"sku": "B-2", "qty": "many"}]
+
+    async def main() -> list[Any]:
+        told: list[Any] = []
+
+        async def clear(restart: Restart) -> None:
+            told.append(restart)
+
+        stream = lines_command(answering({"value": bad}, {"value": LINES})).astream_items("x")
+        got = [(line.sku, stream.attempt) async for line in stream.on_restart(clear)]
+        return [*told, *got]
+
+    assert asyncio.run(main()) == [
+        Restart(attempt=2, discarded=1),
+        ("A-1", 1),
+        ("A-1", 2),
+        ("B-2", 2),
+        ("C-3", 2),
     ]
 
 
@@ -443,3 +471,81 @@ def test_history_and_deps_reach_a_streamed_call(partials: Collect) -> None:
     assert got[-1].value.total == 1234.5
     assert used == ["db"]
     assert len(seen[0].messages) == 3  # the two earlier turns, then the prompt
+
+
+@dataclass
+class Reading:
+    meter: str
+    value: float
+    ok: bool
+    count: int
+
+
+def test_typed_reads_of_what_has_arrived() -> None:
+    """get_as reads one value as a JSON type: a whole number is a float where one is asked
+    for, a bool is never an int, and anything else (or nothing yet) is the default."""
+    answer = {"meter": "M-1", "value": 12, "ok": True, "count": 3}
+
+    @command(output=Reading, model=answering(answer))
+    def read(text: str) -> str:
+        return text
+
+    shown = [p for p in read.stream_partial("x") if not p.complete]
+    last = shown[-1]
+    assert last.get_as(str, "meter") == "M-1" and last.get_as(int, "meter") is None
+    value = last.get_as(float, "value")
+    assert value == 12.0 and type(value) is float
+    assert last.get_as(bool, "ok") is True and last.get_as(int, "ok") is None
+    assert last.get_as(int, "count") == 3 and last.get_as(bool, "count") is None
+    assert last.get_as(dict) == answer and last.get_as(list) is None
+    assert shown[0].get_as(str, "meter", default="?") == "?"
+
+
+class CutToolCall(FunctionModel):
+    """Answers in tool mode with the output tool's arguments cut off at the token limit,
+    streamed five characters at a time."""
+
+    def __init__(self, args: str) -> None:
+        super().__init__(lambda request: "")
+        self.args = args
+
+    def stream(self, request: Request) -> Any:
+        from alloy._types import Done, ToolCall, ToolCallDelta
+
+        assert request.output is not None and request.output.mode == "tool"
+        name, args = request.output.name, self.args
+        for at in range(0, len(args), 5):
+            first = at == 0
+            yield ToolCallDelta(
+                0, "c1" if first else None, name if first else None, args[at : at + 5]
+            )
+        cut = ToolCall("c1", name, {}, raw_args=args)
+        yield Done(Response((cut,), finish_reason="length"))
+
+    async def astream(self, request: Request) -> Any:
+        for event in self.stream(request):
+            yield event
+
+
+def test_tool_arguments_cut_off_raise_after_what_arrived(partials: Collect, items: Collect) -> None:
+    text = json.dumps(INVOICE)
+    read = invoice_command(CutToolCall(text[: text.index('"B-2"')]), output_mode="tool")
+    seen: list[Any] = []
+    with pytest.raises(TruncatedOutputError):
+        partials(read, "x", into=seen)
+    assert seen[-1].get("vendor") == INVOICE["vendor"] and seen[-1].get("lines", 0, "sku") == "A-1"
+    check_partials([*seen, _Complete()], INVOICE)
+
+    listing = json.dumps({"value": LINES})
+    lines = lines_command(CutToolCall(listing[: listing.index('"C-3"')]), output_mode="tool")
+    arrived: list[Any] = []
+    with pytest.raises(TruncatedOutputError):
+        items(lines, "x", into=arrived)
+    assert arrived == [Line(**line) for line in LINES[:2]]  # type: ignore[arg-type]
+
+
+class _Complete:
+    """Stands for the last partial a cut-off stream never got, for check_partials."""
+
+    complete = True
+    attempt = 99

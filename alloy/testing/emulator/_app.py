@@ -16,18 +16,22 @@ from __future__ import annotations
 import json
 import re
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import replace
+from math import ceil
 from typing import Any
 from urllib.parse import unquote
 
 from ._anthropic import AnthropicMessages
-from ._api import BadRequest, Reason, Splitter, WireAPI, splitting
-from ._call import Call
+from ._api import BadRequest, Reason, Splitter, WireAPI, count_tokens, output_tokens, splitting
+from ._batches import Batches
+from ._call import Call, Turn
 from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
 from ._gemini import PATH as GEMINI_PATH
 from ._gemini import GeminiGenerate
 from ._http import Drop, Incoming, Outcome, Send, Stream, json_send
+from ._limits import Limits
 from ._ollama import VERSION, OllamaChat, tags
 from ._openai_chat import OpenAIChat
 from ._openai_responses import OpenAIResponses
@@ -75,6 +79,12 @@ class App:
         self.anthropic = AnthropicMessages(self.prompt_cache)
         self.gemini = GeminiGenerate(self.prompt_cache)
         self.ollama = OllamaChat(self.prompt_cache)
+        #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
+        self.limits: dict[Wire, Limits] = {}
+        #: Whether default answers differ per request (``Emulator.vary_answers``).
+        self.vary = False
+        #: The batch APIs' files and jobs (``_batches``).
+        self.batches = Batches(self)
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -97,6 +107,17 @@ class App:
     def handle(self, incoming: Incoming) -> Outcome:
         """Answer one request."""
         incoming = replace(incoming, path=unquote(incoming.path))
+        batch = self.batches.route(incoming)
+        if batch is not None:
+            wire, outcome = batch
+            body = (
+                _parse(incoming.body)[0]
+                if "multipart" not in incoming.headers.get("content-type", "")
+                else None
+            )
+            provider = wire if wire in ("openai", "anthropic", "gemini") else None
+            self._record(incoming, provider, f"{wire}.batches", body, None)  # type: ignore[arg-type]
+            return outcome
         api = self.route(incoming.method, incoming.path)
         if api is None:
             return self._info(incoming)
@@ -118,22 +139,51 @@ class App:
             status = bad.status if bad else 400
             return api.error(status, "bad_request", message, param=bad.param if bad else None)
         key = presented_key(incoming)
+        limits = self.limits.get(api.provider)
+        if limits is None:
+            return self._answer(api, call, key, None)
+        tokens = count_tokens(call.body)
+        wait = limits.admit(tokens)
+        if wait > 0:
+            return api.error(
+                429,
+                "rate_limit",
+                f"Rate limit reached for {call.model}. Please try again in {wait:.3f}s.",
+                headers=(*limits.headers(api.provider), *_retry_headers(wait, ceil(wait * 1000))),
+                retry_after=wait,
+            )
+        turns: list[Turn] = []
+        outcome = self._answer(api, call, key, turns)
+        limits.charge(tokens + sum(output_tokens(turn) for turn in turns))
+        if isinstance(outcome, (Send, Stream)):
+            outcome = replace(outcome, headers=(*outcome.headers, *limits.headers(api.provider)))
+        return outcome
+
+    def _answer(self, api: WireAPI, call: Call, key: str, turns: list[Turn] | None) -> Outcome:
+        """A fault its model names, else the next queued item (or the default answer)."""
         fault = _fault_for_model(call.model)
         if fault is not None:
-            return self.apply(fault, api, call, key)
+            return self.apply(fault, api, call, key, turns)
         problem = api.schema_problem(call) if self.strict_schemas else None
         item = self.script.take(api.provider, keep_replies=problem is not None)
         if problem is not None and reaches_model(item):
             return api.error(400, "schema", problem.message, param=problem.param, code=problem.code)
-        return self.apply(item, api, call, key)
+        return self.apply(item, api, call, key, turns)
 
     # -- applying scripted items -------------------------------------------------------------
 
-    def apply(self, item: Item | None, api: WireAPI, call: Call, key: str = "") -> Outcome:
+    def apply(
+        self,
+        item: Item | None,
+        api: WireAPI,
+        call: Call,
+        key: str = "",
+        turns: list[Turn] | None = None,
+    ) -> Outcome:
         """The outcome of one queued reply or fault (``None`` is the default answer).
 
         ``key`` is the API key the request presented, repeated in messages of faults made
-        with ``echo_key=True``.
+        with ``echo_key=True``; the answer given is appended to ``turns`` when one is passed.
         """
         if item is None:
             item = ReplyAuto()
@@ -187,29 +237,40 @@ class App:
         if isinstance(item, Disconnect):
             return Drop()
         if isinstance(item, Slow):
-            inner = self.apply(item.then, api, call, key)
+            inner = self.apply(item.then, api, call, key, turns)
             return replace(inner, delay=inner.delay + item.seconds)
         if isinstance(item, CutStream):
-            inner = self.apply(item.reply, api, call, key)
+            inner = self.apply(item.reply, api, call, key, turns)
             if isinstance(inner, Stream):
                 return replace(inner, cut_after=item.after)
             return replace(inner, cut=True) if isinstance(inner, Send) else inner
         if isinstance(item, Mutated):
-            inner = self.apply(item.reply, api, call, key)
+            inner = self.apply(item.reply, api, call, key, turns)
             if isinstance(inner, Stream):
                 return replace(inner, frames=tuple(item.mutate(inner.frames)))
             if isinstance(inner, Send):
                 return replace(inner, body=b"".join(item.mutate((inner.body,))))
             return inner
         if isinstance(item, StreamError):
-            inner = self.apply(item.reply, api, call, key)
+            inner = self.apply(item.reply, api, call, key, turns)
             if not isinstance(inner, Stream):
                 return api.error(500, "server", message)
             head = inner.frames[: item.after]
             return replace(inner, frames=(*head, api.stream_error(message, len(head))))
-        turn = resolve_turn(item, call, seed=self.seed, default_text=self.default_text)
+        turn = resolve_turn(item, call, seed=self.seed_for(call), default_text=self.default_text)
+        if turns is not None:
+            turns.append(turn)
         with splitting(self.split):
             return api.render(call, turn)
+
+    def seed_for(self, call: Call) -> int:
+        """The seed of a default answer: the emulator's, or (``vary_answers``) one drawn from
+        the request's body, so each request gets its own answer and the same request the same
+        one, sent online or in a batch."""
+        if not self.vary:
+            return self.seed
+        text = json.dumps(call.body, sort_keys=True, default=str)
+        return self.seed ^ zlib.crc32(text.encode())
 
     # -- everything that is not a model call --------------------------------------------------
 
@@ -227,6 +288,8 @@ class App:
                 "ollama",
                 Send(200, b"Ollama is running", "text/plain; charset=utf-8"),
             )
+        elif method == "GET" and path == "/_alloy/limits":
+            outcome = json_send(200, self.limit_counts())
         elif method == "GET" and re.search(r"/v1/models/?$", path):
             provider, outcome = "openai", json_send(200, _model_list())
         elif method == "POST" and GEMINI_CACHES_PATH.search(path):
@@ -251,6 +314,19 @@ class App:
         body, _ = _parse(incoming.body)
         self._record(incoming, provider, None, body, None)
         return outcome
+
+    def limit_counts(self) -> dict[str, dict[str, Any]]:
+        """Per rate-limited wire: its limits and the requests it admitted and refused (served
+        at ``GET /_alloy/limits``, for a client in another process, such as a benchmark)."""
+        return {
+            wire: {
+                "rpm": limits.rpm,
+                "tpm": limits.tpm,
+                "admitted": limits.admitted,
+                "refused": limits.refused,
+            }
+            for wire, limits in self.limits.items()
+        }
 
     def _record(
         self,

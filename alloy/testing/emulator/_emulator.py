@@ -18,6 +18,8 @@ from typing import Any
 from ...providers import providers
 from ...providers._builtin import BUILTIN_PROVIDERS
 from ._app import App
+from ._batches import Batches, BatchOptions
+from ._limits import Limits
 from ._replay import load_recording, recording_provider, replies
 from ._script import DEFAULT_TEXT, Item, RecordedRequest, Wire
 from ._server import EmulatorHTTPServer
@@ -207,11 +209,67 @@ class Emulator:
             self.app.split = split
         return self
 
+    def rate_limit(
+        self,
+        provider: Wire,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        burst: float = 1.0,
+    ) -> Limits:
+        """Make ``provider``'s wire keep to ``rpm`` requests and ``tpm`` tokens a minute, as
+        the provider would: refilled continuously, ``burst`` seconds' worth at most at once,
+        a 429 with ``retry-after`` beyond it, and the limits in every reply's headers (OpenAI's
+        ``x-ratelimit-*``, Anthropic's ``anthropic-ratelimit-*``). Returns the limits, which
+        count the requests they ``admitted`` and ``refused``; :meth:`reset` lifts them."""
+        if rpm is None and tpm is None:
+            raise ValueError("rate_limit() needs rpm, tpm or both")
+        for name, value in (("rpm", rpm), ("tpm", tpm), ("burst", burst)):
+            if value is not None and not value > 0:
+                raise ValueError(f"rate_limit(): {name} must be above 0, got {value!r}")
+        limits = self.app.limits[provider] = Limits(rpm, tpm, burst)
+        return limits
+
+    def batch_options(
+        self,
+        *,
+        seconds: float = 0.0,
+        fail: float = 0.0,
+        expire: float = 0.0,
+        shuffle: bool = True,
+        seed: int = 0,
+    ) -> Emulator:
+        """How batches behave until :meth:`reset`: each is done ``seconds`` after it was made;
+        ``fail`` and ``expire`` are the shares of its requests that come back as server errors
+        or expired; ``shuffle`` returns results out of order (see ``BatchOptions``)."""
+        for name, share in (("fail", fail), ("expire", expire)):
+            if not 0 <= share <= 1:
+                raise ValueError(f"batch_options(): {name} is a share between 0 and 1")
+        if fail + expire > 1:
+            raise ValueError("batch_options(): fail and expire add up to more than 1")
+        self.app.batches.options = BatchOptions(seconds, fail, expire, shuffle, seed)
+        return self
+
+    def vary_answers(self, vary: bool = True) -> Emulator:
+        """Give each request its own default answer, drawn from its body (the same request
+        still gets the same answer, online or in a batch), until :meth:`reset`: tests can then
+        tell which answer went to which input."""
+        self.app.vary = vary
+        return self
+
+    @property
+    def batches(self) -> Batches:
+        """The batches and files received (``jobs`` by id, ``files`` by id)."""
+        return self.app.batches
+
     def reset(self) -> None:
-        """Drop queued items and recorded requests (the server keeps running), and split
-        streams as usual again."""
+        """Drop queued items, recorded requests, rate limits and batches (the server keeps
+        running), and split streams as usual again."""
         self.app.script.reset()
         self.app.prompt_cache.clear()
+        self.app.limits.clear()
+        self.app.batches.reset()
+        self.app.vary = False
         self.app.split = None
 
     # -- reading back ----------------------------------------------------------------------
@@ -253,14 +311,20 @@ def serve_forever(
     port: int = 8765,
     *,
     announce: Callable[[str], None] | None = None,
+    rate_limits: Mapping[Wire, tuple[float | None, float | None]] | None = None,
+    vary_answers: bool = False,
     **options: Any,
 ) -> None:
     """Serve in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly.
 
     ``announce`` receives the startup banner (default: print to stdout, flushed, so a parent
-    process can read the URL).  ``options`` go to :class:`Emulator`.
+    process can read the URL). ``rate_limits`` maps wire APIs to (requests, tokens) per minute
+    (see :meth:`Emulator.rate_limit`). ``options`` go to :class:`Emulator`.
     """
     emulator = Emulator(host, port, **options)
+    for wire, (rpm, tpm) in (rate_limits or {}).items():
+        emulator.rate_limit(wire, rpm=rpm, tpm=tpm)
+    emulator.vary_answers(vary_answers)
     say = announce or _print
     with _terminate_as_interrupt(), emulator:
         # Inside the try: a client that read the first line may stop us while we still print.

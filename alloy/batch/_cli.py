@@ -1,0 +1,125 @@
+"""``alloy batch status|wait|cancel|results CHECKPOINT``: a batch run's jobs, from the shell.
+
+The checkpoint of a batch run (``cmd.map(rows, mode="batch", checkpoint=...)`` or ``alloy map
+--mode batch --checkpoint ...``) records each job it submitted, with the provider and model, so
+these work from any process with the provider's key set:
+
+- ``status``: each job's state as the provider reports it now, and the rows finished so far;
+- ``wait``: poll until every job has ended (the run itself, run again, then reads the results);
+- ``cancel``: cancel the jobs still running;
+- ``results``: the finished rows as JSON Lines (the value as the command read and validated it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..rows._checkpoint import Checkpoint
+from ._wires import JobStatus, Wire, wire_for
+
+
+def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: str) -> int:
+    if not Path(path).is_file():
+        raise ConfigurationError(f"no checkpoint at {path!r}")
+    with Checkpoint(path) as checkpoint:
+        if action == "results":
+            return _results(checkpoint, output)
+        wires: dict[str, Wire] = {}
+        jobs = []
+        for tag, _, model, job, _, requests, intended in checkpoint.batches():
+            if job is None:  # the run died before recording it: the provider may have it
+                job = _wire(model, wires).find(tag, requests, intended - 5)
+            jobs.append((tag, model, job))
+        if not jobs:
+            print(f"{path}: no batch jobs (the run was not a batch run, or submitted nothing)")
+            return 0
+        if action == "cancel":
+            return _cancel(jobs, wires)
+        if action == "wait":
+            return _wait(jobs, wires, poll_interval)
+        return _status(checkpoint, jobs, wires, as_json)
+
+
+def _wire(model: str, wires: dict[str, Wire]) -> Wire:
+    if model not in wires:
+        from ..providers import get_model
+
+        wires[model] = wire_for(get_model(model))
+    return wires[model]
+
+
+def _states(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> list[JobStatus]:
+    return [
+        _wire(model, wires).status(job) if job else JobStatus("running", {}, "not submitted")
+        for _, model, job in jobs
+    ]
+
+
+def _status(
+    checkpoint: Checkpoint,
+    jobs: list[tuple[str, str, str | None]],
+    wires: dict[str, Wire],
+    as_json: bool,
+) -> int:
+    ok, failed = checkpoint.counts()
+    states = _states(jobs, wires)
+    if as_json:
+        shown = [
+            {
+                "tag": tag,
+                "model": model,
+                "job": job,
+                "state": s.state,
+                "provider_state": s.detail,
+                "counts": dict(s.counts),
+            }
+            for (tag, model, job), s in zip(jobs, states, strict=True)
+        ]
+        print(json.dumps({"jobs": shown, "rows_ok": ok, "rows_failed": failed}, indent=2))
+        return 0
+    for (_, model, job), state in zip(jobs, states, strict=True):
+        counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
+        print(f"{job or '(not submitted)'}  {model}  {state.state} ({state.detail})  {counts}")
+    print(f"rows finished: {ok} ok, {failed} failed")
+    return 0
+
+
+def _wait(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire], interval: float) -> int:
+    while True:
+        states = _states(jobs, wires)
+        running = sum(state.state == "running" for state in states)
+        print(f"alloy: {len(states) - running} of {len(states)} batch jobs ended", file=sys.stderr)
+        if not running:
+            return 0
+        time.sleep(interval)
+
+
+def _cancel(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> int:
+    cancelled = 0
+    for (_, model, job), state in zip(jobs, _states(jobs, wires), strict=True):
+        if job and state.state == "running":
+            _wire(model, wires).cancel(job)
+            cancelled += 1
+    print(f"cancelled {cancelled} of {len(jobs)} batch jobs")
+    return 0
+
+
+def _results(checkpoint: Checkpoint, output: str) -> int:
+    target: Any = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        for key, position, ok, value, error_type, error in checkpoint.finished():
+            record: dict[str, Any] = {"index": position, "key": key, "ok": bool(ok)}
+            if ok:
+                record["value"] = json.loads(value) if value is not None else None
+            else:
+                record["error"] = {"type": error_type, "message": error}
+            target.write(json.dumps(record, ensure_ascii=False) + "\n")
+    finally:
+        if target is not sys.stdout:
+            target.close()
+    return 0

@@ -1,0 +1,485 @@
+"""A run over rows through the provider's batch API (``cmd.map(rows, mode="batch")``).
+
+1. Every row is read, bound and keyed as in an online run; rows finished in an earlier run come
+   from the checkpoint, and rows already in a submitted batch are not submitted again.
+2. Each remaining row's first request is made exactly as its online call would make it (the
+   command's engine runs up to its first model request, input rails included) and built by the
+   adapter into the wire body. Rows with the same key share one request.
+3. The requests go out in batches no larger than the provider allows, each recorded in the
+   checkpoint before it is submitted and again with its job id after, so a process killed at any
+   point finds its jobs instead of submitting them twice.
+4. The jobs are polled until they end; each answer is matched to its rows by custom id (never by
+   position) and read by the row's own engine as its first reply, so the output type, checks and
+   re-asks apply as online: an answer that fails validation is re-asked online. A request that
+   failed, expired or was cancelled runs online (``batch_retry="online"``) or goes in a
+   follow-up batch (``"batch"``, up to ``batch_rounds`` rounds, then online).
+
+Batched tokens cost half the online price: each row's ``cost`` prices its batched turn so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import tempfile
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .._types import Capabilities, Request, Response, StreamEvent, Usage
+from ..errors import CommandError, ConfigurationError, ProviderError
+from ..events import BatchFinished, BatchSubmitted
+from ..pricing import cost as price
+from ..providers._base import SDKModel
+from ..rows._checkpoint import Checkpoint
+from ..rows._records import Failed, Ok, Row
+from ..rows._run import Run, _record, _rows_of, _Setup
+from ._wires import BATCH_PRICE, Missed, Outcome, Wire, wire_for
+
+
+@dataclass
+class _Pending:
+    """The rows of one key: their places, inputs and arguments."""
+
+    indices: list[int]
+    items: list[Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class BatchRun(Run):
+    """One run over rows through a batch API; iterate it (``async for``) for the records."""
+
+    async def rows(self) -> AsyncGenerator[Row[Any], None]:
+        settings = self.settings
+        temporary = None
+        if settings.checkpoint is None:  # jobs must be recorded somewhere while they run
+            folder = tempfile.mkdtemp(prefix="alloy-batch-")
+            temporary = os.path.join(folder, "run.sqlite")
+            self.settings = replace(settings, checkpoint=temporary)
+        setup = self._setup()
+        checkpoint = setup.checkpoint
+        assert checkpoint is not None
+        held: dict[int, Row[Any]] = {}
+        given = 0
+        try:
+            wire = wire_for(_provider_model(setup.runtime.model))
+            if self.command.tools:
+                raise ConfigurationError(
+                    f"mode='batch': {self.command.name} has tools, and a batched request cannot "
+                    "run tools between its turns; use mode='online'"
+                )
+            pending: dict[str, _Pending] = {}
+            async for index, item in _numbered(self.inputs):
+                ready = self._prepare(
+                    index, item, setup.signature, setup.run, checkpoint, setup.reader
+                )
+                if isinstance(ready, (Ok, Failed)):
+                    held[index] = ready
+                    continue
+                args, kwargs, key = ready
+                found = pending.get(key)
+                if found is None:
+                    pending[key] = _Pending([index], [item], args, kwargs)
+                else:
+                    found.indices.append(index)
+                    found.items.append(item)
+            for row in self._release(held, given, settings.as_completed):
+                given += 1
+                await self._hand_out(row, setup)
+                yield row
+            await self._recover(setup, wire, pending, checkpoint, held)
+            await self._submit(setup, wire, pending, checkpoint, held)
+            rounds = 0
+            while pending:
+                finished = await self._collect(setup, wire, pending, checkpoint, held)
+                for row in self._release(held, given, settings.as_completed):
+                    given += 1
+                    await self._hand_out(row, setup)
+                    yield row
+                if not pending:
+                    break
+                if self._all_read(checkpoint):  # what is left, its batches did not answer
+                    rounds += 1
+                    await self._retry(setup, wire, pending, checkpoint, held, rounds)
+                    continue
+                if not finished:
+                    await asyncio.sleep(settings.poll_interval)
+            for row in self._release(held, given, settings.as_completed):
+                given += 1
+                await self._hand_out(row, setup)
+                yield row
+        finally:
+            self._close(setup)
+            if temporary is not None:
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(temporary + suffix):
+                        os.remove(temporary + suffix)
+                os.rmdir(os.path.dirname(temporary))
+        await self._end(setup)
+
+    # -- submitting --
+    async def _submit(
+        self,
+        setup: _Setup,
+        wire: Wire,
+        pending: dict[str, _Pending],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+        keys: list[str] | None = None,
+        round_: int = 0,
+        given_tag: str | None = None,
+    ) -> None:
+        """Send the rows of ``keys`` (by default every pending row not yet in a batch);
+        ``given_tag`` names the one batch they go in (intended before, never submitted)."""
+        if keys is None:
+            keys = [key for key in pending if checkpoint.batch_of(key) is None]
+        requests: list[tuple[str, dict[str, Any]]] = []
+        for key in keys:
+            request = await self._first_request(setup, pending[key])
+            if isinstance(request, BaseException):
+                self._fail(setup, pending.pop(key), key, request, checkpoint, held)
+                continue
+            requests.append((key, wire.model.build(request, stream=False)))
+        chunks = [requests] if given_tag is not None else list(_chunks(requests, wire))
+        for chunk in chunks:
+            if not chunk:
+                continue
+            ids = [custom_id for custom_id, _ in chunk]
+            tag = given_tag or _tag(setup.run, ids, round_)
+            checkpoint.intend(tag, wire.name, setup.plan.model, ids)
+            job = await asyncio.to_thread(wire.submit, chunk, tag)
+            checkpoint.submitted(tag, job)
+            if setup.handlers:
+                await self._tell(
+                    setup.handlers,
+                    BatchSubmitted(
+                        self.command.name,
+                        self.run_id,
+                        job=job,
+                        provider=wire.name,
+                        requests=len(chunk),
+                    ),
+                )
+        self._show(setup, checkpoint)
+
+    async def _recover(
+        self,
+        setup: _Setup,
+        wire: Wire,
+        pending: dict[str, _Pending],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+    ) -> None:
+        """Batches an earlier process meant to submit but did not record as submitted: the
+        provider has the job (it died after submitting) or it does not (before)."""
+        for tag, _, _, job, _, requests, intended in checkpoint.batches():
+            if job is not None:
+                continue
+            found = await asyncio.to_thread(wire.find, tag, requests, intended - 5)
+            if found is not None:
+                checkpoint.submitted(tag, found)
+                continue
+            keys = [key for key in pending if checkpoint.batch_of(key) == tag]
+            await self._submit(setup, wire, pending, checkpoint, held, keys, given_tag=tag)
+
+    async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
+        """The row's first model request, made by its engine as the online call would make
+        it; or what stopped the row before any request (a rail, its prompt function)."""
+        capture = replace(
+            setup.runtime, model=_Capture(setup.runtime.model), fallbacks=(), handlers=()
+        )
+        try:
+            await self.command._arun_with(setup.plan, capture, rows.args, dict(rows.kwargs))
+        except _Captured as captured:
+            return captured.request
+        except ConfigurationError:
+            raise
+        except Exception as error:
+            return error
+        return CommandError("the call ended without asking the model", command=self.command.name)
+
+    # -- collecting --
+    async def _collect(
+        self,
+        setup: _Setup,
+        wire: Wire,
+        pending: dict[str, _Pending],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+    ) -> int:
+        """Poll every job not yet read; read the ended ones. Returns how many were read now."""
+        read = 0
+        for tag, _, _, job, state, _, _ in checkpoint.batches():
+            if state == "read" or job is None:
+                continue
+            status = await asyncio.to_thread(wire.status, job)
+            if status.state == "running":
+                continue
+            outcomes: dict[str, Outcome] = {}
+            if status.state == "done" or status.state == "cancelled":
+                outcomes = dict(await asyncio.to_thread(_read_all, wire, job))
+            checkpoint.batch_state(tag, "done")
+            if setup.handlers:
+                await self._tell(
+                    setup.handlers,
+                    BatchFinished(
+                        self.command.name,
+                        self.run_id,
+                        job=job,
+                        provider=wire.name,
+                        state=status.state,
+                        counts=dict(status.counts),
+                    ),
+                )
+            await self._read(setup, wire, tag, outcomes, pending, checkpoint, held, status.detail)
+            checkpoint.batch_state(tag, "read")
+            read += 1
+        self._show(setup, checkpoint)
+        return read
+
+    async def _read(
+        self,
+        setup: _Setup,
+        wire: Wire,
+        tag: str,
+        outcomes: dict[str, Outcome],
+        pending: dict[str, _Pending],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+        detail: str,
+    ) -> None:
+        """Give each answer to its rows' engine; rows the batch did not answer wait for a retry."""
+        keys = [key for key in pending if checkpoint.batch_of(key) == tag]
+        gate = asyncio.Semaphore(self.settings.concurrency)
+
+        async def one(key: str) -> None:
+            outcome = outcomes.get(key) or Missed(
+                "failed", f"the batch brought no answer ({detail})"
+            )
+            if isinstance(outcome, Missed):
+                return  # left pending: it is retried once every batch has been read
+            async with gate:
+                rows = pending.pop(key)
+                row = await self._answer(setup, wire, key, rows, outcome)
+                self._finish(setup, key, rows, row, checkpoint, held)
+
+        await asyncio.gather(*(one(key) for key in keys))
+
+    async def _answer(
+        self, setup: _Setup, wire: Wire, key: str, rows: _Pending, outcome: Any
+    ) -> Row[Any]:
+        """The row's call, with the batch's answer as its first reply."""
+        answered = _Answered(outcome, setup.runtime.model, wire.model)
+        row = await self._call(
+            setup.plan,
+            replace(setup.runtime, model=answered),
+            rows.indices[0],
+            rows.items[0],
+            rows.args,
+            dict(rows.kwargs),
+            key,
+            setup.reader,
+        )
+        used = answered.used
+        if used is not None and used.total_tokens and row.cost is not None:
+            full = price(used, setup.plan.model)
+            if full is not None:
+                row = replace(row, cost=row.cost - full * (1 - BATCH_PRICE))
+        return row
+
+    async def _retry(
+        self,
+        setup: _Setup,
+        wire: Wire,
+        pending: dict[str, _Pending],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+        round_: int,
+    ) -> None:
+        """Rows their batch did not answer: online, or in a follow-up batch while rounds last."""
+        keys = list(pending)
+        if self.settings.batch_retry == "batch" and round_ <= self.settings.batch_rounds:
+            await self._submit(setup, wire, pending, checkpoint, held, keys, round_)
+            return
+        gate = asyncio.Semaphore(self.settings.concurrency)
+
+        async def one(key: str) -> None:
+            async with gate:
+                rows = pending.pop(key)
+                row = await self._call(
+                    setup.plan,
+                    setup.runtime,
+                    rows.indices[0],
+                    rows.items[0],
+                    rows.args,
+                    dict(rows.kwargs),
+                    key,
+                    setup.reader,
+                )
+                self._finish(setup, key, rows, row, checkpoint, held)
+
+        await asyncio.gather(*(one(key) for key in keys))
+
+    # -- rows --
+    def _finish(
+        self,
+        setup: _Setup,
+        key: str,
+        rows: _Pending,
+        row: Row[Any],
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+    ) -> None:
+        """Record a key's row, and hold a record for each of its places in the input."""
+        _record(checkpoint, key, rows.indices[0], row, setup.reader)
+        for position, (index, item) in enumerate(zip(rows.indices, rows.items, strict=True)):
+            shared = replace(row, index=index, input=item)
+            if position:  # one call answered every row of the key: count its cost once
+                shared = replace(
+                    shared, usage=type(row.usage)(), cost=0.0 if row.cost is not None else None
+                )
+            held[index] = shared
+
+    def _fail(
+        self,
+        setup: _Setup,
+        rows: _Pending,
+        key: str,
+        error: BaseException,
+        checkpoint: Checkpoint,
+        held: dict[int, Row[Any]],
+    ) -> None:
+        self._finish(
+            setup, key, rows, Failed(rows.indices[0], key, rows.items[0], error), checkpoint, held
+        )
+
+    def _all_read(self, checkpoint: Checkpoint) -> bool:
+        return all(state == "read" for _, _, _, _, state, _, _ in checkpoint.batches())
+
+    def _show(self, setup: _Setup, checkpoint: Checkpoint) -> None:
+        """The batches' states on the progress bar."""
+        states: dict[str, int] = {}
+        for _, _, _, _, state, _, _ in checkpoint.batches():
+            shown = {"intended": "submitting", "submitted": "running", "done": "reading"}.get(
+                state, "done"
+            )
+            states[shown] = states.get(shown, 0) + 1
+        setup.progress.describe(
+            f"{self.command.name} (batches: "
+            + ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
+            + ")"
+        )
+
+
+class _Captured(BaseException):
+    """Carries a row's first request out of its engine (a BaseException, so nothing in the
+    engine's way mistakes it for a failure to handle)."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__("captured")
+        self.request = request
+
+
+class _Capture:
+    """A model whose one answer is to hand its request over (see ``_first_request``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.name: str = model.name
+        self.capabilities: Capabilities = model.capabilities
+
+    def request(self, request: Request) -> Response:
+        raise _Captured(request)
+
+    async def arequest(self, request: Request) -> Response:
+        raise _Captured(request)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        raise _Captured(request)
+
+    def astream(self, request: Request) -> Any:
+        raise _Captured(request)
+
+
+class _Answered:
+    """``model``, except that its first request is answered by ``reply`` (the batch's), read
+    by the provider's adapter as an online reply is; one it cannot read is asked online.
+    ``used`` is the usage of the batched answer, once read."""
+
+    def __init__(self, reply: Any, model: Any, adapter: SDKModel) -> None:
+        self.reply = reply
+        self.model = model
+        self.adapter = adapter
+        self.used: Usage | None = None
+        self.name: str = model.name
+        self.capabilities: Capabilities = model.capabilities
+
+    def _first(self, request: Request) -> Response | None:
+        reply, self.reply = self.reply, None
+        if reply is None:
+            return None
+        try:
+            response = self.adapter.read(self.adapter.parse, reply, request)
+        except ProviderError:  # an answer the adapter cannot read: ask online instead
+            return None
+        self.used = response.usage
+        return response
+
+    def request(self, request: Request) -> Response:
+        first = self._first(request)
+        return first if first is not None else self.model.request(request)
+
+    async def arequest(self, request: Request) -> Response:
+        first = self._first(request)
+        if first is not None:
+            return first
+        response: Response = await self.model.arequest(request)
+        return response
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        return self.model.stream(request)  # type: ignore[no-any-return]
+
+    def astream(self, request: Request) -> Any:
+        return self.model.astream(request)
+
+
+def _read_all(wire: Wire, job: str) -> list[tuple[str, Outcome]]:
+    return list(wire.results(job))
+
+
+def _provider_model(model: Any) -> Any:
+    """The provider's own model under the run's wrappers (its cache and its pacer)."""
+    while not isinstance(model, SDKModel) and hasattr(model, "model"):
+        model = model.model
+    return model
+
+
+def _chunks(
+    requests: list[tuple[str, dict[str, Any]]], wire: Wire
+) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """The requests in batches within the provider's limits on requests and bytes."""
+    chunk: list[tuple[str, dict[str, Any]]] = []
+    size = 0
+    for custom_id, body in requests:
+        cost = wire.size(body)
+        if chunk and (len(chunk) >= wire.limits.requests or size + cost > wire.limits.bytes):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append((custom_id, body))
+        size += cost
+    if chunk:
+        yield chunk
+
+
+def _tag(run: str, ids: list[str], round_: int) -> str:
+    """A batch's name: the same requests of the same run get the same tag in any process."""
+    digest = hashlib.sha256((run + "\n" + "\n".join(ids) + f"\n{round_}").encode()).hexdigest()
+    return f"alloy-{digest[:32]}"
+
+
+async def _numbered(inputs: Any) -> Any:
+    index = 0
+    async for item in _rows_of(inputs):
+        yield index, item
+        index += 1

@@ -1,0 +1,119 @@
+"""The rate limits a provider states in its reply headers, read into one shape.
+
+OpenAI (and OpenAI-compatible servers) send ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``,
+with resets as Go-style durations (``"1s"``, ``"6m0s"``, ``"120ms"``); Anthropic sends
+``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``, with resets as RFC 3339 times.
+Both state per-minute limits. Gemini and Ollama send none. Paced runs (``alloy.rows``) read
+these to learn the limits they must keep to, without the user having to look them up.
+
+Adapters hand each reply's headers to :func:`observe_headers`, which does nothing unless a paced
+call listens (a context variable, so concurrent calls each reach their own listener).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+
+#: Set by a paced call around its SDK call: receives the headers of each reply (and error).
+REPLY_HEADERS: ContextVar[Callable[[Mapping[str, str]], None] | None] = ContextVar(
+    "alloy_reply_headers", default=None
+)
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def observe_headers(headers: Mapping[str, str] | None) -> None:
+    """Give a reply's headers to the paced call listening, if any (cheap when none is)."""
+    listener = REPLY_HEADERS.get()
+    if listener is not None and headers is not None:
+        listener(headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One limit: how many per minute, how many are left now, and in how many seconds the
+    allowance is whole again (None where the header is missing or unreadable)."""
+
+    limit: float | None = None
+    remaining: float | None = None
+    reset: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The request and token limits a reply stated; both windows are per minute."""
+
+    requests: Window
+    tokens: Window
+
+    @property
+    def known(self) -> bool:
+        """Whether the reply stated any limit at all."""
+        return self.requests.limit is not None or self.tokens.limit is not None
+
+
+def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> RateLimits:
+    """The limits in ``headers`` (either provider's family; an unreadable value is left out)."""
+    if "anthropic-ratelimit-requests-limit" in headers or (
+        "anthropic-ratelimit-tokens-limit" in headers
+    ):
+        return RateLimits(_anthropic(headers, "requests", now), _anthropic(headers, "tokens", now))
+    return RateLimits(_openai(headers, "requests"), _openai(headers, "tokens"))
+
+
+def _openai(headers: Mapping[str, str], kind: str) -> Window:
+    return Window(
+        _number(headers.get(f"x-ratelimit-limit-{kind}")),
+        _number(headers.get(f"x-ratelimit-remaining-{kind}")),
+        duration(headers.get(f"x-ratelimit-reset-{kind}")),
+    )
+
+
+def _anthropic(headers: Mapping[str, str], kind: str, now: datetime | None) -> Window:
+    reset = headers.get(f"anthropic-ratelimit-{kind}-reset")
+    return Window(
+        _number(headers.get(f"anthropic-ratelimit-{kind}-limit")),
+        _number(headers.get(f"anthropic-ratelimit-{kind}-remaining")),
+        _until(reset, now) if reset else None,
+    )
+
+
+def duration(text: str | None) -> float | None:
+    """Seconds in a Go-style duration (``"1m30s"``, ``"20ms"``, ``"0.5s"``); None if unreadable."""
+    if not text:
+        return None
+    text = text.strip()
+    total, end = 0.0, 0
+    for match in _DURATION.finditer(text):
+        if match.start() != end:
+            return None
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        end = match.end()
+    return total if end == len(text) and end else None
+
+
+def _until(stamp: str, now: datetime | None) -> float | None:
+    """Seconds from ``now`` until an RFC 3339 time (never negative)."""
+    try:
+        when = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    current = now or datetime.now(when.tzinfo)
+    return max(0.0, (when - current).total_seconds())
+
+
+def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value >= 0 and value == value and value != float("inf") else None

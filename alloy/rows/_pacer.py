@@ -1,0 +1,396 @@
+"""Pacing: keep a run's model calls within the provider's requests and tokens per minute.
+
+A :class:`Pacer` holds two token buckets (requests, tokens), refilled continuously at the
+per-minute rate and holding ``burst`` seconds' worth, the way OpenAI and Anthropic describe their
+own limits ("60,000 requests a minute may be enforced as 1,000 a second"). Before a call it
+reserves one request and the tokens the call is estimated to use (its input, and ``max_tokens`` or
+the output seen so far), waiting until both are there; after the call it settles the reservation
+with the usage the provider reported. A 429 pauses every call of the run for its ``retry-after``.
+
+The limits come from the ``rpm=`` / ``tpm=`` options when given, and else from the provider's own
+rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``): until the first reply states
+them, one call at a time goes out. Each reply's ``remaining`` counts also pull the buckets down
+when the provider has less left than the run thinks (another process shares the key).
+
+:class:`PacedModel` puts a pacer in front of a model; the engine, the cache and the drivers see
+an ordinary model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from .._types import Capabilities, Done, Request, Response, StreamEvent, Text
+from ..errors import RateLimitError
+from ..providers._ratelimits import REPLY_HEADERS, rate_limits
+
+#: Output tokens assumed for a call before any reply was seen (and no ``max_tokens`` is set).
+FIRST_OUTPUT_GUESS = 256
+#: Of the stated rate, the share the run aims for; and of a burst's worth, the share it may
+#: send at once. Network jitter bunches requests that left evenly, and the provider counts them
+#: as they arrive: the burst's rest absorbs that.
+HEADROOM = 0.97
+BURST_SHARE = 0.8
+
+
+class _Bucket:
+    """A per-minute allowance, refilled continuously, holding ``burst`` seconds' worth."""
+
+    __slots__ = ("burst", "level", "per_minute", "stamp")
+
+    def __init__(self, per_minute: float, burst: float, now: float) -> None:
+        self.per_minute = per_minute
+        self.burst = burst
+        self.level = self.capacity
+        self.stamp = now
+
+    @property
+    def capacity(self) -> float:
+        return max(1.0, self.per_minute / 60 * self.burst * BURST_SHARE)
+
+    @property
+    def rate(self) -> float:
+        return self.per_minute * HEADROOM / 60
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait(self, amount: float) -> float:
+        """Seconds until ``amount`` (at most a full bucket) is there; 0 when it is now."""
+        short = min(amount, self.capacity) - self.level
+        return 0.0 if short <= 0 else short / self.rate
+
+
+#: Requests and tokens per minute (None: not limited), or what is left of each.
+Limits = tuple[float | None, float | None]
+
+
+@runtime_checkable
+class Budget(Protocol):
+    """Where one model's allowance lives when several pacers draw on it."""
+
+    def take(self, model: str, limits: Limits, tokens: float, burst: float) -> float:
+        """Reserve one request and ``tokens`` for ``model`` now and return 0, or return the
+        seconds to wait before asking again (nothing is reserved then). ``limits`` are the
+        requests and tokens per minute the caller keeps to (None: not limited); a bucket is
+        made full when its limit is first given or changes."""
+        ...
+
+    def give(self, model: str, tokens: float) -> None:
+        """Tokens back (or, below zero, more taken): a call used fewer than it reserved."""
+        ...
+
+    def cap(self, model: str, left: Limits, since: float) -> None:
+        """The provider said this much was left ``since`` seconds ago: nobody may have more."""
+        ...
+
+    def pause(self, model: str, seconds: float) -> None:
+        """A 429: nobody sends for ``seconds``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """What one call reserved (its estimated tokens), and when it was let through."""
+
+    tokens: float
+    sent: float = 0.0
+
+
+@dataclass
+class PacerStats:
+    """What a pacer did: calls let through, seconds spent waiting, 429s met."""
+
+    calls: int = 0
+    waited: float = 0.0
+    rate_limited: int = 0
+
+
+class Pacer:
+    """The request and token allowance of one model, shared by every call of a run.
+
+    ``rpm`` / ``tpm`` fix the limits; left None they are learned from the replies' headers
+    (``learn=False`` turns that off: then only what was given applies). With a ``budget``, the
+    allowance (and a 429's pause) is kept there, under ``name``, shared with other pacers.
+    """
+
+    def __init__(
+        self,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        *,
+        burst: float = 1.0,
+        learn: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        budget: Budget | None = None,
+        name: str = "",
+    ) -> None:
+        self.clock = clock
+        self.budget = budget
+        self.name = name
+        self.burst = burst
+        self.fixed = (rpm, tpm)
+        now = clock()
+        self.requests = _Bucket(rpm, burst, now) if rpm else None
+        self.tokens = _Bucket(tpm, burst, now) if tpm else None
+        #: Until the first reply says whether the provider states limits, calls go one by one.
+        self.probing = learn and rpm is None and tpm is None
+        self.learn = learn
+        self.paused_until = 0.0
+        self.in_flight = 0
+        self.output_guess = float(FIRST_OUTPUT_GUESS)
+        self.stats = PacerStats()
+        self._lock = threading.Lock()
+        self._turn: asyncio.Lock | None = None
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- the limits --
+    @property
+    def limits(self) -> tuple[float | None, float | None]:
+        """The requests and tokens per minute kept to now (None: not limited)."""
+        return (
+            self.requests.per_minute if self.requests else None,
+            self.tokens.per_minute if self.tokens else None,
+        )
+
+    def observe(self, headers: Mapping[str, str], sent: float | None = None) -> None:
+        """Learn from a reply's headers: the limits (unless fixed), and what is left.
+
+        What was left when the provider answered, plus what has refilled since the call was
+        sent (no later than the provider counted), is the most there can be now: a bucket above
+        that is pulled down to it, since someone else shares the allowance. Nearer, and the
+        run would throw away what refilled while the reply travelled."""
+        stated = rate_limits(headers)
+        with self._lock:
+            self.probing = False
+            if not stated.known or not self.learn:
+                return
+            now = self.clock()
+            since = now - sent if sent is not None else 0.0
+            if self.budget is not None:
+                left = (stated.requests.remaining, stated.tokens.remaining)
+                self.budget.cap(self.name, left, since)
+            for name, window, fixed in (
+                ("requests", stated.requests, self.fixed[0]),
+                ("tokens", stated.tokens, self.fixed[1]),
+            ):
+                bucket: _Bucket | None = getattr(self, name)
+                if (
+                    fixed is None
+                    and window.limit
+                    and (bucket is None or bucket.per_minute != window.limit)
+                ):
+                    bucket = _Bucket(window.limit, self.burst, now)
+                    setattr(self, name, bucket)
+                if bucket is not None and window.remaining is not None and self.budget is None:
+                    bucket.refill(now)
+                    bucket.level = min(bucket.level, window.remaining + since * bucket.rate)
+
+    # -- reserving and settling --
+    def estimate(self, request: Request) -> float:
+        """The tokens ``request`` may use: about four characters a token of what it sends,
+        plus ``max_tokens`` or the output seen so far."""
+        sent = len(request.system or "")
+        for message in request.messages:
+            for part in message.parts:
+                sent += len(part.text) if isinstance(part, Text) else 64
+        if request.output is not None and request.output.schema is not None:
+            sent += len(json.dumps(request.output.schema))
+        for tool in request.tools:
+            sent += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+        output = request.settings.max_tokens or self.output_guess
+        return sent / 4 + output
+
+    def _take(self, tokens: float) -> float:
+        """Reserve a request and ``tokens`` now, or say how long to wait first."""
+        with self._lock:
+            now = self.clock()
+            if self.probing and self.in_flight:
+                return -1.0  # wait for the first reply to say what the limits are
+            waits = [self.paused_until - now]
+            if self.budget is not None:  # the allowance is kept there, not in the buckets
+                if waits[0] <= 0:
+                    waits.append(self.budget.take(self.name, self.limits, tokens, self.burst))
+                return self._taken(max(waits))
+            for bucket, amount in ((self.requests, 1.0), (self.tokens, tokens)):
+                if bucket is not None:
+                    bucket.refill(now)
+                    waits.append(bucket.wait(amount))
+            wait = max(waits)
+            if wait > 0:
+                return wait
+            if self.requests is not None:
+                self.requests.level -= 1
+            if self.tokens is not None:
+                self.tokens.level -= tokens
+            return self._taken(0.0)
+
+    def _taken(self, wait: float) -> float:
+        if wait > 0:
+            return wait
+        self.in_flight += 1
+        self.stats.calls += 1
+        return 0.0
+
+    async def acquire(self, request: Request) -> Ticket:
+        """Wait (in turn with the run's other calls) until ``request`` may go out."""
+        tokens = self.estimate(request)
+        loop = asyncio.get_running_loop()
+        if self._turn is None or self._turn_loop is not loop:
+            self._turn, self._turn_loop = asyncio.Lock(), loop
+        async with self._turn:
+            started = self.clock()
+            while (wait := self._take(tokens)) != 0:
+                await asyncio.sleep(wait if wait > 0 else 0.005)
+            self.stats.waited += self.clock() - started
+        return Ticket(tokens, self.clock())
+
+    def acquire_sync(self, request: Request) -> Ticket:
+        """:meth:`acquire` for a blocking call."""
+        tokens = self.estimate(request)
+        started = self.clock()
+        while (wait := self._take(tokens)) != 0:
+            time.sleep(wait if wait > 0 else 0.005)
+        self.stats.waited += self.clock() - started
+        return Ticket(tokens, self.clock())
+
+    def settle(self, ticket: Ticket, response: Response | None) -> None:
+        """The call is over: give back what it reserved beyond what it used (a failed call
+        keeps its reservation: the provider counted it too)."""
+        with self._lock:
+            self.in_flight -= 1
+            self.probing = False  # a reply without limits in its headers: the provider states none
+            if response is None:
+                return
+            usage = response.usage
+            if self.budget is not None and usage.total_tokens:
+                self.budget.give(self.name, ticket.tokens - usage.total_tokens)
+            elif self.tokens is not None and usage.total_tokens:
+                self.tokens.level += ticket.tokens - usage.total_tokens
+            if usage.output_tokens:
+                self.output_guess = 0.8 * self.output_guess + 0.2 * usage.output_tokens
+
+    def rate_limited(self, error: RateLimitError) -> None:
+        """A 429: nobody in the run sends until its ``retry-after`` has passed."""
+        with self._lock:
+            self.stats.rate_limited += 1
+            wait = error.retry_after if error.retry_after is not None else 1.0
+            self.paused_until = max(self.paused_until, self.clock() + max(0.0, wait))
+            if self.budget is not None:
+                self.budget.pause(self.name, max(0.0, wait))
+            if self.requests is not None:
+                self.requests.level = min(self.requests.level, 0.0)
+
+
+class PacedModel:
+    """``model`` whose every call first waits for ``pacer`` and then settles with it."""
+
+    def __init__(self, model: Any, pacer: Pacer) -> None:
+        self.model = model
+        self.pacer = pacer
+        self.name: str = model.name
+        self.capabilities: Capabilities = model.capabilities
+
+    def __repr__(self) -> str:
+        return f"<paced {self.model!r}>"
+
+    def request(self, request: Request) -> Response:
+        ticket = self.pacer.acquire_sync(request)
+        with self._listening(ticket):
+            response = self._settled(ticket, lambda: self.model.request(request))
+        return response
+
+    async def arequest(self, request: Request) -> Response:
+        ticket = await self.pacer.acquire(request)
+        token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=ticket.sent))
+        try:
+            response: Response = await self.model.arequest(request)
+        except RateLimitError as error:
+            self.pacer.rate_limited(error)
+            self.pacer.settle(ticket, None)
+            raise
+        except BaseException:
+            self.pacer.settle(ticket, None)
+            raise
+        finally:
+            REPLY_HEADERS.reset(token)
+        self.pacer.settle(ticket, response)
+        return response
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        ticket = self.pacer.acquire_sync(request)
+        done: Response | None = None
+        try:
+            with self._listening(ticket):
+                for event in self.model.stream(request):
+                    if isinstance(event, Done):
+                        done = event.response
+                    yield event
+        except RateLimitError as error:
+            self.pacer.rate_limited(error)
+            raise
+        finally:
+            self.pacer.settle(ticket, done)
+
+    async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        ticket = await self.pacer.acquire(request)
+        done: Response | None = None
+        token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=ticket.sent))
+        try:
+            async for event in self.model.astream(request):
+                if isinstance(event, Done):
+                    done = event.response
+                yield event
+        except RateLimitError as error:
+            self.pacer.rate_limited(error)
+            raise
+        finally:
+            _forget(token)
+            self.pacer.settle(ticket, done)
+
+    def _settled(self, ticket: Ticket, call: Callable[[], Response]) -> Response:
+        try:
+            response = call()
+        except RateLimitError as error:
+            self.pacer.rate_limited(error)
+            self.pacer.settle(ticket, None)
+            raise
+        except BaseException:
+            self.pacer.settle(ticket, None)
+            raise
+        self.pacer.settle(ticket, response)
+        return response
+
+    def _listening(self, ticket: Ticket) -> _Listening:
+        return _Listening(self.pacer, ticket)
+
+
+class _Listening:
+    """Route the reply headers of the calls inside to the pacer."""
+
+    def __init__(self, pacer: Pacer, ticket: Ticket) -> None:
+        self.pacer = pacer
+        self.ticket = ticket
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        self.token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=self.ticket.sent))
+
+    def __exit__(self, *exc: object) -> None:
+        _forget(self.token)
+
+
+def _forget(token: Any) -> None:
+    """Stop routing headers to the pacer. A stream closed by the garbage collector ends in
+    another context, where there is nothing to reset."""
+    with contextlib.suppress(ValueError):
+        REPLY_HEADERS.reset(token)

@@ -1,0 +1,505 @@
+"""The run itself: rows in from any iterable, calls paced and bounded, records out.
+
+One async loop does everything. It reads the input lazily and keeps at most ``window`` rows
+between the oldest row not yet handed out and the newest started, so memory stays flat for an
+input of any length; ``concurrency`` of them call the model at once, through the command's own
+engine (re-asks, checks, rails, tools and the response cache apply per row exactly as for a
+single call). Rows finished in an earlier run come from the checkpoint without a call.
+
+A ``ConfigurationError`` stops the run at once (it would fail every row); any other failure
+fails its row only, unless ``errors="raise"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from .._types import Usage
+from ..errors import CommandError, ConfigurationError
+from ..events import Event, MapFinished, RowFinished, new_call_id
+from ..pricing import cost as price
+from ..providers._base import SDKModel
+from ._budget import check_budget
+from ._checkpoint import Checkpoint, Stored
+from ._inputs import RowInputError, bind, identity, row_key, run_identity
+from ._pacer import PacedModel, Pacer
+from ._progress import Progress
+from ._records import BadRow, Failed, Ok, Row, Summary
+
+Errors = Literal["collect", "raise"]
+
+
+class Runnable(Protocol):
+    """What a run needs of a command (``alloy.Command`` is one): its plan and runtime, made
+    once; a call made with them; its listeners; and how it reads its own answers."""
+
+    __signature__: inspect.Signature
+    _fn: Any
+    _own_deps: bool
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def output_type(self) -> Any: ...
+
+    @property
+    def tools(self) -> tuple[Any, ...]: ...
+
+    def _plan(self, *, stream: bool) -> tuple[Any, Any, Any]: ...
+
+    async def _arun_with(
+        self, plan: Any, runtime: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
+
+    def _listeners(self) -> tuple[Any, ...]: ...
+
+    def _rewrap(self, model: Any, wrap: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run goes; see :meth:`alloy.Command.map` for each."""
+
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    as_completed: bool = False
+    errors: Errors = "collect"
+    progress: bool | None = None
+    checkpoint: str | Path | None = None
+    retry_failed: bool = True
+    total: int | None = None
+    deps: Any = None
+    has_deps: bool = False
+    #: ``online``, ``batch`` (the provider's batch API) or ``auto`` (batch for a run of at
+    #: least ``batch_min_rows`` rows when the provider has one and the command no tools).
+    mode: Literal["online", "batch", "auto"] = "online"
+    batch_min_rows: int = 1000
+    #: Seconds between looks at running batch jobs.
+    poll_interval: float = 30.0
+    #: What becomes of rows a batch did not answer: run ``online``, or another ``batch``
+    #: (``batch_rounds`` times at most, then online).
+    batch_retry: Literal["online", "batch"] = "online"
+    batch_rounds: int = 1
+    budget: Any = None
+
+    def __post_init__(self) -> None:
+        check_budget(self.budget)
+        if (
+            not isinstance(self.concurrency, int)
+            or isinstance(self.concurrency, bool)
+            or (self.concurrency < 1)
+        ):
+            raise ConfigurationError(
+                f"map(concurrency=...) must be a whole number of at least 1, got {self.concurrency!r}"
+            )
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not value > 0
+                or value == float("inf")
+            ):
+                raise ConfigurationError(
+                    f"map({name}=...) must be a number above 0 (per minute), got {value!r}"
+                )
+        if self.errors not in ("collect", "raise"):
+            raise ConfigurationError(
+                f"map(errors=...) must be 'collect' or 'raise', got {self.errors!r}"
+            )
+        if self.mode not in ("online", "batch", "auto"):
+            raise ConfigurationError(
+                f"map(mode=...) must be 'online', 'batch' or 'auto', got {self.mode!r}"
+            )
+        if self.batch_retry not in ("online", "batch"):
+            raise ConfigurationError(
+                f"map(batch_retry=...) must be 'online' or 'batch', got {self.batch_retry!r}"
+            )
+        if not (isinstance(self.poll_interval, (int, float)) and self.poll_interval >= 0):
+            raise ConfigurationError(
+                f"map(poll_interval=...) must be seconds, 0 or more, got {self.poll_interval!r}"
+            )
+
+    @property
+    def window(self) -> int:
+        """Rows started beyond the oldest one not yet handed out: enough to keep every slot
+        busy while one row is slow, few enough that memory does not grow with the input."""
+        return max(2 * self.concurrency, self.concurrency + 16)
+
+
+@dataclass
+class _Tally:
+    rows: int = 0
+    ok: int = 0
+    failed: int = 0
+    resumed: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+
+    def add(self, row: Row[Any]) -> None:
+        self.rows += 1
+        if row.ok:
+            self.ok += 1
+        else:
+            self.failed += 1
+        if row.resumed:
+            self.resumed += 1
+            return
+        self.usage = self.usage + row.usage
+        if self.cost is not None:
+            self.cost = (
+                None
+                if row.cost is None and row.usage.total_tokens
+                else self.cost + (row.cost or 0.0)
+            )
+
+
+@dataclass
+class _Setup:
+    plan: Any
+    runtime: Any
+    reader: Any  # the output type that renders values into the checkpoint and reads them back
+    run: str  # what every row key of the run shares
+    signature: inspect.Signature
+    checkpoint: Checkpoint | None
+    total: int | None
+    progress: Progress
+    handlers: tuple[Any, ...]
+
+
+class Run:
+    """One run of a command over rows; iterate it (``async for``) for the records."""
+
+    def __init__(self, command: Runnable, inputs: Any, settings: Settings) -> None:
+        self.command = command
+        self.inputs = inputs
+        self.settings = settings
+        self.summary: Summary | None = None
+        self.run_id = new_call_id()
+        self._tally = _Tally()
+        self._pacers: dict[str, Pacer] = {}
+        self._started = 0.0
+
+    # -- the loop --
+    async def rows(self) -> AsyncGenerator[Row[Any], None]:
+        settings = self.settings
+        setup = self._setup()
+        plan, runtime, reader, checkpoint = (
+            setup.plan,
+            setup.runtime,
+            setup.reader,
+            setup.checkpoint,
+        )
+        semaphore = asyncio.Semaphore(settings.concurrency)
+        finished: asyncio.Queue[tuple[int, Row[Any] | BaseException]] = asyncio.Queue()
+        tasks: dict[int, asyncio.Task[None]] = {}  # by row index, until its record is read
+        held: dict[int, Row[Any]] = {}
+        source = _rows_of(self.inputs)
+        started = given = 0
+        exhausted = False
+
+        async def call(
+            index: int, item: Any, args: tuple[Any, ...], kwargs: dict[str, Any], key: str
+        ) -> None:
+            try:
+                async with semaphore:
+                    row = await self._call(plan, runtime, index, item, args, kwargs, key, reader)
+                if checkpoint is not None:
+                    _record(checkpoint, key, index, row, reader)
+                outcome: Row[Any] | BaseException = row
+            except ConfigurationError as error:
+                outcome = error
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:  # a bug below us: stop the run, saying what
+                outcome = error
+            finished.put_nowait((index, outcome))
+
+        try:
+            while True:
+                while not exhausted and (
+                    (len(tasks) if settings.as_completed else started - given) < settings.window
+                ):
+                    try:
+                        item = await anext(source)
+                    except StopAsyncIteration:
+                        exhausted = True
+                        break
+                    index, started = started, started + 1
+                    ready = self._prepare(
+                        index, item, setup.signature, setup.run, checkpoint, reader
+                    )
+                    if isinstance(ready, (Ok, Failed)):
+                        finished.put_nowait((index, ready))
+                        continue
+                    tasks[index] = asyncio.ensure_future(call(index, item, *ready))
+                if exhausted and given == started:
+                    break
+                index, outcome = await finished.get()
+                tasks.pop(index, None)
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                held[index] = outcome
+                for row in self._release(held, given, settings.as_completed):
+                    given += 1
+                    await self._hand_out(row, setup)
+                    yield row
+        finally:
+            for task in tasks.values():
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks.values(), return_exceptions=True)
+            self._close(setup)
+        await self._end(setup)
+
+    def _setup(self) -> _Setup:
+        """What every row of the run shares, made once when the run starts."""
+        settings = self.settings
+        command = self.command
+        plan, _, runtime = command._plan(stream=False)  # refuses bad settings at once
+        runtime = replace(
+            runtime,
+            model=command._rewrap(runtime.model, self._paced),
+            fallbacks=tuple(command._rewrap(fb, self._paced) for fb in runtime.fallbacks),
+        )
+        output = command.output_type
+        checkpoint = Checkpoint(settings.checkpoint) if settings.checkpoint is not None else None
+        if checkpoint is not None:
+            checkpoint.note("command", identity(command._fn))
+            checkpoint.note("model", plan.model)
+        total = settings.total if settings.total is not None else _length(self.inputs)
+        self._started = time.monotonic()
+        return _Setup(
+            plan=plan,
+            runtime=runtime,
+            reader=getattr(output, "inner", output),
+            run=run_identity(identity(command._fn), plan.model, output.schema, vars(plan.config)),
+            signature=command.__signature__,
+            checkpoint=checkpoint,
+            total=total,
+            progress=Progress(total, settings.progress, command.name),
+            handlers=command._listeners(),
+        )
+
+    async def _hand_out(self, row: Row[Any], setup: _Setup) -> None:
+        """Count a row that is about to be handed out, show it, and tell the listeners; with
+        ``errors="raise"`` a failed row's error is raised instead."""
+        tally = self._tally
+        tally.add(row)
+        setup.progress.advance(tally.failed, tally.usage.total_tokens, tally.cost)
+        if setup.handlers:
+            await self._tell(
+                setup.handlers,
+                RowFinished(
+                    self.command.name,
+                    self.run_id,
+                    row=row,
+                    done=tally.rows,
+                    failed=tally.failed,
+                    total=setup.total,
+                    elapsed=time.monotonic() - self._started,
+                    usage=tally.usage,
+                    cost=tally.cost,
+                ),
+            )
+        if not row.ok and self.settings.errors == "raise":
+            assert isinstance(row, Failed)
+            raise row.error
+
+    def _close(self, setup: _Setup) -> None:
+        if setup.checkpoint is not None:
+            setup.checkpoint.close()
+        setup.progress.close()
+        self.summary = self._summary()
+
+    async def _end(self, setup: _Setup) -> None:
+        if setup.handlers:
+            await self._tell(
+                setup.handlers, MapFinished(self.command.name, self.run_id, summary=self.summary)
+            )
+
+    def _release(
+        self, held: dict[int, Row[Any]], given: int, any_order: bool
+    ) -> Iterator[Row[Any]]:
+        """The rows that may be handed out now: any finished one, or the next ones in order."""
+        if any_order:
+            while held:
+                yield held.pop(next(iter(held)))
+            return
+        while given in held:
+            yield held.pop(given)
+            given += 1
+
+    def _prepare(
+        self,
+        index: int,
+        item: Any,
+        signature: inspect.Signature,
+        run: str,
+        checkpoint: Checkpoint | None,
+        reader: Any,
+    ) -> Row[Any] | tuple[tuple[Any, ...], dict[str, Any], str]:
+        """A row's arguments and key, or its record when there is nothing to call."""
+        if isinstance(item, BadRow):
+            where = f"line {item.line}: " if item.line is not None else ""
+            return Failed(index, "", item, RowInputError(where + item.reason))
+        try:
+            args, kwargs = bind(signature, item, self.command.name, self.command._fn)
+        except RowInputError as error:
+            return Failed(index, "", item, error)
+        key = row_key(run, args, kwargs)
+        if checkpoint is not None:
+            stored = checkpoint.get(key)
+            if stored is not None and (stored.ok or not self.settings.retry_failed):
+                return _resumed(stored, index, key, item, reader)
+        if self.settings.has_deps and not self.command._own_deps:
+            kwargs = {**kwargs, "deps": self.settings.deps}
+        return args, kwargs, key
+
+    async def _call(
+        self,
+        plan: Any,
+        runtime: Any,
+        index: int,
+        item: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        key: str,
+        reader: Any,
+    ) -> Row[Any]:
+        try:
+            result = await self.command._arun_with(plan, runtime, args, dict(kwargs))
+        except ConfigurationError:
+            raise
+        except CommandError as error:
+            usage = error.usage or Usage()
+            return Failed(index, key, item, error, usage, error.attempts, _cost(usage, plan.model))
+        except Exception as error:  # the prompt function or a tool failed for this row
+            return Failed(index, key, item, error)
+        transcript = result.transcript
+        return Ok(
+            index, key, item, result.value, transcript.usage, transcript.attempts, result.cost
+        )
+
+    def _paced(self, model: Any) -> PacedModel:
+        """``model`` behind the run's pacer for it (one per model: each has its own limits).
+        Only a provider that states its limits in reply headers is waited on to learn them."""
+        pacer = self._pacers.get(model.name)
+        if pacer is None:
+            learn = isinstance(model, SDKModel) and model.states_rate_limits
+            pacer = Pacer(
+                self.settings.rpm,
+                self.settings.tpm,
+                learn=learn,
+                budget=self.settings.budget,
+                name=model.name,
+            )
+            self._pacers[model.name] = pacer
+        return PacedModel(model, pacer)
+
+    def _summary(self) -> Summary:
+        tally = self._tally
+        return Summary(
+            rows=tally.rows,
+            ok=tally.ok,
+            failed=tally.failed,
+            resumed=tally.resumed,
+            usage=tally.usage,
+            cost=tally.cost,
+            seconds=time.monotonic() - self._started if self._started else 0.0,
+            waited=sum(p.stats.waited for p in self._pacers.values()),
+            rate_limited=sum(p.stats.rate_limited for p in self._pacers.values()),
+            limits={name: p.limits for name, p in self._pacers.items()},
+        )
+
+    async def _tell(self, handlers: Any, event: Event) -> None:
+        from ..events import logger
+
+        for handler, kinds in handlers:
+            if kinds and not isinstance(event, kinds):
+                continue
+            try:
+                result = handler(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                logger.exception(
+                    "alloy event handler %r failed on %s", handler, type(event).__name__
+                )
+
+
+def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader: Any) -> None:
+    if not key:
+        return  # a row whose input did not fit has no key to find it by
+    if row.ok:
+        from pydantic_core import to_json
+
+        checkpoint.put(
+            key,
+            index,
+            value=reader.render(row.value),
+            plain=to_json(row.value, serialize_unknown=True).decode(),
+            usage=row.usage,
+            attempts=row.attempts,
+            cost=row.cost,
+        )
+    else:
+        assert isinstance(row, Failed)
+        checkpoint.put(
+            key, index, error=row.error, usage=row.usage, attempts=row.attempts, cost=row.cost
+        )
+
+
+def _resumed(stored: Stored, index: int, key: str, item: Any, reader: Any) -> Row[Any]:
+    """A row finished in an earlier run, read back (and validated again) from the checkpoint."""
+    if stored.ok:
+        value = reader.parse(stored.value or "")
+        return Ok(index, key, item, value, stored.usage, stored.attempts, stored.cost, resumed=True)
+    error = ResumedFailure(f"{stored.error_type}: {stored.error}")
+    return Failed(index, key, item, error, stored.usage, stored.attempts, stored.cost, resumed=True)
+
+
+class ResumedFailure(Exception):
+    """A row that failed in an earlier run, kept as failed (``retry_failed=False``): the
+    original error's type and message."""
+
+
+def _cost(usage: Usage, model: str) -> float | None:
+    return price(usage, model) if usage.total_tokens else 0.0
+
+
+def _length(inputs: Any) -> int | None:
+    try:
+        return len(inputs)
+    except TypeError:
+        return None
+
+
+async def _rows_of(inputs: Any) -> AsyncIterator[Any]:
+    """The input's rows, one at a time, from an iterable or an async iterable."""
+    if isinstance(inputs, AsyncIterable):
+        async for item in inputs:
+            yield item
+        return
+    if isinstance(inputs, (str, bytes, Mapping)) or not isinstance(inputs, Iterable):
+        raise ConfigurationError(
+            f"map() takes an iterable of rows (a list, a generator, a file's lines...), "
+            f"got {type(inputs).__name__}"
+        )
+    for item in inputs:
+        yield item

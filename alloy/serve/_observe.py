@@ -1,0 +1,143 @@
+"""One access-log line per request, and one OpenTelemetry trace per request.
+
+The access log (logger ``alloy.serve.access``) says method, path, status, duration and bytes
+sent; never a header (so never a key) and, unless the server was started with
+``--log-content``, never a body. Tracing opens a SERVER span per request and makes it the
+current span, so the spans :func:`alloy.otel.instrument` makes for the command (``command``,
+``chat``, ``execute_tool``) are its children: one trace per request, streams included (the
+span ends when the last byte is sent).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+access_log = logging.getLogger("alloy.serve.access")
+
+#: Request bodies longer than this are cut in a content log line.
+CONTENT_LOG_CHARS = 2000
+
+
+class AccessLog:
+    """ASGI middleware writing the access log (and, if asked, request bodies)."""
+
+    def __init__(self, app: Any, log_content: bool = False) -> None:
+        self.app = app
+        self.log_content = log_content
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+        sent = 0
+        body = bytearray()
+
+        async def receive_logged() -> Any:
+            message = await receive()
+            if self.log_content and message["type"] == "http.request":
+                room = CONTENT_LOG_CHARS - len(body)
+                if room > 0:
+                    body.extend(message.get("body", b"")[:room])
+            return message
+
+        async def send_counted(message: Any) -> None:
+            nonlocal status, sent
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                sent += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive_logged if self.log_content else receive, send_counted)
+        finally:
+            millis = (time.perf_counter() - started) * 1000
+            access_log.info(
+                '%s "%s %s" %d %dB %.1fms',
+                _client(scope),
+                scope["method"],
+                scope["path"],
+                status,
+                sent,
+                millis,
+            )
+            if self.log_content and body:
+                access_log.info(
+                    "%s %s body: %s",
+                    scope["method"],
+                    scope["path"],
+                    body.decode("utf-8", "replace"),
+                )
+
+
+def _client(scope: Any) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "-"
+
+
+class Tracing:
+    """ASGI middleware opening a SERVER span per request, current while the request runs."""
+
+    def __init__(self, app: Any, tracer: Any) -> None:
+        from opentelemetry import trace
+
+        self.app = app
+        self.tracer = tracer
+        self.trace = trace
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        trace = self.trace
+        name = f"{scope['method']} {scope['path']}"
+        attributes = {"http.request.method": scope["method"], "url.path": scope["path"]}
+        with self.tracer.start_as_current_span(
+            name, kind=trace.SpanKind.SERVER, attributes=attributes
+        ) as span:
+
+            async def send_traced(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                    span.set_attribute("http.response.status_code", status)
+                    if status >= 500:
+                        span.set_status(trace.Status(trace.StatusCode.ERROR))
+                await send(message)
+
+            await self.app(scope, receive, send_traced)
+
+
+def start_model_span(tracer: Any, model: str, operation: str = "chat") -> Any:
+    """A CLIENT span for a /v1 route's model request, child of the request's span (None when
+    not tracing). Not made current: a stream's steps run in other tasks than its start."""
+    if tracer is None:
+        return None
+    from opentelemetry import trace
+
+    provider, _, model_id = model.partition(":")
+    return tracer.start_span(
+        f"{operation} {model_id or provider}",
+        kind=trace.SpanKind.CLIENT,
+        attributes={
+            "gen_ai.operation.name": operation,
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model_id or provider,
+        },
+    )
+
+
+def record_usage(span: Any, usage: Any, finish: str) -> None:
+    """Put a response's usage and finish reason on a model span."""
+    if span is None:
+        return
+    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set_attribute("gen_ai.response.finish_reasons", [finish])
+
+
+Stop = Callable[[], None]

@@ -1,0 +1,81 @@
+"""Running the app with uvicorn, as ``alloy serve`` does.
+
+One process serves the app it builds itself. With ``--workers N`` or ``--reload``, uvicorn
+starts processes that each build their own app, so the targets and the settings travel to
+them as ``ALLOY_SERVE_*`` variables and each one calls :func:`~alloy.serve.from_environment`.
+uvicorn's graceful shutdown applies: on SIGTERM or Ctrl-C it stops accepting connections and
+lets the requests in flight finish (up to ``graceful_timeout`` seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+from ._app import TARGETS_ENV, create_app
+from ._config import (
+    API_KEYS_ENV,
+    LOG_CONTENT_ENV,
+    OTEL_ENV,
+    PASS_THROUGH_ENV,
+    PLAYGROUND_ENV,
+    ServeConfig,
+)
+from ._targets import load
+
+
+def run(
+    targets: Sequence[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    reload: bool = False,
+    api_keys: Sequence[str] = (),
+    pass_through_keys: bool = False,
+    log_content: bool = False,
+    playground: bool = True,
+    otel: bool = False,
+    graceful_timeout: float = 30.0,
+    log_level: str = "info",
+) -> None:
+    """Serve ``targets`` until stopped. Keys given here join those in ``ALLOY_SERVE_API_KEYS``."""
+    import uvicorn
+
+    keys = [*(k for k in (os.environ.get(API_KEYS_ENV) or "").split(",") if k.strip()), *api_keys]
+    config = ServeConfig.create(
+        api_keys=keys,
+        pass_through_keys=pass_through_keys,
+        log_content=log_content,
+        playground=playground,
+        otel=otel,
+    )
+    served = load(targets)  # every mistake in the targets shows now, in this process
+    common = {
+        "host": host,
+        "port": port,
+        "access_log": False,  # alloy.serve.access writes one line per request, without content
+        "log_level": log_level,
+        "timeout_graceful_shutdown": graceful_timeout,
+    }
+    if workers > 1 or reload:
+        os.environ[TARGETS_ENV] = json.dumps(list(targets))
+        if keys:
+            os.environ[API_KEYS_ENV] = ",".join(keys)
+        for name, value in (
+            (PASS_THROUGH_ENV, pass_through_keys),
+            (LOG_CONTENT_ENV, log_content),
+            (PLAYGROUND_ENV, playground),
+            (OTEL_ENV, otel),
+        ):
+            os.environ[name] = "1" if value else "0"
+        uvicorn.run(
+            "alloy.serve:from_environment",
+            factory=True,
+            workers=workers if not reload else None,
+            reload=reload,
+            **common,  # type: ignore[arg-type]
+        )
+        return
+    uvicorn.run(create_app(served, config), **common)  # type: ignore[arg-type]

@@ -1,0 +1,142 @@
+"""Reading the parts of the OpenAI wire format that Chat Completions and Responses share.
+
+Every field is either understood or refused: a request naming a field this server does not
+support gets a 400 naming it, never an answer that silently ignored it. A field sent as
+``null`` asks for nothing and is taken as absent.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from .._types import ToolDefinition
+from ._errors import ServeError, invalid, unsupported
+from ._rails import RailConfig
+
+
+def new_id(prefix: str) -> str:
+    return prefix + secrets.token_hex(12)
+
+
+def now() -> int:
+    return int(time.time())
+
+
+def given(body: Mapping[str, Any], allowed: Collection[str], where: str = "") -> dict[str, Any]:
+    """The non-null fields of ``body``; a 400 for any field not in ``allowed``."""
+    fields = {key: value for key, value in body.items() if value is not None}
+    for key in fields:
+        if key not in allowed:
+            raise unsupported(f"{where}{key}")
+    return fields
+
+
+def as_object(value: Any, param: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise invalid(f"Invalid type for {param!r}: expected an object", param)
+    return value
+
+
+def as_list(value: Any, param: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise invalid(f"Invalid type for {param!r}: expected an array", param)
+    return value
+
+
+def as_text(value: Any, param: str) -> str:
+    if not isinstance(value, str):
+        raise invalid(f"Invalid type for {param!r}: expected a string", param)
+    return value
+
+
+def temperature(fields: Mapping[str, Any]) -> float | None:
+    value = fields.get("temperature")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 2:
+        raise invalid("'temperature' must be a number from 0 to 2", "temperature")
+    return float(value)
+
+
+def token_limit(fields: Mapping[str, Any], *names: str) -> int | None:
+    for name in names:
+        value = fields.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise invalid(f"{name!r} must be a positive integer", name)
+        return value
+    return None
+
+
+def flag(fields: Mapping[str, Any], name: str) -> bool:
+    value = fields.get(name, False)
+    if not isinstance(value, bool):
+        raise invalid(f"{name!r} must be true or false", name)
+    return value
+
+
+def rail_config(fields: Mapping[str, Any], configs: Mapping[str, RailConfig]) -> RailConfig:
+    """The RailConfig the request's ``model`` names; 404 (as OpenAI answers) when none is."""
+    name = fields.get("model")
+    if not isinstance(name, str) or not name:
+        raise invalid("you must provide a model parameter", "model")
+    config = configs.get(name)
+    if config is None:
+        known = ", ".join(sorted(configs)) or "none"
+        raise ServeError(
+            404,
+            f"The model {name!r} does not exist on this server (its rail configs: {known})",
+            type="model_not_found",
+            param="model",
+        )
+    return config
+
+
+def tool_definition(
+    spec: Mapping[str, Any], param: str, allowed: Collection[str]
+) -> ToolDefinition:
+    """A function tool's name, description, parameters and strictness."""
+    fields = given(spec, allowed, f"{param}.")
+    name = as_text(fields.get("name"), f"{param}.name")
+    parameters = fields.get("parameters", {"type": "object", "properties": {}})
+    as_object(parameters, f"{param}.parameters")
+    description = fields.get("description", "")
+    return ToolDefinition(
+        name=name,
+        description=as_text(description, f"{param}.description"),
+        parameters=parameters,
+        strict=flag(fields, "strict"),
+    )
+
+
+def tool_choice(fields: Mapping[str, Any]) -> bool:
+    """Whether tools are offered: ``auto`` (the default) offers them, ``none`` does not; any
+    other choice is refused (alloy's requests cannot force a tool for the caller)."""
+    choice = fields.get("tool_choice", "auto")
+    if choice == "auto":
+        return True
+    if choice == "none":
+        return False
+    raise unsupported("tool_choice", "only 'auto' and 'none' are")
+
+
+def parallel_tool_calls(fields: Mapping[str, Any]) -> None:
+    if fields.get("parallel_tool_calls", True) is not True:
+        raise unsupported("parallel_tool_calls", "only true (the default) is")
+
+
+def arguments(raw: Any, param: str) -> dict[str, Any]:
+    """A tool call's JSON arguments as an object."""
+    text = as_text(raw, param)
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        raise invalid(f"{param!r} is not valid JSON", param) from None
+    if not isinstance(value, dict):
+        raise invalid(f"{param!r} must be a JSON object", param)
+    return value

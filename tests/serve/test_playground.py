@@ -1,0 +1,117 @@
+"""The playground page in a real headless Chromium: it lists the commands, builds a form from
+a command's signature, runs it, shows the typed result and the stream as it arrives.
+
+Debian's chromium is driven by Playwright (never ``playwright install``: the project's own
+set-up installs the browser with ``make chromium``). The test skips, saying why, only when no
+Chromium is installed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WIDTH, HEIGHT = 1200, 900
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(),
+    reason="no Chromium at /usr/bin/chromium: run `make chromium` (apt-get install chromium)",
+)
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        finally:
+            browser.close()
+
+
+def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
+    """Width, height and the number of distinct pixel values of a PNG (8-bit RGB or RGBA)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    chunks, position = [], 8
+    while position < len(data):
+        length = struct.unpack(">I", data[position : position + 4])[0]
+        kind = data[position + 4 : position + 8]
+        if kind == b"IDAT":
+            chunks.append(data[position + 8 : position + 8 + length])
+        position += 12 + length
+    raw = zlib.decompress(b"".join(chunks))
+    channels = {2: 3, 6: 4}[colour]
+    assert depth == 8
+    stride = width * channels + 1
+    # Filtered bytes, sampled per row: enough to tell a blank page from a drawn one.
+    distinct = {raw[row * stride + 1 : (row + 1) * stride : 97] for row in range(0, height, 7)}
+    return width, height, len(distinct)
+
+
+def test_the_playground_runs_a_command_and_shows_its_result(
+    start: Any, offline: None, page: Any, tmp_path: Path
+) -> None:
+    url = start()
+    page.goto(url + "/")
+    buttons = page.locator("#commands button")
+    buttons.first.wait_for()
+    assert buttons.all_inner_texts() == ["echo", "review", "guarded", "guarded_review"]
+    page.get_by_role("button", name="review", exact=True).click()
+    # The form follows the signature: product (text, required), strict (a checkbox), limit.
+    assert page.locator("#arg-product").evaluate("e => e.tagName") == "TEXTAREA"
+    assert page.locator("#arg-strict").get_attribute("type") == "checkbox"
+    assert page.locator("#arg-limit").input_value() == "5"
+    page.fill("#arg-product", "a cast-iron kettle")
+    page.click("#run")
+    result = page.locator("#result")
+    result.filter(has_text='"stars"').wait_for()
+    shown = result.inner_text()
+    assert '"title"' in shown and '"mood"' in shown
+    shot = tmp_path / "playground.png"
+    page.screenshot(path=str(shot), full_page=False)
+    width, height, distinct = png_size_and_colours(shot.read_bytes())
+    assert (width, height) == (WIDTH, HEIGHT)
+    assert distinct > 20  # not a blank page
+
+
+def test_the_playground_shows_the_stream(start: Any, offline: None, page: Any) -> None:
+    url = start()
+    page.goto(url + "/")
+    page.locator("#commands button").first.wait_for()
+    page.get_by_role("button", name="echo", exact=True).click()
+    page.fill("#arg-name", "Ada Lovelace")
+    page.click("#stream")
+    page.locator("#stream-output").filter(has_text="Ada Lovelace").wait_for()
+    page.locator("#result").filter(has_text="Ada Lovelace").wait_for()
+    assert "[alloy offline model]" in page.locator("#stream-output").inner_text()
+
+
+def test_the_playground_shows_a_rail_block(start: Any, offline: None, page: Any) -> None:
+    url = start()
+    page.goto(url + "/")
+    page.locator("#commands button").first.wait_for()
+    page.get_by_role("button", name="guarded", exact=True).click()
+    page.fill("#arg-text", "my password is swordfish")
+    page.click("#run")
+    page.locator("#result.error").filter(has_text="403").wait_for()
+    assert "no_passwords" in page.locator("#result").inner_text()

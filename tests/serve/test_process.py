@@ -1,0 +1,121 @@
+"""``alloy serve`` as a process: it serves, answers its health check, refuses bad targets in
+one line, and on SIGTERM lets the request in flight finish before it exits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from alloy.cli import main
+from alloy.testing.emulator import ReplyText, Slow
+
+from .conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def serve(*args: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "alloy", "serve", *args, "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        if process.poll() is not None:
+            raise AssertionError(
+                f"alloy serve exited: {process.stdout.read() if process.stdout else ''}"
+            )
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("alloy serve did not start")
+
+
+def test_sigterm_lets_the_request_in_flight_finish(on_emulator: Any) -> None:
+    on_emulator.push("openai", Slow(1.0, ReplyText("finished after all")))
+    process, url = serve("tests.serve.served:echo", "tests.serve.served:support")
+    try:
+        assert httpx.get(f"{url}/health").json()["commands"] == ["echo"]
+        answers: list[httpx.Response] = []
+        caller = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(f"{url}/commands/echo", json={"name": "x"}, timeout=30)
+            )
+        )
+        caller.start()
+        for _ in range(500):  # until the call reaches the provider, then stop the server
+            if on_emulator.requests:
+                break
+            time.sleep(0.01)
+        assert on_emulator.requests
+        process.send_signal(signal.SIGTERM)
+        caller.join(timeout=30)
+        # uvicorn shuts down gracefully, then re-raises the signal it caught (0.29+).
+        assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert answers and answers[0].status_code == 200
+    assert answers[0].json()["value"] == "finished after all"
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{url}/health", timeout=2)
+
+
+def test_bad_targets_are_one_line_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "no_such_module_here"]) == 2
+    assert "cannot import 'no_such_module_here'" in capsys.readouterr().err
+    assert main(["serve", "tests.serve.served:missing"]) == 2
+    assert "has no attribute 'missing'" in capsys.readouterr().err
+    assert main(["serve", "tests.serve.served:CANARY"]) == 2
+    assert "not an alloy command or RailConfig" in capsys.readouterr().err
+    assert main(["serve", "tests.serve.served", "--workers", "0"]) == 2
+
+
+def test_import_alloy_loads_nothing_of_the_server() -> None:
+    code = (
+        "import sys, alloy, alloy.cli; "
+        "print([m for m in ('fastapi', 'uvicorn', 'starlette', 'alloy.serve') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_workers_each_build_the_app_from_the_environment(on_emulator: Any) -> None:
+    """With --workers, uvicorn's processes build their apps from ALLOY_SERVE_* variables."""
+    process, url = serve("tests.serve.served:echo", "--workers", "2", "--api-key", "k-123")
+    try:
+        assert httpx.get(f"{url}/health").json()["commands"] == ["echo"]
+        assert httpx.post(f"{url}/commands/echo", json={"name": "x"}).status_code == 401
+        answers = {
+            httpx.post(
+                f"{url}/commands/echo",
+                json={"name": "x"},
+                headers={"authorization": "Bearer k-123"},
+            ).status_code
+            for _ in range(4)
+        }
+        assert answers == {200}
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
