@@ -1,6 +1,7 @@
-"""Follow a typed answer through a streamed call: partial values, or list elements, per attempt.
+"""Readers: what a streamed call yields, made from the model's deltas as they arrive.
 
-A streamed call is a series of model calls (tool rounds, re-asks, retried failures); the
+:class:`TextReader` yields the text (``Command.stream``). The others follow a typed answer:
+partial values, or list elements, per attempt. A streamed call is a series of model calls (tool rounds, re-asks, retried failures); the
 drivers tell a reader when each begins, hand it every delta, and give it the call's Result at
 the end. The answer is the text of a reply in native and prompt mode (JSON, maybe inside prose
 or a code fence) or the arguments of the output tool in tool mode; everything else (prose
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ._extract import extract_json
 from ._output import InvalidOutput
@@ -34,6 +35,38 @@ from .streaming import Partial, Restart
 _TEXT = -1  # the answer comes as text (not as a tool call's arguments)
 _NOTHING_SHOWN: Snapshot = ((), None)
 _UNKNOWN: Any = object()
+Out = TypeVar("Out")
+
+
+class Reader(Protocol[Out]):
+    """What the drivers make a streamed call's outputs with: told when each model call begins,
+    given each delta, and given the call's Result at the end."""
+
+    def begin(self, request: Request) -> Sequence[Out]: ...
+
+    def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[Out]: ...
+
+    def finish(self, result: Result[Any]) -> Sequence[Out]: ...
+
+    def event(self, output: Out) -> Event | None:
+        """The event observers are told of ``output``, or None."""
+        ...
+
+
+class TextReader:
+    """The model's text as it arrives; tool calls are passed over."""
+
+    def begin(self, request: Request) -> Sequence[str]:
+        return ()
+
+    def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[str]:
+        return (delta.text,) if type(delta) is TextDelta and delta.text else ()
+
+    def finish(self, result: Result[Any]) -> Sequence[str]:
+        return ()
+
+    def event(self, output: str) -> Event | None:
+        return None
 
 
 class _Follower:

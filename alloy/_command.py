@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Unio
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers, _engine
-from ._answer import ItemReader, PartialReader
+from ._answer import ItemReader, PartialReader, Reader, TextReader
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import (
     Conversation,
@@ -53,7 +53,7 @@ from .cache import beneath, cached, policy_for, tool_cache
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
-from .providers import get_model, model_cache_generation
+from .providers import dialect_for, get_model, model_cache_generation
 from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
@@ -433,7 +433,8 @@ class Command(Generic[P, R]):
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, self._examples_sync())
-        return Stream(lambda done: _scoped(deps, _drivers.stream_sync(engine, runtime, done)))
+        read = TextReader()
+        return Stream(lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done)))
 
     def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:
         """Async twin of :meth:`stream`."""
@@ -445,7 +446,7 @@ class Command(Generic[P, R]):
         prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
         engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.stream_async(engine, runtime, done)
+        chunks = _drivers.read_async(engine, runtime, TextReader(), done)
         if deps is not _NO_DEPS:
             chunks = ascoped_iter(deps, chunks)
         try:
@@ -547,7 +548,7 @@ class Command(Generic[P, R]):
     def _partial_reader(
         self, answer: AnswerShape, plan: _engine.Plan, call_id: str
     ) -> PartialReader:
-        early = not plan.rails_by_kind.get("output")
+        early = not plan.rails_of("output")
         return PartialReader(
             answer, command=self.name, call_id=call_id, early=early, schema=plan.output.schema
         )
@@ -560,7 +561,7 @@ class Command(Generic[P, R]):
 
             validate_json = TypeAdapter(element).validator.validate_json
             validate = self._validate_element = functools.partial(validate_json, strict=True)
-        early = not answer.checked and not plan.rails_by_kind.get("output")
+        early = not answer.checked and not plan.rails_of("output")
         return ItemReader(
             answer,
             validate,
@@ -630,6 +631,7 @@ class Command(Generic[P, R]):
             stream=stream,
             rails=self._rails,
             observed=observed,
+            dialect=dialect_for(model.name),
         )
         fallbacks = fallback_models(config, output)
         plan = with_fallbacks(plan, fallbacks)
@@ -753,7 +755,7 @@ def _opening(
     )
 
 
-_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], _drivers.Reader[Any]]
+_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], Reader[Any]]
 _NO_TURNS = Conversation(None, ())
 #: No ``deps=`` was passed (None is a value a caller may pass).
 _NO_DEPS: Any = object()

@@ -22,7 +22,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
+from ._model import Model
 from .errors import ConfigurationError
+from .providers import providers, split_model
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -191,7 +193,8 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
 
 
 def _is_model(value: Any) -> bool:
-    return isinstance(value, str) or callable(getattr(value, "request", None))
+    """A model string or an object with the :class:`~alloy._model.Model` protocol."""
+    return isinstance(value, (str, Model))
 
 
 def _fallback_models(value: Any, source: str) -> tuple[Any, ...]:
@@ -530,8 +533,6 @@ def _check_model_name(source: str, model: str, option: str = "model") -> str:
     was set. The registry is read at that first call, and a refused layer is not cached, so a
     provider registered after a refused call serves the next one.
     """
-    from .providers import providers, split_model
-
     where = f"Invalid value for option {option!r} in {source}"
     if not (model.isascii() and model.isprintable()) or " " in model:
         raise ConfigurationError(

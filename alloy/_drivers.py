@@ -4,9 +4,9 @@ One carrier per color, the shape of httpx's auth-flow drivers: :func:`drive_sync
 works without an event loop (and inside one: async handlers and rails then run on a private loop,
 see ``_blocking``); :func:`drive_async` awaits and runs tools concurrently. Each serves whole and
 streamed calls: in a whole call it asks the model for its reply itself; in a streamed one it hands
-the model call to the thin ``stream_*`` entry point, which streams the reply's text out and
-resumes the carrier with the reply. Rails, tools, waits and events take the same path either way;
-tool calls are run by ``_tool_runner``.
+each model call to :func:`read_sync`/:func:`read_async`, which stream the reply through a reader
+(``_answer``: the text, partial values or list elements) and resume the carrier with the reply.
+Rails, tools, waits and events take the same path either way; ``_tool_runner`` runs the tools.
 """
 
 from __future__ import annotations
@@ -14,10 +14,18 @@ from __future__ import annotations
 import inspect
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import assert_never
 
@@ -37,24 +45,25 @@ from ._engine import (
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
-from ._types import Done, Request, Response, Result, TextDelta, ToolCallDelta
+from ._types import Done, Response, Result
 from .cache import ToolCache, keep_reply
 from .errors import ProviderError
 from .events import Event, Handler, logger
 
 if TYPE_CHECKING:
+    from ._answer import Reader
     from ._model import Model
 
 Engine = Generator[Effect, Any, Result[Any]]
 #: What a streamed call gives its Result to when it ends (see ``alloy.streaming.Stream``).
 OnResult = Callable[[Result[Any]], None] | None
 Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
+Out = TypeVar("Out")
 
 #: Called with the seconds of each wait before a retry, instead of waiting them; None: wait.
 #: Tests set it through ``alloy.testing.recorded_waits()``; threads and tasks started in its
 #: context see it too.
 WAIT: ContextVar[Callable[[float], object] | None] = ContextVar("alloy_wait", default=None)
-
 
 _NO_FINAL_RESPONSE = "stream from {} ended without a final response"
 
@@ -78,18 +87,15 @@ class Runtime:
         return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
 
-# -- sync ---------------------------------------------------------------------------------
+# -- the carriers -------------------------------------------------------------------------
 
 
 def drive_sync(
     engine: Engine, runtime: Runtime, reply: Any = None, *, stream: bool = False
 ) -> Result[Any] | CallModel:
     """Carry out the engine's effects, blocking, until it returns the call's Result; ``reply``
-    is what the engine is sent first (None to start it).
-
-    A streamed call (``stream``) hands each model call back instead, for :func:`stream_sync` to
-    stream and resume this with the reply; every other effect is carried out here either way.
-    """
+    is what the engine is sent first (None to start it). A streamed call (``stream``) hands
+    each model call back instead, for :func:`read_sync` to stream and resume this with."""
     send = reply
     while True:
         try:
@@ -97,6 +103,7 @@ def drive_sync(
         except StopIteration as done:
             result: Result[Any] = done.value
             return result
+        send = None
         match effect:
             case CallModel(request):
                 if stream:
@@ -108,90 +115,22 @@ def drive_sync(
             case RunTools():
                 send = run_tools_sync(runtime.tools, effect, runtime.parallel, runtime.tool_cache)
             case Sleep():
-                _wait_sync(effect.seconds(random.random()))
-                send = None
-            case Emit():
-                for pending in _notify(effect, runtime):  # what async handlers returned
+                time.sleep(_left_to_sleep(effect))
+            case Emit(event):
+                _emit_sync(event, runtime)
+            case RunRails(rails, subject):
+                send = subject
+                for rail in rails:
                     try:
-                        run_blocking(pending)
-                    except Exception:
-                        _handler_failed(effect)
-                send = None
-            case RunRails():
-                send = _run_rails_sync(effect)
+                        send = _verdict(rail, rail.apply(send))
+                    except Exception as error:
+                        send = _verdict(rail, error)
+                    if isinstance(send, Blocked):
+                        break
             case Accepted(response):
                 keep_reply(runtime.model_for(effect), response)
-                send = None
             case _:
                 assert_never(effect)
-
-
-def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
-    """A whole call, blocking."""
-    result = drive_sync(engine, runtime)
-    assert isinstance(result, Result)
-    return result
-
-
-def stream_sync(engine: Engine, runtime: Runtime, done: OnResult = None) -> Iterator[str]:
-    """A streamed call, blocking: the model's text as it arrives, tool rounds in between;
-    ``done`` is given the call's Result when it ends.
-
-    A failure tells the engine whether text already reached the caller (``Failed.after_text``):
-    from then on no fallback model may start the call over.
-    """
-    shown = False
-    try:
-        step = drive_sync(engine, runtime, stream=True)
-        while isinstance(step, CallModel):
-            model = runtime.model_for(step)
-            reply: Response | Failed | None = None
-            events = None
-            try:
-                for event in (events := model.stream(step.request)):
-                    if isinstance(event, TextDelta):
-                        if event.text:
-                            shown = True
-                            yield event.text
-                    elif isinstance(event, Done):
-                        reply = event.response
-                        break
-            except ProviderError as error:
-                reply = Failed(error, shown)
-            finally:
-                close(events)
-            if reply is None:
-                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-            step = drive_sync(engine, runtime, reply, stream=True)
-    except BaseException as stopped:
-        _abandon_sync(engine, runtime, stopped)
-        raise
-    if done is not None:
-        done(step)
-
-
-def _wait_sync(seconds: float) -> None:
-    hook = WAIT.get()
-    if hook is not None:
-        hook(seconds)
-    else:
-        time.sleep(seconds)
-
-
-def _run_rails_sync(effect: RunRails) -> Subject | Blocked:
-    subject = effect.subject
-    for rail in effect.rails:
-        try:
-            outcome = rail.apply(subject)
-        except Exception as error:
-            return _refused(rail, error)
-        if isinstance(outcome, Block):
-            return _refused(rail, outcome)
-        subject = outcome
-    return subject
-
-
-# -- async --------------------------------------------------------------------------------
 
 
 async def drive_async(
@@ -205,6 +144,7 @@ async def drive_async(
         except StopIteration as done:
             result: Result[Any] = done.value
             return result
+        send = None
         match effect:
             case CallModel(request):
                 if stream:
@@ -218,22 +158,31 @@ async def drive_async(
                     runtime.tools, effect, runtime.parallel, runtime.tool_cache
                 )
             case Sleep():
-                await _wait_async(effect.seconds(random.random()))
-                send = None
-            case Emit():
-                for pending in _notify(effect, runtime):  # what async handlers returned
+                import asyncio  # only when waiting: ``import alloy`` stays light
+
+                await asyncio.sleep(_left_to_sleep(effect))
+            case Emit(event):
+                await _emit_async(event, runtime)
+            case RunRails(rails, subject):
+                send = subject
+                for rail in rails:
                     try:
-                        await pending
-                    except Exception:
-                        _handler_failed(effect)
-                send = None
-            case RunRails():
-                send = await _run_rails_async(effect)
+                        send = _verdict(rail, await rail.aapply(send))
+                    except Exception as error:
+                        send = _verdict(rail, error)
+                    if isinstance(send, Blocked):
+                        break
             case Accepted(response):
                 keep_reply(runtime.model_for(effect), response)
-                send = None
             case _:
                 assert_never(effect)
+
+
+def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
+    """A whole call, blocking."""
+    result = drive_sync(engine, runtime)
+    assert isinstance(result, Result)
+    return result
 
 
 async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
@@ -243,129 +192,24 @@ async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
     return result
 
 
-async def stream_async(
-    engine: Engine, runtime: Runtime, done: OnResult = None
-) -> AsyncIterator[str]:
-    """A streamed call, on the running event loop; as :func:`stream_sync`."""
-    shown = False
-    try:
-        step = await drive_async(engine, runtime, stream=True)
-        while isinstance(step, CallModel):
-            model = runtime.model_for(step)
-            reply: Response | Failed | None = None
-            aevents = None
-            try:
-                async for event in (aevents := model.astream(step.request)):
-                    if isinstance(event, TextDelta):
-                        if event.text:
-                            shown = True
-                            yield event.text
-                    elif isinstance(event, Done):
-                        reply = event.response
-            except ProviderError as error:
-                reply = Failed(error, shown)
-            finally:
-                await aclose(aevents)
-            if reply is None:
-                raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
-            step = await drive_async(engine, runtime, reply, stream=True)
-    except BaseException as stopped:
-        await _abandon_async(engine, runtime, stopped)
-        raise
-    if done is not None:
-        done(step)
-
-
-async def _wait_async(seconds: float) -> None:
-    import asyncio
-
-    hook = WAIT.get()
-    if hook is not None:
-        hook(seconds)
-    else:
-        await asyncio.sleep(seconds)
-
-
-async def _run_rails_async(effect: RunRails) -> Subject | Blocked:
-    subject = effect.subject
-    for rail in effect.rails:
-        try:
-            outcome = await rail.aapply(subject)
-        except Exception as error:
-            return _refused(rail, error)
-        if isinstance(outcome, Block):
-            return _refused(rail, outcome)
-        subject = outcome
-    return subject
-
-
-# -- the same for both colors -------------------------------------------------------------
-
-
-def _notify(effect: Emit, runtime: Runtime) -> list[Any]:
-    """Call every interested handler; a failing handler is logged, never fatal. Returns what
-    async handlers gave back, for the driver to run."""
-    event = effect.event
-    if logger.isEnabledFor(10):
-        logger.debug(event.describe(content=runtime.log_content))
-    pending = []
-    for handler, kinds in runtime.handlers:
-        if kinds and not isinstance(event, kinds):
-            continue
-        try:
-            result = handler(event)
-        except Exception:
-            logger.exception("alloy event handler %r failed on %s", handler, type(event).__name__)
-            continue
-        if inspect.isawaitable(result):
-            pending.append(result)
-    return pending
-
-
-def _handler_failed(effect: Emit) -> None:
-    logger.exception("alloy async event handler failed on %s", type(effect.event).__name__)
-
-
-def _refused(rail: Rail, why: Block | Exception) -> Blocked:
-    """A rail's refusal: the Block it returned, or what it raised (rails fail closed)."""
-    if isinstance(why, Block):
-        return Blocked(rail.name, why.reason)
-    return Blocked(rail.name, f"rail raised {type(why).__name__}: {why}", why)
-
-
-# -- streamed outputs ---------------------------------------------------------------------
-
-Out = TypeVar("Out")
-
-
-class Reader(Protocol[Out]):
-    """What a streamed call's outputs are made from: told when each model call begins, given
-    each delta, and given the call's Result at the end (see ``_answer`` for typed answers)."""
-
-    def begin(self, request: Request) -> Sequence[Out]: ...
-
-    def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[Out]: ...
-
-    def finish(self, result: Result[Any]) -> Sequence[Out]: ...
-
-    def event(self, output: Out) -> Event | None:
-        """The event observers are told of ``output``, or None."""
-        ...
+# -- streamed calls -----------------------------------------------------------------------
 
 
 def read_sync(
     engine: Engine, runtime: Runtime, reader: Reader[Out], done: OnResult = None
 ) -> Iterator[Out]:
     """A streamed call, blocking: what ``reader`` makes of the model's deltas as they arrive,
-    tool rounds in between. As in :func:`stream_sync`, a failure after an output reached the
-    caller is one no fallback model may start over, and ``done`` is given the Result (before
-    the last outputs, so a caller that stops at the final value has it too)."""
+    tool rounds in between. A failure tells the engine whether an output already reached the
+    caller (``Failed.after_text``): from then on no fallback model may start the call over.
+    ``done`` is given the Result (before the last outputs, so a caller that stops at the final
+    value has it too); a stream the caller stops ends its call (see :func:`_ending`)."""
     shown = False
+    tell = reader.event if runtime.handlers else _untold
     try:
         step = drive_sync(engine, runtime, stream=True)
         while isinstance(step, CallModel):
             for output in reader.begin(step.request):
-                _tell_sync(output, reader, runtime)
+                _emit_sync(tell(output), runtime)
                 yield output
             model = runtime.model_for(step)
             reply: Response | Failed | None = None
@@ -377,7 +221,7 @@ def read_sync(
                         break
                     for output in reader.feed(event):
                         shown = True
-                        _tell_sync(output, reader, runtime)
+                        _emit_sync(tell(output), runtime)
                         yield output
             except ProviderError as error:
                 reply = Failed(error, shown)
@@ -387,12 +231,13 @@ def read_sync(
                 raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
             step = drive_sync(engine, runtime, reply, stream=True)
     except BaseException as stopped:
-        _abandon_sync(engine, runtime, stopped)
+        for told in _ending(engine, stopped):
+            _emit_sync(told, runtime)
         raise
     if done is not None:
         done(step)
     for output in reader.finish(step):
-        _tell_sync(output, reader, runtime)
+        _emit_sync(tell(output), runtime)
         yield output
 
 
@@ -401,11 +246,12 @@ async def read_async(
 ) -> AsyncIterator[Out]:
     """A streamed call, on the running event loop; as :func:`read_sync`."""
     shown = False
+    tell = reader.event if runtime.handlers else _untold
     try:
         step = await drive_async(engine, runtime, stream=True)
         while isinstance(step, CallModel):
             for output in reader.begin(step.request):
-                await _tell_async(output, reader, runtime)
+                await _emit_async(tell(output), runtime)
                 yield output
             model = runtime.model_for(step)
             reply: Response | Failed | None = None
@@ -417,7 +263,7 @@ async def read_async(
                         continue
                     for output in reader.feed(event):
                         shown = True
-                        await _tell_async(output, reader, runtime)
+                        await _emit_async(tell(output), runtime)
                         yield output
             except ProviderError as error:
                 reply = Failed(error, shown)
@@ -427,100 +273,14 @@ async def read_async(
                 raise RuntimeError(_NO_FINAL_RESPONSE.format(model.name))
             step = await drive_async(engine, runtime, reply, stream=True)
     except BaseException as stopped:
-        await _abandon_async(engine, runtime, stopped)
+        for told in _ending(engine, stopped):
+            await _emit_async(told, runtime)
         raise
     if done is not None:
         done(step)
     for output in reader.finish(step):
-        await _tell_async(output, reader, runtime)
+        await _emit_async(tell(output), runtime)
         yield output
-
-
-def _tell_sync(output: Out, reader: Reader[Out], runtime: Runtime) -> None:
-    """Tell the observers of an output, when anyone listens."""
-    event = reader.event(output) if runtime.handlers else None
-    if event is None:
-        return
-    effect = Emit(event)
-    for pending in _notify(effect, runtime):
-        try:
-            run_blocking(pending)
-        except Exception:
-            _handler_failed(effect)
-
-
-async def _tell_async(output: Out, reader: Reader[Out], runtime: Runtime) -> None:
-    """Async twin of :func:`_tell_sync`."""
-    event = reader.event(output) if runtime.handlers else None
-    if event is None:
-        return
-    effect = Emit(event)
-    for pending in _notify(effect, runtime):
-        try:
-            await pending
-        except Exception:
-            _handler_failed(effect)
-
-
-# -- streams the caller stops -------------------------------------------------------------
-#
-# A streamed call can stop while the engine waits on it: the caller closes the stream (or
-# leaves an ``async for``, whose generator is closed when it is collected), its task is
-# cancelled, or an exception that is no CommandError comes through the driver. The SDK's
-# stream is closed, and the engine is told (``Abandoned``), so it emits ``CommandCancelled``
-# (or ``CommandFailed``) and the call's spans and records end.
-
-
-def _stopped(why: BaseException) -> Abandoned:
-    """What the engine is told of ``why``: a cancellation, or a failure."""
-    if isinstance(why, GeneratorExit):
-        return Abandoned("the stream was closed")
-    if isinstance(why, (KeyboardInterrupt, SystemExit)):
-        return Abandoned(f"interrupted ({type(why).__name__})")
-    if type(why).__name__ == "CancelledError":  # asyncio's (no import of asyncio here)
-        return Abandoned("the task was cancelled")
-    return Abandoned(f"the stream broke ({type(why).__name__})", why)
-
-
-def _abandon_sync(engine: Engine, runtime: Runtime, why: BaseException) -> None:
-    """Tell an engine that waits on a stream the caller stopped, and carry out the events it
-    emits then; nothing is raised (the caller's exception goes on)."""
-    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
-        return  # done already (it failed, or returned), or never started
-    try:
-        effect = engine.throw(_stopped(why))
-        while isinstance(effect, Emit):
-            for pending in _notify(effect, runtime):
-                try:
-                    run_blocking(pending)
-                except Exception:
-                    _handler_failed(effect)
-            effect = engine.send(None)
-        engine.close()
-    except (Abandoned, StopIteration):
-        pass
-    except Exception:
-        logger.exception("alloy could not end a stopped stream's call")
-
-
-async def _abandon_async(engine: Engine, runtime: Runtime, why: BaseException) -> None:
-    """Async twin of :func:`_abandon_sync`."""
-    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
-        return
-    try:
-        effect = engine.throw(_stopped(why))
-        while isinstance(effect, Emit):
-            for pending in _notify(effect, runtime):
-                try:
-                    await pending
-                except Exception:
-                    _handler_failed(effect)
-            effect = engine.send(None)
-        engine.close()
-    except (Abandoned, StopIteration):
-        pass
-    except Exception:
-        logger.exception("alloy could not end a stopped stream's call")
 
 
 def close(events: Iterator[Any] | None) -> None:
@@ -536,3 +296,108 @@ async def aclose(events: AsyncIterator[Any] | None) -> None:
     close = getattr(events, "aclose", None)
     if close is not None:
         await close()
+
+
+# -- what both colors share ---------------------------------------------------------------
+
+
+def _emit_sync(event: Event | None, runtime: Runtime) -> None:
+    """Tell the observers of ``event`` (see :func:`_notify`), blocking on async handlers."""
+    for pending in _notify(event, runtime):
+        run_blocking(pending)
+
+
+async def _emit_async(event: Event | None, runtime: Runtime) -> None:
+    """Tell the observers of ``event`` (see :func:`_notify`), awaiting async handlers."""
+    for pending in _notify(event, runtime):
+        await pending
+
+
+def _notify(event: Event | None, runtime: Runtime) -> list[Coroutine[Any, Any, None]]:
+    """Debug-log ``event`` and call every interested handler; a failing handler is logged,
+    never fatal. Returns what async handlers gave back, for the driver to run."""
+    if event is None:
+        return []
+    if logger.isEnabledFor(10):
+        logger.debug(event.describe(content=runtime.log_content))
+    pending = []
+    for handler, kinds in runtime.handlers:
+        if kinds and not isinstance(event, kinds):
+            continue
+        try:
+            result = handler(event)
+        except Exception:
+            logger.exception("alloy event handler %r failed on %s", handler, type(event).__name__)
+            continue
+        if inspect.isawaitable(result):
+            pending.append(_handled(result, event))
+    return pending
+
+
+async def _handled(awaitable: Any, event: Event) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("alloy async event handler failed on %s", type(event).__name__)
+
+
+def _untold(output: object) -> None:
+    """No event for an output: nobody listens."""
+
+
+def _left_to_sleep(wait: Sleep) -> float:
+    """The seconds the driver sleeps before a retry: the jittered wait, or none when a
+    ``WAIT`` hook was given it instead."""
+    seconds = wait.seconds(random.random())
+    hook = WAIT.get()
+    if hook is None:
+        return seconds
+    hook(seconds)
+    return 0.0
+
+
+def _verdict(rail: Rail, outcome: Subject | Block | Exception) -> Subject | Blocked:
+    """The subject a rail let through, or ``Blocked`` when it returned a Block or raised
+    (rails fail closed)."""
+    if isinstance(outcome, Block):
+        return Blocked(rail.name, outcome.reason)
+    if isinstance(outcome, Exception):
+        return Blocked(rail.name, f"rail raised {type(outcome).__name__}: {outcome}", outcome)
+    return outcome
+
+
+# -- streams the caller stops -------------------------------------------------------------
+#
+# A streamed call can stop while the engine waits on it: the caller closes the stream (or
+# leaves an ``async for``, whose generator is closed when it is collected), its task is
+# cancelled, or an exception that is no CommandError comes through the driver. The SDK's
+# stream is closed, and the engine is told (``Abandoned``), so it emits ``CommandCancelled``
+# (or ``CommandFailed``) and the call's spans and records end.
+
+
+def _ending(engine: Engine, why: BaseException) -> Iterator[Event]:
+    """Tell an engine that waits on a stream the caller stopped; the events it emits then,
+    for the driver to carry out. Nothing is raised (the caller's exception goes on)."""
+    if inspect.getgeneratorstate(engine) != inspect.GEN_SUSPENDED:
+        return  # done already (it failed, or returned), or never started
+    try:
+        effect = engine.throw(_stopped(why))
+        while isinstance(effect, Emit):
+            yield effect.event
+            effect = engine.send(None)
+        engine.close()
+    except (Abandoned, StopIteration):
+        pass
+    except Exception:
+        logger.exception("alloy could not end a stopped stream's call")
+
+
+def _stopped(why: BaseException) -> Abandoned:
+    """What the engine is told of ``why``: a cancellation, or a failure."""
+    if isinstance(why, GeneratorExit):
+        return Abandoned("the stream was closed")
+    if isinstance(why, (KeyboardInterrupt, SystemExit)):
+        return Abandoned(f"interrupted ({type(why).__name__})")
+    if type(why).__name__ == "CancelledError":  # asyncio's (no import of asyncio here)
+        return Abandoned("the task was cancelled")
+    return Abandoned(f"the stream broke ({type(why).__name__})", why)

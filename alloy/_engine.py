@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import Any, NamedTuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
@@ -33,12 +33,6 @@ from ._rail import (
     ToolResultSubject,
 )
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
-
-# Importable from here until the adapters and their tests render the texts from _types.
-from ._types import FINALIZE_PROMPT as FINALIZE_PROMPT
-from ._types import FINALIZE_SCHEMA_PROMPT as FINALIZE_SCHEMA_PROMPT
-from ._types import PROMPT_MODE_INSTRUCTIONS as PROMPT_MODE_INSTRUCTIONS
-from ._types import REASK_PROMPT as REASK_PROMPT
 from ._types import (
     Capabilities,
     Message,
@@ -95,6 +89,9 @@ from .events import (
     ToolCallStarted,
 )
 from .pricing import cost
+
+if TYPE_CHECKING:
+    from .providers import Dialect
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
@@ -249,26 +246,22 @@ class Plan:
     #: The plans of the models that take the call over, in order, when the one before them fails
     #: in a way retries did not mend (see ``_Run.answer``); the same but for the model.
     fallbacks: tuple[Plan, ...] = ()
+    #: The schema dialect of the model's provider (``Provider.dialect``): the output and tool
+    #: schemas go on the wire through it, made once per plan. None: they go as they are.
+    dialect: Dialect | None = None
 
     @cached_property
     def request_parts(self) -> RequestParts:
-        """The output mode and the parts of every request that depend only on this plan."""
+        """The output mode and the parts of every request that depend only on this plan: the
+        output spec and tools with their schemas in the provider's dialect, the system prompt
+        and the settings."""
         return _request_parts(self)
 
-    @cached_property
-    def rails_by_kind(self) -> dict[RailKind, tuple[Rail, ...]]:
-        """The rails of each kind, in order, leaving out the kinds ``skip_rails`` names."""
-        skipped = self.config.skip_rails
-        return {
-            kind: tuple([rail for rail in self.rails if rail.kind == kind])
-            for kind in ("input", "output", "tool")
-            if kind not in skipped
-        }
-
-    @cached_property
-    def budget(self) -> float | None:
-        """Seconds a call may take (see :func:`call_budget`), worked out once per plan."""
-        return call_budget(self.config)
+    def rails_of(self, kind: RailKind) -> tuple[Rail, ...]:
+        """The rails of ``kind``, in order; none when ``skip_rails`` names the kind."""
+        if not self.rails or kind in self.config.skip_rails:
+            return ()
+        return tuple([rail for rail in self.rails if rail.kind == kind])
 
 
 def resolve_mode(plan: Plan) -> OutputMode | None:
@@ -320,14 +313,26 @@ class RequestParts(NamedTuple):
     output_spec: OutputSpec | None
     system: str | None
     settings: ModelSettings
+    tools: tuple[ToolDefinition, ...]
 
 
 def _request_parts(plan: Plan) -> RequestParts:
     mode = resolve_mode(plan)
     output = plan.output
+    dialect, model_id = plan.dialect, plan.model.partition(":")[2]
     spec = None
     if output.schema is not None and mode is not None:
-        spec = OutputSpec(output.name, output.schema, mode, instructions=output.instructions)
+        wire = None
+        if dialect is not None and mode != "prompt":
+            wire = dialect(output.schema, model_id)
+        spec = OutputSpec(
+            output.name, output.schema, mode, instructions=output.instructions, dialect_schema=wire
+        )
+    tools = plan.tools
+    if dialect is not None:
+        tools = tuple(
+            [replace(t, dialect_parameters=dialect(t.parameters, model_id)) for t in plan.tools]
+        )
     config = plan.config
     return RequestParts(
         mode,
@@ -343,6 +348,7 @@ def _request_parts(plan: Plan) -> RequestParts:
             prompt_cache_key=config.prompt_cache_key,
             cached_content=config.cached_content,
         ),
+        tools,
     )
 
 
@@ -529,7 +535,7 @@ class _Run:
             self.plan.model,
             tuple(self.messages),
             self.system,
-            self.plan.tools if tools else (),
+            parts.tools if tools else (),
             parts.output_spec,
             parts.settings,
             self.plan.stream,
@@ -572,7 +578,7 @@ class _Run:
 
     # -- events and rails --
     def rails(self, kind: RailKind) -> tuple[Rail, ...]:
-        return self.plan.rails_by_kind.get(kind, ()) if self.plan.rails else ()
+        return self.plan.rails_of(kind)
 
     def emit(self, make: Callable[[], Event]) -> Generator[Effect, Any, None]:
         """Yield an Emit when anyone listens; the event is built only then."""
@@ -633,7 +639,7 @@ class _Run:
 
     # -- the loop --
     def loop(self) -> Generator[Effect, Any, Result[Any]]:
-        budget = self.plan.budget
+        budget = call_budget(self.config)
         started = self.clock() if self.observed or budget is not None else 0.0
         if budget is not None:
             self.deadline_at = started + budget
@@ -742,8 +748,9 @@ class _Run:
             self.adopt(plan)
             self.fallback += 1
             self.messages, self.own = list(opening), own
-            if self.config.deadline is None and plan.budget is not None:
-                self.deadline_at = self.clock() + plan.budget  # each model's attempts get theirs
+            budget = call_budget(plan.config)
+            if self.config.deadline is None and budget is not None:
+                self.deadline_at = self.clock() + budget  # each model's attempts get theirs
 
     def falls_over(self, error: CommandError) -> bool:
         """Whether the next model may take the call over after ``error``: a provider failure

@@ -45,9 +45,9 @@ def check_examples(entries: Any, output: OutputType, where: str) -> tuple[Exampl
             reply = output.render(value)
             failures = output.audit(reply) if isinstance(output, CheckedOutput) else ()
         except (TypeError, ValueError, InvalidOutput) as exc:
+            why = exc.summary if isinstance(exc, InvalidOutput) else exc
             raise ConfigurationError(
-                f"{where}: the output of example {index} is not a valid {output.expected}: "
-                f"{getattr(exc, 'summary', exc)}"
+                f"{where}: the output of example {index} is not a valid {output.expected}: {why}"
             ) from None
         for failure in failures:
             if failure.outcome == "raised":

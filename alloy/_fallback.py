@@ -14,7 +14,7 @@ from ._engine import Plan
 from ._model import Model, StandIn
 from ._output import OutputType
 from .errors import ConfigurationError
-from .providers import get_model, providers, split_model
+from .providers import dialect_for, get_model, providers, split_model
 
 
 def fallback_models(config: Config, output: OutputType) -> tuple[Model, ...]:
@@ -63,7 +63,10 @@ def with_fallbacks(plan: Plan, models: tuple[Model, ...]) -> Plan:
     native structured output) is a ConfigurationError before any request is sent."""
     if not models:
         return plan
-    plans = tuple(replace(plan, model=m.name, capabilities=m.capabilities) for m in models)
+    plans = tuple(
+        replace(plan, model=m.name, capabilities=m.capabilities, dialect=dialect_for(m.name))
+        for m in models
+    )
     for fallback in plans:
         fallback.request_parts  # noqa: B018  (derived for its errors; cached on the plan)
     return replace(plan, fallbacks=plans)

@@ -8,7 +8,6 @@ Schemas are built once, when the command is decorated.
 from __future__ import annotations
 
 import collections.abc
-import functools
 import json
 import re
 from collections.abc import Mapping
@@ -216,7 +215,7 @@ class JsonOutput:
             body = text
         if self.wrapped and not _is_envelope(body):
             try:
-                return self._validate_bare(body, strict=True)
+                return self._bare_validator()(body, strict=True)
             except ValidationError as bare:
                 raise InvalidOutput(
                     _summary(bare, self.expected, False), _feedback(bare, False)
@@ -225,9 +224,10 @@ class JsonOutput:
             _summary(exc, self.expected, self.wrapped), _feedback(exc, self.wrapped)
         ) from exc
 
-    @functools.cached_property
-    def _validate_bare(self) -> Any:
-        """The validator of the type itself, without the ``{"value": ...}`` envelope."""
+    def _bare_validator(self) -> Any:
+        """The validator of the type itself, without the ``{"value": ...}`` envelope: built when
+        a reply needs it (the model answered the bare value), which is rare and already a
+        second reading, so it is not kept."""
         from pydantic import TypeAdapter
 
         return TypeAdapter(self._eager).validator.validate_json

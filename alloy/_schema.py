@@ -7,9 +7,8 @@ are refused here, at decoration time, with guidance, rather than failing at the 
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import ConfigurationError
 
@@ -101,30 +100,3 @@ def is_object_root(schema: Mapping[str, Any]) -> bool:
         target = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), {})
         return _is_object(target)
     return _is_object(schema)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def memoize_by_identity(fn: F) -> F:
-    """Cache a pure one-argument schema conversion per input object.
-
-    Output and tool schemas are built once, when a command is decorated, and the same objects
-    arrive with every request, so each conversion (a provider dialect, the offline model's
-    sampler) needs to run only once per schema.
-    The cache keeps the input alive (so its id cannot be reused) and callers must not mutate
-    the result.
-    """
-    cache: dict[int, tuple[Any, Any]] = {}
-
-    @functools.wraps(fn)
-    def convert(schema: Any) -> Any:
-        hit = cache.get(id(schema))
-        if hit is not None and hit[0] is schema:
-            return hit[1]
-        result = fn(schema)
-        if len(cache) < 4096:
-            cache[id(schema)] = (schema, result)
-        return result
-
-    return convert  # type: ignore[return-value]

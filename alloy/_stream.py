@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from ._types import (
@@ -32,6 +34,10 @@ class _PendingCall:
     args: list[str] = field(default_factory=list)
 
 
+_NO_USAGE = Usage()
+_NO_DETAILS: Mapping[str, Any] = MappingProxyType({})
+
+
 class StreamAccumulator:
     """Collects deltas; :meth:`response` builds the final Response."""
 
@@ -39,12 +45,13 @@ class StreamAccumulator:
         self._text: list[str] = []
         self._calls: dict[int, _PendingCall] = {}
         self._opaque: list[Opaque] = []
-        self.usage = Usage()
+        self.usage = _NO_USAGE
         self.finish_reason: FinishReason | None = None
         self.model: str | None = None
         self.request_id: str | None = None
         self.response_id: str | None = None
         self.refusal: str | None = None
+        self.provider_details: Mapping[str, Any] = _NO_DETAILS
 
     def add(self, event: TextDelta | ToolCallDelta) -> TextDelta | ToolCallDelta:
         """Record a delta and hand it back, so adapters can ``yield acc.add(...)``."""
@@ -87,6 +94,7 @@ class StreamAccumulator:
             model=self.model,
             request_id=self.request_id,
             refusal=self.refusal,
+            provider_details=self.provider_details,
             response_id=self.response_id,
         )
 

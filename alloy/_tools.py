@@ -19,6 +19,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
 from ._pickling import by_reference, function_ref, located
+from ._schema import strict_schema
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._typeddict import portable
@@ -384,8 +385,6 @@ def _build_schema(
         raise ConfigurationError(
             f"Tool {name!r} has a parameter type with no JSON Schema: {exc}"
         ) from exc
-    from ._schema import strict_schema
-
     schema.pop("title", None)
     try:
         strict = strict_schema(schema, type_name=f"tool {name!r} parameters")

@@ -216,23 +216,45 @@ Message = Union[UserTurn, ModelTurn]
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
-    """A tool as offered to the model. ``strict`` means the schema meets strict-mode rules."""
+    """A tool as offered to the model. ``strict`` means the schema meets strict-mode rules.
+
+    ``dialect_parameters`` are ``parameters`` in the schema dialect of the model's provider
+    (``Provider.dialect``), made once by the plan; None: the provider has no dialect.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     strict: bool = True
+    dialect_parameters: Mapping[str, Any] | None = None
+
+    @property
+    def wire_parameters(self) -> Mapping[str, Any]:
+        """The parameters as the provider takes them: in its dialect, else as they are."""
+        dialect = self.dialect_parameters
+        return self.parameters if dialect is None else dialect
 
 
 @dataclass(frozen=True, slots=True)
 class OutputSpec:
-    """The structured output requested: canonical strict schema, its name and how to enforce it."""
+    """The structured output requested: canonical strict schema, its name and how to enforce it.
+
+    ``dialect_schema`` is ``schema`` in the schema dialect of the model's provider
+    (``Provider.dialect``), made once by the plan; None: the provider has no dialect.
+    """
 
     name: str
     schema: Mapping[str, Any]
     mode: OutputMode = "native"
     strict: bool = True
     instructions: str | None = None
+    dialect_schema: Mapping[str, Any] | None = None
+
+    @property
+    def wire_schema(self) -> Mapping[str, Any]:
+        """The schema as the provider takes it: in its dialect, else as it is."""
+        dialect = self.dialect_schema
+        return self.schema if dialect is None else dialect
 
     def prompt_instructions(self) -> str:
         """How prompt mode asks for the value: the schema, for the system prompt."""
@@ -347,14 +369,26 @@ class Response:
     def __post_init__(self) -> None:
         if self.finish_reason not in _FINISH_REASONS:
             raise _wrong("finish reason", self.finish_reason)
-        for what, value in (
-            ("model name", self.model),
-            ("request id", self.request_id),
-            ("response id", self.response_id),
-            ("refusal", self.refusal),
+        model, request_id, response_id, refusal = (
+            self.model,
+            self.request_id,
+            self.response_id,
+            self.refusal,
+        )
+        if not (
+            (model is None or type(model) is str)
+            and (request_id is None or type(request_id) is str)
+            and (response_id is None or type(response_id) is str)
+            and (refusal is None or type(refusal) is str)
         ):
-            if value is not None and not isinstance(value, str):
-                raise _wrong(what, value)
+            for what, value in (
+                ("model name", model),
+                ("request id", request_id),
+                ("response id", response_id),
+                ("refusal", refusal),
+            ):
+                if value is not None and not isinstance(value, str):
+                    raise _wrong(what, value)
 
     @property
     def lone_text(self) -> str | None:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
+from .errors import ConfigurationError
+from .providers import provider_of
 
 __all__ = ["instrument"]
 
@@ -27,21 +29,18 @@ def instrument(tracer_provider: Any = None) -> Callable[[], None]:
     try:
         from opentelemetry import trace
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        from .errors import ConfigurationError
-
         raise ConfigurationError("Tracing needs OpenTelemetry: pip install 'alloy[otel]'") from exc
     tracer = trace.get_tracer("alloy", tracer_provider=tracer_provider)
     return ev.subscribe(_SpanBuilder(tracer, trace).handle)
 
 
-#: alloy's provider names as the GenAI conventions' ``gen_ai.provider.name`` spells them.
-_PROVIDER_NAMES = {"openai-chat": "openai", "gemini": "gcp.gemini"}
-
-
 def _provider(model: str) -> str:
-    """``gen_ai.provider.name`` for an alloy model string (``openai-chat:gpt-4o`` -> openai)."""
-    name = model.split(":", 1)[0] if ":" in model else model
-    return _PROVIDER_NAMES.get(name, name)
+    """``gen_ai.provider.name`` for an alloy model string (``openai-chat:gpt-4o`` -> openai), as
+    the provider's descriptor spells it (``Provider.genai_name``)."""
+    descriptor = provider_of(model)
+    if descriptor is None:
+        return model.split(":", 1)[0]
+    return descriptor.genai_name or descriptor.name
 
 
 def _model_id(model: str) -> str:

@@ -15,7 +15,7 @@ types.
 
 from __future__ import annotations
 
-from .providers import Price, providers
+from .providers import Price, provider_of
 from .providers._price import TokenCounts
 
 __all__ = ["Price", "cost", "price_for", "set_price"]
@@ -37,7 +37,7 @@ def price_for(model: str) -> Price | None:
         if model.startswith(prefix) and len(prefix) > longest:
             best, longest = price, len(prefix)
     name, sep, model_id = model.partition(":")
-    provider = providers().get(name)
+    provider = provider_of(model)
     entry = provider.price_entry(model_id) if provider is not None else None
     # Measured as the part of ``model`` it matched ("openai:" + prefix), like the overrides.
     if entry is not None and len(name) + len(sep) + len(entry[0]) > longest:

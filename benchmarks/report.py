@@ -21,82 +21,52 @@ the suite says where the time goes: the warm suite splits alloy's extra time int
 path and the core, and the in-process suite separates each library's own work (canned reply)
 from its fake model. Tests never assert times: the targets live here."""
 
-#: What cProfile showed, and the commit that acted on it (the `changes` suite measures them).
+#: What profiling showed on the hot path, and what the code does about it today.
 FINDINGS = (
     (
-        "Config: read the ALLOY_* variables through os.environ's dict for the env-layer cache key",
-        "Settings resolution took a snapshot of every ALLOY_* variable on every call by "
-        "iterating and decoding all of os.environ: about half of an offline-model call. The "
-        "cache key is now the raw values of the variables alloy reads, looked up in os.environ's "
-        "underlying dict.",
+        "Command: one plan per command while its sources hold",
+        "Resolving the option layers, finding the model and deriving the request parts cost "
+        "more than the rest of a call's own work. A command keeps its plan, model and driver "
+        "runtime under a key of what they came from (the ALLOY_* variables, configure(), "
+        "use_config(), the model cache and the listeners), so a call reads the environment "
+        "but resolves nothing while that key holds.",
     ),
     (
-        "Config: reuse the resolved Config when the merged option values are plain and equal",
-        "Next in resolve(): dataclasses.replace building a frozen 18-field Config per call. "
-        "Resolved Configs are now cached by their merged values.",
+        "Plan: request parts and schema dialects once per plan",
+        "The output spec, the system prompt, the settings and the output and tool schemas in "
+        "the provider's dialect (the descriptor's, applied by the plan) are worked out when a "
+        "plan first sends a request and reused by its calls; adapters send them as they are.",
     ),
     (
         "Engine: build no events when nobody listens",
-        "The engine built a functools.partial and an emit() generator for each of the seven "
-        "per-call events, only for emit() to drop them when there are no handlers, no debug "
-        "logging and no rails.",
-    ),
-    (
-        "Config: key the resolved-Config cache on identity for Model objects and mappings",
-        "A command given a Model object (or extra_json) still missed that cache; those values "
-        "are now keyed by identity, safe because the cached Config keeps them alive.",
+        "Without handlers or debug logging the engine builds no event and draws no call id, "
+        "reads the clock only for a time budget, and returns the Result itself; a command "
+        "without rails looks none up.",
     ),
     (
         "Command: check once, at decoration, whether the prompt function is async",
-        "inspect.iscoroutinefunction ran on every sync call.",
+        "inspect.iscoroutinefunction does not run per call.",
     ),
     (
-        "Engine: no rail lookup when the command has no rails",
-        "rails() built an empty tuple through a generator twice per call for commands "
-        "without rails.",
+        "OpenAI, Anthropic, Gemini: read whole replies as raw wire JSON",
+        "Each adapter parses the reply's JSON itself, so the SDK does not build its response "
+        "models first: with_raw_response for OpenAI and Anthropic, and for Gemini a config with "
+        "should_return_http_response (the same request on the wire), which takes Gemini's "
+        "adapter path from above the raw SDK call to about 120 µs below it. google-genai does "
+        "not follow continuation tokens for a body it hands back, so the adapter resumes such "
+        "a generation through the SDK's own call and joins the hops as the SDK does.",
     ),
     (
-        "Engine: build the config- and output-dependent request parts once per (config, output type)",
-        "Every call rebuilt the OutputSpec, the ModelSettings (copying extra_json), the system "
-        "prompt and the format example although they depend only on the cached Config and the "
-        "command's output type.",
+        "Ollama: read whole replies as raw JSON through the SDK's request helper",
+        "ollama-python's chat() returns a ChatResponse model and has no raw-reply API; the "
+        "adapter sends its plain JSON body through the client's request helper and reads the "
+        "reply's JSON, about 90k instructions a call under the raw chat() call.",
     ),
     (
-        "OpenAI, Anthropic: read whole replies as raw wire JSON",
-        "The adapters let the SDK build its typed response models and then dumped them back to "
-        "dicts to parse; with_raw_response skips both, which is why these adapters now beat the "
-        "raw SDK baseline (which pays for the SDK's models).",
-    ),
-    (
-        "Gemini: reuse the request config; pass a lone Content unwrapped",
-        "The adapter rebuilt google-genai's pydantic GenerateContentConfig on every call, and a "
-        "list of Content objects costs the SDK ~0.2 ms because it duck-types every item against "
-        "Part; a single Content (the usual first turn) skips that and sends the same body.",
-    ),
-    (
-        "OpenAI, Ollama: dialect conversion once per schema object",
-        "openai_strict_schema() and the Ollama schema copy ran on every request for schemas "
-        "that are built once per command.",
-    ),
-    (
-        "Command: reuse the plan, model and driver settings while their sources are unchanged",
-        "Second round. Each call still merged the option layers, looked up the model and built "
-        "a Plan (and its request parts); a command now keeps them with a key of what they came "
-        "from (the ALLOY_* variables, configure(), use_config(), the model cache and the "
-        "listeners), so a call re-reads the environment but resolves nothing while that holds.",
-    ),
-    (
-        "Engine: return the Result itself; ids, clocks and usage sums only when needed",
-        "The engine built an Outcome that the command copied into a Result, drew a random call "
-        "id (a system call) and read the clock twice for events nobody received, and added a "
-        "zero Usage on the first turn.",
-    ),
-    (
-        "Offline model: the answer is serialized by pydantic-core instead of json.dumps",
-        "Seeding random.Random takes 3.5-4 µs, longer than walking a small schema. A SplitMix64 "
-        "generator seeded by storing an integer, and samplers built once per schema, saved that "
-        "for a while; they went when the sampler moved to alloy/testing (issue 13), which uses "
-        "random.Random, so every offline call pays that seeding again.",
+        "Gemini: contents in the form google-genai validates fastest",
+        "google-genai validates contents against a wide union: a prompt of one text goes as "
+        "that string, another lone turn as one Content, a conversation as dicts (a list of "
+        "Content objects costs it ~180 µs a turn); the body on the wire is the same.",
     ),
     (
         "Outputs: wrapped values validate through a TypedDict envelope",
@@ -104,44 +74,62 @@ FINDINGS = (
         "validates in half the time of the pydantic model it replaced.",
     ),
     (
-        "Adapters: error mapping without @contextmanager; async clients found per loop cheaply",
-        "Every model call entered a generator-based context manager, and every async call made "
-        "a weak reference to look its event loop up; a reusable context-manager object and a "
-        "last-loop check replace them.",
+        "Parsers: one Response per reply",
+        "Stream parsers (also used for whole Ollama replies) build the Response once, with its "
+        "provider details, instead of building one and copying it; a Response checks its field "
+        "types without building tuples, and a price lookup copies no registry.",
     ),
     (
-        "Gemini: a conversation's turns go to google-genai as dicts",
-        "google-genai validates contents against a wide union: a list of Content objects cost "
-        "it ~180 µs per turn, dicts ~36 µs. Tool rounds and re-asks send several turns; a "
-        "three-turn request against the emulator went from 1.44 ms to 0.99 ms.",
+        "Offline model: a stand-in sampler with a cheap generator",
+        "alloy/testing/_sample.py walks the schema with a random.Random whose basic generator "
+        "is BLAKE2b of the seed (the prompt's CRC-32) and a counter: seeding the Mersenne "
+        "Twister took ~4 µs, more than the rest of an offline answer, and each draw costs "
+        "~0.3 µs. The same prompt gets the same value in any process.",
     ),
-    (
-        "Ollama: read a whole reply directly; send no empty tools list",
-        "Whole replies went through the stream accumulator, and every request passed tools=[] "
-        "and rebuilt the set of option names for ALLOY_EXTRA_JSON even when it was empty.",
-    ),
+)
+
+#: Every cache on the call path, with what the benchmarks showed when it was taken out.
+CACHES = (
+    "Kept: the provider registry's models (one per model, key and endpoint) and PerLoop's "
+    "async clients (one per event loop): SDK clients and their connection pools live as long "
+    "as the process.",
+    "Kept: Command._prepared, the one plan cache (plan, model and runtime per command).",
+    "Kept: Plan.request_parts, part of the plan cache. Worked out per call instead, it costs "
+    "~126k instructions (1.4% of a Gemini call's client-side instructions) and moved Gemini's "
+    "warm ratio by 2.5 to 3.6 points in interleaved A/B runs (+32 to +44 µs a call).",
+    "Kept: gemini.ConfigObjects. Validating the GenerateContentConfig per call costs ~103k "
+    "instructions against ~28k for the lookup, and moved Gemini's warm ratio by 0.9 to 1.2 "
+    "points (+11 to +13 µs, three A/B runs); with tools in the config it is ~0.1 ms. A config "
+    "equal, type for type, to the last one reuses its object without being serialized.",
+    "Kept: _openai_common._KNOWN, the parameter names of each OpenAI resource's create(): "
+    "inspect.signature takes ~82 µs per call, which moved the OpenAI Responses warm ratio by "
+    "about 6 points (+70 to +77 µs).",
+    "Removed: _schema.memoize_by_identity (an id()-keyed memo of the OpenAI and Ollama "
+    "dialects): the plan applies every dialect once, so nothing needs it.",
+    "Removed: Plan.budget and Plan.rails_by_kind: ~2k instructions a call, and rails only "
+    "when a command has some (no published figure does); worked out when used.",
+    "Removed: JsonOutput._validate_bare: a validator built only for a reply that is not the "
+    '{"value": ...} envelope (a second reading, reached by no published figure); built then.',
+    "Not judged here: alloy/cache's schema text and last-hit entry (the response cache's own "
+    "suite measures them).",
 )
 
 #: Seen while profiling and left as it is, with the reason.
 LEFT_AS_IS = (
-    "Ollama sits at the 1.05 line (1.04 to 1.06 across runs): its raw call is the shortest "
-    "here (under 0.5 ms) and alloy cannot skip the SDK's ChatResponse model, because "
-    "ollama-python has no public raw-reply API (the OpenAI and Anthropic adapters read raw "
-    "JSON through theirs). alloy's own work is ~7 µs a call in a loop but ~13 µs (canned "
-    "model) when caches are cold, as they are after an HTTP call, and the adapter adds ~6 µs "
-    "cold; about 2 µs of the core is re-reading the ALLOY_* variables (settings resolve per "
-    "call, as documented), and each frozen record it builds costs ~0.4 µs (a mutable one "
-    "~0.1 µs), nine of them per call.",
-    "Provider registry: `get_model()` hashes an explicit `api_key=` with SHA-256; it now runs "
+    "The environment pass: every call reads the ALLOY_* variables (settings resolve per call, "
+    "as documented) by one pass over os.environ, which decodes every variable's name: ~107k "
+    "instructions and ~10-14 µs of a warm call with the benchmark's ~47 variables, the "
+    "largest single part of alloy's core, and more in a larger environment. Looking the ~30 "
+    "names up costs two exceptions for each unset one; os.environb saves a fifth on POSIX; a "
+    "faster way needs os.environ's private dict, which alloy no longer reads.",
+    "Frozen records: every frozen dataclass alloy builds per call (Request, Response, Usage, "
+    "Transcript, Result...) costs ~4-15k instructions, a Usage ~14k; they are frozen so a "
+    "transcript can be shared and replayed.",
+    "Provider registry: `get_model()` hashes an explicit `api_key=` with SHA-256; it runs "
     "only when a command rebuilds its plan, not per call.",
-    "Hardening (no SDK exception chained, replies' field types checked, Ollama's per-request "
-    "timeout transport) costs Ollama's async path ~21k more client instructions a call "
-    "(3.169M to 3.190M, +0.7%; the raw SDK call is 2.994M), counted with valgrind's callgrind "
-    "as the difference between 300 and 100 calls, which machine load does not move; the core "
-    "itself got cheaper (canned model, async: 108k to 104k). Side by side on a loaded machine "
-    "Ollama's warm ratio moved from 1.04-1.06 to 1.05-1.08 and Gemini async sits near the "
-    "line: over the target in this run. The adapter path (~90k instructions over the raw SDK "
-    "for Ollama) is where the margin must come back from.",
+    "Ollama keeps the SDK's private request helpers (Client._request_raw, Client._request): "
+    "its public chat() drops tool schema keywords, takes no per-request timeout and returns "
+    "a ChatResponse model; the emulator tests drive the helpers through the real SDK.",
 )
 
 
@@ -268,6 +256,8 @@ def write(
             lines += [*_table(changes.figures, suite_column=False), ""]
     lines += ["", "Seen and left as it is:", ""]
     lines += [f"- {o}" for o in LEFT_AS_IS]
+    lines += ["", "## Caches on the call path", ""]
+    lines += [f"- {c}" for c in CACHES]
     if problems:
         lines += ["", "## Problems during this run", "", *[f"- {p}" for p in problems]]
     report = out / "report.md"

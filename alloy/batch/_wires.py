@@ -306,6 +306,8 @@ class GeminiWire(Wire):
 
         given = self.model._arguments(body)  # type: ignore[attr-defined]
         contents = given["contents"]
+        if isinstance(contents, str):  # a prompt of one text, which the SDK makes a user turn
+            contents = {"role": "user", "parts": [{"text": contents}]}
         turns = contents if isinstance(contents, list) else [contents]
         request: dict[str, Any] = {
             "contents": [

@@ -61,6 +61,7 @@ def register_provider(
     example_models: tuple[str, ...] = (),
     prices: Mapping[str, Price] | None = None,
     wire: str | None = None,
+    genai_name: str | None = None,
 ) -> Provider:
     """Add (or replace) a provider, given as a :class:`Provider` or as its fields.
 
@@ -86,6 +87,7 @@ def register_provider(
             example_models=example_models,
             prices=prices or {},
             wire=wire,
+            genai_name=genai_name,
         )
     _REGISTRY[provider.name] = provider
     clear_model_cache()
@@ -95,6 +97,20 @@ def register_provider(
 def providers() -> dict[str, Provider]:
     """The registered providers, by name, in registration order."""
     return dict(_REGISTRY)
+
+
+def provider_of(model_name: str) -> Provider | None:
+    """The descriptor of the provider a model is named after (``"acme:llama"`` -> Acme's), or
+    None for a model whose name starts with no registered provider (a Model object's own)."""
+    name, sep, _ = model_name.partition(":")
+    return _REGISTRY.get(name if sep else model_name)
+
+
+def dialect_for(model_name: str) -> Dialect | None:
+    """The schema dialect a model's requests are sent in: its provider's (``Provider.dialect``),
+    or None (the schema as it is) for a provider without one or a name no provider has."""
+    provider = provider_of(model_name)
+    return provider.load_dialect() if provider is not None else None
 
 
 def env_prefixes() -> tuple[str, ...]:

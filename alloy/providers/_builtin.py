@@ -54,6 +54,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         example_models=("gpt-4.1-mini", "o1-mini"),
         prices=_OPENAI_PRICES,
         wire="openai",
+        genai_name="openai",
     ),
     Provider(
         "anthropic",
@@ -90,6 +91,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.025),
         },
         wire="gemini",
+        genai_name="gcp.gemini",
     ),
     Provider(
         "ollama",

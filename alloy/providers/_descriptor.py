@@ -50,6 +50,8 @@ class Provider:
         prices: USD per million tokens by model id prefix; the longest matching prefix wins.
         wire: the wire API it speaks, as the emulator names it (``"openai"`` for Responses and
             Chat Completions, ``"anthropic"``, ``"gemini"``, ``"ollama"``); None for none.
+        genai_name: its name in the OpenTelemetry GenAI conventions (``gen_ai.provider.name``,
+            e.g. ``"gcp.gemini"``) where that differs from ``name``.
     """
 
     name: str
@@ -64,6 +66,7 @@ class Provider:
     example_models: tuple[str, ...] = ()
     prices: Mapping[str, Price] = field(default_factory=dict, hash=False)
     wire: str | None = None
+    genai_name: str | None = None
 
     def __post_init__(self) -> None:
         # A lone string where a tuple belongs ("ACME_API_KEY") would otherwise be read letter

@@ -20,12 +20,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .._schema import memoize_by_identity
 from .._types import Capabilities, ModelSettings, Request, Usage
 from ..errors import (
     BadRequestError,
     ConfigurationError,
+    ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
     RateLimitError,
     SchemaRejectedError,
 )
@@ -323,8 +324,6 @@ def map_openai_error(model: SDKModel, exc: Exception) -> ProviderError | None:
     """One place that turns every openai exception into the alloy error tree."""
     import openai
 
-    from ..errors import ProviderConnectionError, ProviderTimeoutError
-
     provider = model.provider
     if isinstance(exc, openai.APITimeoutError):
         return ProviderTimeoutError(
@@ -432,7 +431,6 @@ _KEPT = frozenset(
 )
 
 
-@memoize_by_identity
 def openai_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Canonical schema -> what OpenAI strict mode accepts (``text.format``, strict tools).
 

@@ -101,7 +101,6 @@ from ..errors import (
     ServerError,
     UnreadableResponseError,
 )
-from ._anthropic_dialect import anthropic_schema
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._parts import misplaced
 from ._ratelimits import observe_headers
@@ -258,11 +257,11 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
     if spec is not None and spec.mode == "native":
         body["output_config"] = {
             **body.get("output_config", {}),
-            "format": {"type": "json_schema", "schema": anthropic_schema(spec.schema)},
+            "format": {"type": "json_schema", "schema": dict(spec.wire_schema)},
         }
     elif spec is not None and spec.mode == "tool":
         output_tool = ToolDefinition(
-            spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, strict=spec.strict
+            spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, spec.strict, spec.dialect_schema
         )
         tools.append(tool_param(output_tool, strict_ok))
         if thinking:
@@ -369,7 +368,7 @@ def mark_cache_breakpoints(body: dict[str, Any]) -> None:
 def tool_param(tool: ToolDefinition, strict_ok: bool) -> dict[str, Any]:
     """A tool definition; strict tools (where the model has them) get the dialect schema."""
     strict = tool.strict and strict_ok
-    schema = anthropic_schema(tool.parameters) if strict else dict(tool.parameters)
+    schema = dict(tool.wire_parameters if strict else tool.parameters)
     param: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,

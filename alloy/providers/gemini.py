@@ -33,10 +33,18 @@ What goes on the wire, and why:
   the per-request ``HttpOptions.timeout`` (milliseconds, rounded up); ALLOY_EXTRA_JSON becomes
   ``HttpOptions.extra_body``, which the SDK merges recursively into the REST body, so it is
   written in the wire's shape, e.g. ``{"generationConfig": {"topK": 40}}``.
+- Whole replies are read as wire JSON (:func:`parse_body`): a request with a config asks the
+  SDK for the reply's HTTP body (``should_return_http_response``, which changes nothing on the
+  wire) instead of its ``GenerateContentResponse``, whose building costs more than the rest of
+  the adapter's work; a request without one (it would gain an empty ``generationConfig``) gets
+  the object. The SDK's automatic continuation does not follow a body it hands back, so when
+  the server stops a generation at its per-request limit (``finishReason`` CONTINUATION with a
+  ``continuationToken``) the adapter resumes it through the SDK's own call, which follows any
+  further tokens, and joins the hops as the SDK does (:func:`joined`). Streams are the SDK's
+  objects, continued by the SDK.
 - Key: ``api_key`` or ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY`` (read by the SDK); base URL:
   ``base_url`` or ``GOOGLE_GEMINI_BASE_URL``. The SDK does not retry (no ``retry_options``): the
-  engine does. Its automatic continuation stays on: it follows server-issued continuation
-  tokens of a long generation, it never repeats a rejected request. The genai ``Client`` is
+  engine does; continuation never repeats a rejected request. The genai ``Client`` is
   kept for the model's lifetime (one per event loop for async calls), because a client that is
   garbage-collected closes its connection pool under any request still using it.
 - Errors: ``ClientError``/``ServerError`` by ``.code`` (a 400 ``API_KEY_INVALID`` is an
@@ -55,11 +63,12 @@ import logging
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
-from .._stream import StreamAccumulator
+from .._stream import StreamAccumulator, tool_call
 from .._types import (
     Capabilities,
     FinishReason,
@@ -87,7 +96,6 @@ from ..errors import (
     UnreadableResponseError,
 )
 from ._base import Reply, SDKModel, Streamed, retry_after_from
-from ._gemini_dialect import gemini_schema
 from ._parts import misplaced
 from ._settings import refuse_cache_names, unsupported
 
@@ -195,12 +203,11 @@ def build(request: Request, model_id: str) -> dict[str, Any]:
 
 def config_dict(request: Request, model_id: str) -> dict[str, Any]:
     """The request's ``GenerateContentConfig`` fields, as JSON (empty when nothing is set)."""
-    ordering = needs_property_ordering(model_id)
     declarations = [
         {
             "name": tool.name,
             "description": tool.description,
-            "parameters_json_schema": gemini_schema(tool.parameters, property_ordering=ordering),
+            "parameters_json_schema": dict(tool.wire_parameters),
         }
         for tool in request.tools
     ]
@@ -212,7 +219,7 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
             {
                 "name": output_tool,
                 "description": OUTPUT_TOOL_DESCRIPTION,
-                "parameters_json_schema": gemini_schema(spec.schema, property_ordering=ordering),
+                "parameters_json_schema": dict(spec.wire_schema),
             }
         )
         config["tool_config"] = {
@@ -223,7 +230,7 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
         }
     elif spec is not None and spec.mode == "native":
         config["response_mime_type"] = "application/json"
-        config["response_json_schema"] = gemini_schema(spec.schema, property_ordering=ordering)
+        config["response_json_schema"] = dict(spec.wire_schema)
     if spec is not None:
         how = "output function" if output_tool else spec.mode
         logger.debug("gemini %s: output mode %s (sent as %s)", model_id, spec.mode, how)
@@ -314,15 +321,27 @@ class ConfigObjects:
     schema and tools, a tenth of a whole call); a command sends the same config on every call,
     so the object is made once. The key is the dict's JSON without the timeout, which a call's
     deadline changes per attempt: a config with a timeout is a copy of the cached one (the last
-    copy is kept too, for the usual case of one timeout per command).
+    copy is kept too, for the usual case of one timeout per command). A config equal to the one
+    asked for last, value for value and type for type, gets the same object without being
+    serialized: its schemas are the plan's own objects, so comparing them is an identity check,
+    where serializing them walks every node.
     """
 
     LIMIT = 64
 
     def __init__(self) -> None:
         self._by_key: dict[bytes, tuple[Any, tuple[Any, Any] | None]] = {}
+        self._last: tuple[Mapping[str, Any], Any] | None = None
 
     def get(self, config: Mapping[str, Any]) -> Any:
+        last = self._last
+        if last is not None and same_json(last[0], config):
+            return last[1]
+        made = self._made(config)
+        self._last = (config, made)
+        return made
+
+    def _made(self, config: Mapping[str, Any]) -> Any:
         from google.genai import types
         from pydantic_core import to_json
 
@@ -342,6 +361,20 @@ class ConfigObjects:
         copy = base.model_copy(update={"http_options": types.HttpOptions(**http)})
         self._by_key[key] = (base, (http, copy))
         return copy
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same, types included (``==`` alone takes ``True`` for
+    ``1`` and ``1`` for ``1.0``, which send different JSON); the same object is the same."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(same_json(a[key], b[key]) for key in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def contents(request: Request) -> list[dict[str, Any]]:
@@ -493,18 +526,134 @@ def _b64encode(value: bytes) -> str:
 # -- response -----------------------------------------------------------------------------------
 
 
-def parse(response: types.GenerateContentResponse, *, output_tool: str | None = None) -> Response:
-    """A ``GenerateContentResponse`` as a normalized Response."""
+def parse(
+    response: types.GenerateContentResponse, *, output_tool: str | None = None, calls: int = 0
+) -> Response:
+    """A ``GenerateContentResponse`` as a normalized Response; ``calls`` tool calls without an
+    id came before it (in an earlier hop of the generation), so its own are numbered after."""
     state = StreamState(output_tool)
+    state.calls = calls
     state.feed(response)
     return state.response(require_finish=False)
 
 
 def parse_body(body: Mapping[str, Any], *, output_tool: str | None = None) -> Response:
-    """A raw ``generateContent`` JSON body (e.g. a recording) as a normalized Response."""
-    from google.genai import types
+    """A ``generateContent`` reply as its wire JSON gives it (camelCase, as received or
+    recorded) as a normalized Response: the same one :func:`parse` makes of the SDK's object
+    for it, read without building that object."""
+    parts: list[Part] = []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    feedback = body.get("promptFeedback")
+    blocked = _wire_name(feedback.get("blockReason")) if feedback is not None else None
+    candidates = body.get("candidates")
+    candidate = candidates[0] if candidates else None
+    raw_finish = None
+    if candidate is not None:
+        raw_finish = _wire_name(candidate.get("finishReason"))
+        content = candidate.get("content")
+        for part in (content.get("parts") if content is not None else None) or ():
+            call = part.get("functionCall")
+            call_id = None
+            if call is not None:
+                args = call.get("args") or {}
+                if not isinstance(args, dict):
+                    raise TypeError(f"functionCall.args must be an object, got {args!r:.80}")
+                if output_tool and call.get("name") == output_tool:
+                    texts.append(json.dumps(args))
+                    continue
+                call_id = call.get("id") or f"call_{len(calls)}"
+                calls.append(tool_call(call_id, call.get("name") or "", json.dumps(args)))
+            elif part.get("text") and not part.get("thought"):
+                texts.append(part["text"])
+            signature = part.get("thoughtSignature")
+            if signature:
+                payload: dict[str, Any] = {"thought_signature": _b64encode(_b64decode(signature))}
+                if call_id is not None:
+                    payload["call_id"] = call_id
+                parts.append(Opaque(PROVIDER, payload))
+    if texts:
+        parts.append(Text("".join(texts)))
+    finish = finish_reason(raw_finish, blocked=blocked)
+    if finish == "stop" and calls:
+        finish = "tool_calls"
+    usage = body.get("usageMetadata")
+    details = {"finish_reason": raw_finish, "block_reason": blocked}
+    return Response(
+        (*parts, *calls),
+        usage=_wire_usage(usage) if usage is not None else Usage(),
+        finish_reason=finish,
+        model=body.get("modelVersion"),
+        request_id=body.get("responseId"),
+        provider_details={k: v for k, v in details.items() if v is not None},
+        response_id=body.get("responseId"),
+    )
 
-    return parse(types.GenerateContentResponse.model_validate(dict(body)), output_tool=output_tool)
+
+def _wire_name(value: Any) -> str | None:
+    """A finish or block reason as the wire spells it (google-genai's enums take any case)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"a finish or block reason must be a string, got {value!r:.80}")
+    return value.upper()
+
+
+def _wire_usage(meta: Mapping[str, Any]) -> Usage:
+    """:func:`usage_from` for ``usageMetadata`` as JSON."""
+    thoughts = meta.get("thoughtsTokenCount") or 0
+    return Usage(
+        input_tokens=(meta.get("promptTokenCount") or 0)
+        + (meta.get("toolUsePromptTokenCount") or 0),
+        output_tokens=(meta.get("candidatesTokenCount") or 0) + thoughts,
+        cached_tokens=meta.get("cachedContentTokenCount") or 0,
+        reasoning_tokens=thoughts,
+        requests=1,
+    )
+
+
+def continuation(body: Mapping[str, Any]) -> bytes | None:
+    """The token to resume a generation the server stopped at its per-request token limit (no
+    finish reason yet, or ``CONTINUATION``), as google-genai's automatic continuation reads it;
+    None when the reply is complete."""
+    candidates = body.get("candidates")
+    if not candidates:
+        return None
+    first = candidates[0]
+    token = first.get("continuationToken")
+    if token and _wire_name(first.get("finishReason")) in (None, "CONTINUATION"):
+        return _b64decode(token)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class WholeReply:
+    """A whole reply read as wire JSON, and what google-genai returned for the rest of the
+    generation when the server stopped it at its per-request limit (None: it was complete)."""
+
+    body: Mapping[str, Any]
+    rest: types.GenerateContentResponse | None = None
+
+    def parse(self, output_tool: str | None) -> Response:
+        first = parse_body(self.body, output_tool=output_tool)
+        if self.rest is None:
+            return first
+        before = sum(1 for part in first.parts if isinstance(part, ToolCall))
+        return joined(first, parse(self.rest, output_tool=output_tool, calls=before))
+
+
+def joined(first: Response, rest: Response) -> Response:
+    """One reply from the hops of a continued generation, as google-genai merges them: each
+    hop's parts in order, the token counts summed, the finish reason and ids of the last."""
+    return Response(
+        first.parts + rest.parts,
+        usage=first.usage + rest.usage,
+        finish_reason=rest.finish_reason,
+        model=rest.model or first.model,
+        request_id=rest.request_id or first.request_id,
+        provider_details=rest.provider_details,
+        response_id=rest.response_id or first.response_id,
+    )
 
 
 class StreamState:
@@ -562,19 +711,12 @@ class StreamState:
             raise ProviderConnectionError(
                 "gemini stream ended before its final chunk (no finishReason)", provider=PROVIDER
             )
+        acc = self.acc
         finish = finish_reason(self.raw_finish, blocked=self.blocked)
-        self.acc.finish_reason = None if finish == "stop" else finish
-        response = self.acc.response()
+        acc.finish_reason = None if finish == "stop" else finish
         details = {"finish_reason": self.raw_finish, "block_reason": self.blocked}
-        return Response(
-            response.parts,
-            usage=response.usage,
-            finish_reason=response.finish_reason,
-            model=response.model,
-            request_id=response.request_id,
-            provider_details={k: v for k, v in details.items() if v is not None},
-            response_id=response.response_id,
-        )
+        acc.provider_details = {k: v for k, v in details.items() if v is not None}
+        return acc.response()
 
 
 def finish_reason(raw: str | None, *, blocked: str | None = None) -> FinishReason:
@@ -670,6 +812,8 @@ def _quiet_sdk_text_warning() -> None:
 #: Fields every generateContent reply holds at least one of (a blocked prompt has no candidates,
 #: but its prompt feedback and usage).
 _REPLY_FIELDS = ("candidates", "prompt_feedback", "usage_metadata", "model_version", "response_id")
+#: The same, as the wire spells them.
+_WIRE_REPLY_FIELDS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId")
 
 
 class GeminiModel(SDKModel):
@@ -750,31 +894,78 @@ class GeminiModel(SDKModel):
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         return build(request, self.model_id)
 
-    def _arguments(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _arguments(self, body: dict[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """``generate_content()``'s arguments, SDK objects made from the plain body.
 
-        google-genai validates ``contents`` against a wide union: a list of ``Content`` objects
-        costs it ~180 µs per item and a list of dicts ~36 µs (measured), while one ``Content``
-        object costs ~3 µs; so a lone turn (every first request) goes as one ``Content``, and a
-        conversation (tool rounds, re-asks) as dicts. The wire body is the same either way.
+        google-genai validates ``contents`` against a wide union, at a cost that depends on its
+        form: a list of ``Content`` objects costs it far more per item than a list of dicts, and
+        one ``Content`` (validated here) or a bare string costs least. So a prompt of one text
+        (every first request of a text prompt) goes as that string, another lone turn as one
+        ``Content``, and a conversation (tool rounds, re-asks) as dicts. The wire body is the
+        same either way; the config object comes from :class:`ConfigObjects`. ``raw`` asks the
+        SDK for the reply's HTTP body instead of its response object (see :meth:`whole`).
         """
         from google.genai import types
 
         turns = sdk_contents(body["contents"])
-        arguments: dict[str, Any] = {
-            "model": body["model"],
-            "contents": types.Content.model_validate(turns[0]) if len(turns) == 1 else turns,
-        }
+        contents: Any = turns
+        if len(turns) == 1:
+            turn = turns[0]
+            parts = turn["parts"]
+            if turn["role"] == "user" and len(parts) == 1 and parts[0].keys() == {"text"}:
+                contents = parts[0]["text"]  # the SDK makes it the same user turn
+            else:
+                contents = types.Content.model_validate(turn)
+        arguments: dict[str, Any] = {"model": body["model"], "contents": contents}
         config = body.get("config")
         if config:
+            if raw:
+                config = {**config, "should_return_http_response": True}
             arguments["config"] = self._configs.get(config)
         return arguments
 
     def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
-        return Reply(client.models.generate_content(**self._arguments(body)))
+        """A whole reply, read as wire JSON where the request has a config (see :meth:`whole`)."""
+        if "config" not in body:
+            return Reply(client.models.generate_content(**self._arguments(body)))
+        answer = client.models.generate_content(**self._arguments(body, raw=True))
+        data = self._wire_json(answer)
+        token = continuation(data)
+        if token is None:
+            return Reply(WholeReply(data))
+        rest = client.models.generate_content(**self._continued(body, token))
+        return Reply(WholeReply(data, rest))
 
     async def asend(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
-        return Reply(await client.aio.models.generate_content(**self._arguments(body)))
+        """Async twin of :meth:`send`."""
+        models = client.aio.models
+        if "config" not in body:
+            return Reply(await models.generate_content(**self._arguments(body)))
+        answer = await models.generate_content(**self._arguments(body, raw=True))
+        data = self._wire_json(answer)
+        token = continuation(data)
+        if token is None:
+            return Reply(WholeReply(data))
+        rest = await models.generate_content(**self._continued(body, token))
+        return Reply(WholeReply(data, rest))
+
+    def _continued(self, body: dict[str, Any], token: bytes) -> dict[str, Any]:
+        """The arguments that resume a generation from ``token``; google-genai follows any
+        further tokens itself and returns the rest of the generation as one response."""
+        arguments = self._arguments(body)
+        config = arguments["config"].model_copy(update={"continuation_token": token})
+        return {**arguments, "config": config}
+
+    def _wire_json(self, answer: Any) -> dict[str, Any]:
+        """The JSON object of the HTTP body google-genai handed back for a whole reply."""
+        text = answer.sdk_http_response.body
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise self.unreadable(exc, text) from None
+        if not isinstance(data, dict):
+            raise self.unreadable(TypeError("not a JSON object"), text)
+        return data
 
     def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
         chunks = client.models.generate_content_stream(**self._arguments(body))
@@ -785,11 +976,19 @@ class GeminiModel(SDKModel):
         return Streamed(chunks, chunks.aclose)
 
     def parse(self, reply: Reply, request: Request) -> Response:
-        if not any(getattr(reply.body, name, None) for name in _REPLY_FIELDS):
+        output_tool = answer_function(request, self.model_id)
+        body = reply.body
+        if isinstance(body, WholeReply):
+            if not any(body.body.get(name) for name in _WIRE_REPLY_FIELDS):
+                raise self.unreadable(
+                    TypeError("none of a generateContent reply's fields"), body.body
+                )
+            return body.parse(output_tool)
+        if not any(getattr(body, name, None) for name in _REPLY_FIELDS):
             # google-genai reads an empty body, [], null or JSON of another shape as a reply
             # with nothing in it, which would pass for an empty answer.
-            raise self.unreadable(TypeError("none of a generateContent reply's fields"), reply.body)
-        return parse(reply.body, output_tool=answer_function(request, self.model_id))
+            raise self.unreadable(TypeError("none of a generateContent reply's fields"), body)
+        return parse(body, output_tool=output_tool)
 
     def stream_parser(self, request: Request) -> StreamState:
         return StreamState(answer_function(request, self.model_id))

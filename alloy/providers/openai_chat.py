@@ -69,7 +69,6 @@ from ._openai_common import (
     as_dict,
     data_url,
     is_reasoning_model,
-    openai_strict_schema,
     reasoning_effort_for,
     temperature_for,
     usage_from,
@@ -137,14 +136,14 @@ def build(
 
 
 def json_schema(spec: OutputSpec) -> dict[str, Any]:
-    schema = openai_strict_schema(spec.schema) if spec.strict else dict(spec.schema)
+    schema = dict(spec.wire_schema if spec.strict else spec.schema)
     return {"name": spec.name, "schema": schema, "strict": spec.strict}
 
 
 def function_tool(tool: ToolDefinition) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name, "description": tool.description}
     if tool.strict:
-        function["parameters"] = openai_strict_schema(tool.parameters)
+        function["parameters"] = dict(tool.wire_parameters)
         function["strict"] = True
     else:
         function["parameters"] = dict(tool.parameters)
@@ -153,7 +152,9 @@ def function_tool(tool: ToolDefinition) -> dict[str, Any]:
 
 def output_tool(spec: OutputSpec) -> dict[str, Any]:
     return function_tool(
-        ToolDefinition(spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, strict=spec.strict)
+        ToolDefinition(
+            spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, spec.strict, spec.dialect_schema
+        )
     )
 
 

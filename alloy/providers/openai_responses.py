@@ -71,7 +71,6 @@ from ._openai_common import (
     as_dict,
     data_url,
     is_reasoning_model,
-    openai_strict_schema,
     reasoning_effort_for,
     stream_error,
     temperature_for,
@@ -132,12 +131,12 @@ def build(
 
 
 def text_format(spec: OutputSpec) -> dict[str, Any]:
-    schema = openai_strict_schema(spec.schema) if spec.strict else dict(spec.schema)
+    schema = dict(spec.wire_schema if spec.strict else spec.schema)
     return {"type": "json_schema", "name": spec.name, "schema": schema, "strict": spec.strict}
 
 
 def function_tool(tool: ToolDefinition) -> dict[str, Any]:
-    parameters = openai_strict_schema(tool.parameters) if tool.strict else dict(tool.parameters)
+    parameters = dict(tool.wire_parameters if tool.strict else tool.parameters)
     return {
         "type": "function",
         "name": tool.name,
@@ -149,7 +148,9 @@ def function_tool(tool: ToolDefinition) -> dict[str, Any]:
 
 def output_tool(spec: OutputSpec) -> dict[str, Any]:
     return function_tool(
-        ToolDefinition(spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, strict=spec.strict)
+        ToolDefinition(
+            spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, spec.strict, spec.dialect_schema
+        )
     )
 
 

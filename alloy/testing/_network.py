@@ -1,10 +1,11 @@
-"""A guard that keeps a test on this machine: loopback connects only, no name lookups.
+"""A guard that keeps a test on this machine: connects to 127.0.0.1 only, no name lookups.
 
 Tests talk to the emulator on 127.0.0.1; a test that reaches a real provider by mistake would
 spend money, leak a key or hang on a slow network, and would pass or fail with the weather.
-Inside :func:`loopback_only` every connect to an address other than 127.0.0.0/8, ``::1`` or
-``localhost`` raises :class:`NetworkBlocked` before any packet leaves, and so does resolving
-any other host name, so nothing is ever looked up either. Unix sockets are allowed.
+Inside :func:`loopback_only` every connect to an address other than 127.0.0.1 raises
+:class:`NetworkBlocked` before any packet leaves, and so does resolving any host name (even
+``localhost``, whose answer a hosts file decides), so nothing is ever looked up either. That is
+all the emulator and the suite's other local servers need; Unix sockets are allowed.
 
 The guard patches ``socket.socket.connect``/``connect_ex``, ``socket.create_connection`` and
 ``socket.getaddrinfo``, which every HTTP client in the SDKs goes through (``asyncio`` resolves
@@ -21,7 +22,8 @@ from contextlib import contextmanager
 from typing import Any
 
 _ABSENT = object()
-_LOCAL_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+#: The one address a guarded test may connect to: where the emulator listens.
+LOOPBACK = "127.0.0.1"
 
 
 class NetworkBlocked(RuntimeError):
@@ -30,26 +32,16 @@ class NetworkBlocked(RuntimeError):
     def __init__(self, host: object, action: str) -> None:
         self.host = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
         super().__init__(
-            f"alloy's test network guard blocked {action} {self.host!r}: tests may reach 127.0.0.1, "
-            "::1 and localhost only (point the SDK at alloy.testing.emulator instead)"
+            f"alloy's test network guard blocked {action} {self.host!r}: tests may reach "
+            f"{LOOPBACK} only (point the SDK at alloy.testing.emulator, which listens there)"
         )
 
 
 def is_local(host: object) -> bool:
-    """Whether ``host`` (a name or an address, str or bytes) names this machine's loopback."""
+    """Whether ``host`` (str or bytes) is the address guarded tests may reach, 127.0.0.1."""
     if isinstance(host, bytes):
         host = host.decode("ascii", "replace")
-    if not isinstance(host, str):
-        return False
-    name = host.strip("[]").split("%", 1)[0].lower()
-    if name in _LOCAL_NAMES:
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return bool(address.is_loopback or (mapped is not None and mapped.is_loopback))
+    return host == LOOPBACK
 
 
 def _is_address(host: object) -> bool:

@@ -10,8 +10,8 @@
 * ``--alloy-force-model=MODEL`` (or ``alloy_force_model = MODEL`` in the ini file): every
   command of the run uses MODEL, such as ``offline``, whatever the code names; it sets
   ``ALLOY_FORCE_MODEL`` for the run, so subprocesses the tests start use it too.
-* ``alloy_loopback_only``: opt in to keep a test on this machine: any connect to (or name lookup
-  of) a host other than 127.0.0.1, ``::1`` or ``localhost`` raises
+* ``alloy_loopback_only``: opt in to keep a test on this machine: any connect to an address
+  other than 127.0.0.1 (where the emulator listens), or name lookup of any host, raises
   :class:`~alloy.testing.NetworkBlocked`, and the test fails even if an SDK swallowed that
   error. Make it ``autouse`` in your ``conftest.py`` to cover a whole suite.
 

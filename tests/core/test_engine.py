@@ -8,9 +8,28 @@ from typing import Any
 import pytest
 
 from alloy._config import Config
-from alloy._engine import CallModel, Failed, Plan, RunTools, Sleep, ToolOutcome, run
+from alloy._engine import (
+    Blocked,
+    CallModel,
+    Emit,
+    Failed,
+    Plan,
+    RunRails,
+    RunTools,
+    Sleep,
+    ToolOutcome,
+    run,
+)
 from alloy._output import JsonOutput, TextOutput
+from alloy._rail import (
+    OutputSubject,
+    PromptSubject,
+    Rail,
+    ToolCallSubject,
+    ToolResultSubject,
+)
 from alloy._types import (
+    FINALIZE_SCHEMA_PROMPT,
     Capabilities,
     ModelTurn,
     Response,
@@ -26,6 +45,7 @@ from alloy.errors import (
     ConfigurationError,
     ParseError,
     ProviderTimeoutError,
+    RailBlocked,
     RateLimitError,
     ServerError,
     ToolLoopLimitExceeded,
@@ -384,3 +404,223 @@ def test_the_cache_is_told_of_each_reply_the_call_goes_on_from_and_no_other() ->
     uncached = run(plan(int), PROMPT)
     next(uncached)
     assert finish(uncached, text('{"value": 7}')).value == 7
+
+
+# -- events: an observed call tells of each step, before or after its effect ---------------------
+
+
+def observed(p: Plan) -> Plan:
+    return replace(p, observed=True)
+
+
+def step(engine: Any, value: Any = None) -> Any:
+    """The next effect after sending ``value``; a finished call's Result."""
+    try:
+        return engine.send(value)
+    except StopIteration as stop:
+        return stop.value
+
+
+def test_an_observed_call_emits_each_event_around_its_effects() -> None:
+    clock = FakeClock()
+    engine = run(observed(plan(int)), PROMPT, clock=clock, call_id="c1")
+    effects = [next(engine)]
+    while isinstance(effects[-1], Emit):
+        effects.append(step(engine))
+    assert [type(e.event).__name__ for e in effects[:-1]] == [
+        "CommandStarted",
+        "PromptRendered",
+        "ModelRequest",
+    ]
+    assert isinstance(effects[-1], CallModel)
+    assert all(e.event.call_id == "c1" and e.event.command == "cmd" for e in effects[:-1])
+    started, rendered, request = (e.event for e in effects[:-1])
+    assert (started.model, started.expected, rendered.prompt) == ("test:model", "int", PROMPT)
+    assert (request.request, request.attempt) == (effects[-1].request, 1)
+    clock.now += 2.5
+    after = [step(engine, text('{"value": 3}'))]
+    while isinstance(after[-1], Emit):
+        after.append(step(engine))
+    assert [type(e.event).__name__ for e in after[:-1]] == [
+        "ModelResponse",
+        "OutputParsed",
+        "OutputReady",
+        "CommandFinished",
+    ]
+    response, parsed, ready, finished = (e.event for e in after[:-1])
+    assert (response.attempt, response.duration) == (1, 2.5)
+    assert (parsed.value, parsed.raw, ready.value) == (3, '{"value": 3}', 3)
+    assert (finished.value, finished.duration) == (3, 2.5)
+    assert after[-1].value == 3  # the Result, once every event was carried out
+
+
+def test_a_failed_observed_call_emits_command_failed_then_raises() -> None:
+    clock = FakeClock()
+    engine = run(observed(plan(retries=1)), PROMPT, clock=clock, call_id="c1")
+    while not isinstance(next(engine), CallModel):
+        pass
+    retry = engine.send(Failed(ServerError("down")))
+    assert isinstance(retry, Emit) and type(retry.event).__name__ == "ProviderRetry"
+    assert (str(retry.event.error), retry.event.delay) == ("down", 0.5)
+    assert engine.send(None) == Sleep(1, None, 0.5)
+    request = engine.send(None)
+    assert isinstance(request, Emit) and request.event.attempt == 2
+    assert isinstance(engine.send(None), CallModel)
+    clock.now += 1.5
+    failed = engine.send(Failed(ServerError("still down")))
+    assert isinstance(failed, Emit) and type(failed.event).__name__ == "CommandFailed"
+    assert (str(failed.event.error), failed.event.duration) == ("still down (command 'cmd')", 1.5)
+    with pytest.raises(ServerError, match="still down") as info:
+        engine.send(None)
+    assert info.value is failed.event.error
+
+
+# -- rails: each kind of RunRails, let through, rewritten or Blocked -------------------------------
+
+
+def railed(output: Any, *rails: Rail, **config: Any) -> Plan:
+    return replace(plan(output, **config), rails=rails)
+
+
+def rail(kind: Any) -> Rail:
+    return Rail(kind, f"{kind}-rail", lambda *args: None)
+
+
+def test_input_rails_run_on_the_prompt_and_may_rewrite_it() -> None:
+    check = rail("input")
+    engine = run(railed(None, check), PROMPT)
+    assert next(engine) == RunRails((check,), PromptSubject(PROMPT))
+    call = engine.send(PromptSubject((Text("HI"),)))
+    assert isinstance(call, CallModel)
+    assert call.request.messages == (UserTurn(Text("HI")),)
+
+
+def test_a_blocked_prompt_ends_the_call_before_any_model_call() -> None:
+    engine = run(railed(None, rail("input")), PROMPT)
+    next(engine)
+    with pytest.raises(RailBlocked) as info:
+        engine.send(Blocked("input-rail", "no shouting"))
+    assert (info.value.rail, info.value.reason) == ("input-rail", "no shouting")
+    assert info.value.transcript.attempts == 0
+
+
+def test_output_rails_see_the_parsed_value_and_may_replace_it() -> None:
+    check = rail("output")
+    engine = run(railed(int, check), PROMPT)
+    next(engine)
+    assert engine.send(text('{"value": 3}')) == RunRails((check,), OutputSubject(3))
+    assert finish(engine, OutputSubject(4)).value == 4
+
+
+def test_a_blocked_output_is_an_error_that_keeps_the_transcript() -> None:
+    error = ValueError("broke")
+    engine = run(railed(int, rail("output")), PROMPT)
+    next(engine)
+    engine.send(text('{"value": 3}'))
+    with pytest.raises(RailBlocked) as info:
+        engine.send(Blocked("output-rail", "rail raised ValueError: broke", error))
+    assert info.value.__cause__ is error
+    assert info.value.transcript.messages == (
+        UserTurn(Text("hi")),
+        ModelTurn(Text('{"value": 3}')),
+    )
+
+
+def test_tool_rails_run_before_each_call_and_after_its_result() -> None:
+    check = rail("tool")
+    engine = run(railed(int, check), PROMPT)
+    next(engine)
+    call = ToolCall("1", "add", {"a": 1})
+    assert engine.send(Response((call,), finish_reason="tool_calls")) == RunRails(
+        (check,), ToolCallSubject(call)
+    )
+    rewritten = ToolCall("1", "add", {"a": 2})
+    assert engine.send(ToolCallSubject(rewritten)) == RunTools((rewritten,))
+    result = ToolResult("1", "add", "2")
+    assert engine.send([ToolOutcome(result)]) == RunRails(
+        (check,), ToolResultSubject(rewritten, result)
+    )
+    redacted = ToolResult("1", "add", "[redacted]")
+    after = engine.send(ToolResultSubject(rewritten, redacted))
+    assert isinstance(after, CallModel)
+    assert after.request.messages[-1] == UserTurn(redacted)
+
+
+def test_a_blocked_tool_call_is_never_run() -> None:
+    engine = run(railed(int, rail("tool")), PROMPT)
+    next(engine)
+    engine.send(Response((ToolCall("1", "add", {}),), finish_reason="tool_calls"))
+    with pytest.raises(RailBlocked, match="Blocked by rail 'tool-rail': not that one"):
+        engine.send(Blocked("tool-rail", "not that one"))
+
+
+def test_skipped_rail_kinds_yield_no_run_rails() -> None:
+    engine = run(railed(int, rail("input"), rail("output"), skip_rails=["input", "output"]), PROMPT)
+    assert isinstance(next(engine), CallModel)
+    assert finish(engine, text('{"value": 3}')).value == 3
+
+
+# -- whole transcripts, pushed through the engine alone -------------------------------------------
+
+
+def test_the_whole_transcript_of_a_reask() -> None:
+    engine = run(plan(int, max_reasks=1), PROMPT)
+    next(engine)
+    reask = engine.send(text('{"value": "three"}'))
+    result = finish(engine, text('{"value": 3}'))
+    assert result.transcript.messages == (
+        UserTurn(Text("hi")),
+        ModelTurn(Text('{"value": "three"}')),
+        UserTurn(RetryPrompt('- the answer: Input should be a valid integer (got "three")')),
+        ModelTurn(Text('{"value": 3}')),
+    )
+    assert reask.request.messages == result.transcript.messages[:3]
+
+
+def test_the_whole_transcript_of_a_tool_round() -> None:
+    engine = run(plan(int), PROMPT)
+    next(engine)
+    call = ToolCall("1", "add", {"a": 1})
+    engine.send(Response((call,), finish_reason="tool_calls"))
+    engine.send([ToolOutcome(ToolResult("1", "add", "2"))])
+    result = finish(engine, text('{"value": 2}'))
+    assert result.transcript.messages == (
+        UserTurn(Text("hi")),
+        ModelTurn(call),
+        UserTurn(ToolResult("1", "add", "2")),
+        ModelTurn(Text('{"value": 2}')),
+    )
+
+
+def test_the_whole_transcript_of_a_finalize_turn() -> None:
+    engine = run(plan(int), PROMPT)
+    next(engine)
+    call = ToolCall("1", "add", {})
+    engine.send(Response((call,), finish_reason="tool_calls"))
+    engine.send([ToolOutcome(ToolResult("1", "add", "1"))])
+    finalize = engine.send(text(""))
+    result = finish(engine, text('{"value": 1}'))
+    assert result.transcript.messages == (
+        UserTurn(Text("hi")),
+        ModelTurn(call),
+        UserTurn(ToolResult("1", "add", "1")),
+        ModelTurn(Text("")),
+        UserTurn(Text(FINALIZE_SCHEMA_PROMPT)),
+        ModelTurn(Text('{"value": 1}')),
+    )
+    assert finalize.request.messages == result.transcript.messages[:5]
+    assert finalize.request.tools == ()
+
+
+def test_the_whole_transcript_of_a_retried_failure() -> None:
+    engine = run(plan(int, retries=1), PROMPT)
+    first = next(engine)
+    engine.send(Failed(ServerError("down")))
+    again = engine.send(None)
+    result = finish(engine, text('{"value": 5}', input_tokens=4, output_tokens=1))
+    assert again == first  # the same request again, nothing of the failure in it
+    assert result.transcript.messages == (UserTurn(Text("hi")), ModelTurn(Text('{"value": 5}')))
+    assert (result.transcript.attempts, result.transcript.turn_usage) == (
+        2,
+        (Usage(4, 1, requests=1),),
+    )

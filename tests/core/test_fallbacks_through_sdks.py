@@ -19,7 +19,6 @@ import pytest
 
 from alloy import CommandError, ServerError, command
 from alloy import events as ev
-from alloy.testing import recorded_waits
 from alloy.testing.emulator import (
     DEFAULT_API_KEY,
     Disconnect,
@@ -45,19 +44,6 @@ from ..hardening.conftest import PROVIDERS
 from ..hardening.test_key_leaks import observations, observed, shown  # noqa: F401  (fixture)
 
 NAMES = sorted(PROVIDERS)
-
-
-@pytest.fixture
-def emu(alloy_emulator_env: Emulator) -> Emulator:
-    """The emulator, reset, with every provider's SDK pointed at it with a dummy key."""
-    return alloy_emulator_env
-
-
-@pytest.fixture
-def sleeps() -> Iterator[list[float]]:
-    """The waits before retries, recorded instead of slept."""
-    with recorded_waits() as waits:
-        yield waits
 
 
 def other_queue(provider: str) -> str:

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from alloy import command
+from alloy._answer import TextReader
 from alloy._config import Config
-from alloy._drivers import Runtime, read_sync, stream_async, stream_sync
+from alloy._drivers import Runtime, read_async, read_sync
 from alloy._engine import Abandoned, CallModel, Emit, Plan, run
 from alloy._output import TextOutput
 from alloy._types import Request, StreamEvent, Text, TextDelta
@@ -81,7 +82,9 @@ def runtime(model: Any, events: list[Event]) -> Runtime:
 
 def test_closing_a_stream_closes_the_models_and_ends_the_call() -> None:
     model, events = Endless(), []
-    chunks = stream_sync(run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events))
+    chunks = read_sync(
+        run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events), TextReader()
+    )
     assert next(chunks) == "word "
     chunks.close()
     assert model.closed == ["sync"]
@@ -93,7 +96,9 @@ def test_closing_an_async_stream_ends_the_call_before_aclose_returns() -> None:
     model, events = Endless(), []
 
     async def main() -> None:
-        chunks = stream_async(run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events))
+        chunks = read_async(
+            run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events), TextReader()
+        )
         assert await chunks.__anext__() == "word "
         await chunks.aclose()  # type: ignore[attr-defined]
         assert model.closed == ["async"]
@@ -106,8 +111,8 @@ def test_a_cancelled_task_ends_the_call_as_cancelled() -> None:
     model, events = Endless(), []
 
     async def read() -> None:
-        async for _ in stream_async(
-            run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events)
+        async for _ in read_async(
+            run(observed_plan(), PROMPT, call_id="c1"), runtime(model, events), TextReader()
         ):
             pass
 
@@ -158,7 +163,8 @@ def test_a_stream_read_to_its_end_is_not_cancelled() -> None:
     engine = run(observed_plan(), PROMPT, call_id="c1")
     assert list(read_sync(engine, runtime(model, events), _Text())) == []
     assert not any(isinstance(e, CommandCancelled) for e in events)
-    assert list(stream_sync(run(observed_plan(), PROMPT), runtime(model, events))) == ["done"]
+    chunks = read_sync(run(observed_plan(), PROMPT), runtime(model, events), TextReader())
+    assert list(chunks) == ["done"]
     assert not any(isinstance(e, CommandCancelled) for e in events)
 
 

@@ -1,4 +1,4 @@
-"""The network guard the suite runs under: loopback only, and no name lookups of other hosts.
+"""The network guard the suite runs under: 127.0.0.1 only, and no name lookups.
 
 ``tests/conftest.py`` turns the plugin's ``alloy_loopback_only`` on for every test; these tests
 nest a guard of their own, so what it blocks stays theirs and the outer guard sees nothing.
@@ -70,7 +70,7 @@ def test_a_real_sdk_aimed_at_a_public_host_fails_before_resolving_it(
     assert f"network guard blocked a connection to '{PUBLIC_HOST}'" in message or (
         f"network guard blocked a name lookup of '{PUBLIC_HOST}'" in message
     )
-    assert "tests may reach 127.0.0.1, ::1 and localhost only" in message
+    assert "tests may reach 127.0.0.1 only" in message
     assert [e.host for e in blocked] == [PUBLIC_HOST]
     assert PUBLIC_HOST not in lookups  # the resolver was never asked
 
@@ -99,10 +99,39 @@ def test_a_raw_connect_to_a_public_address_is_refused(address: tuple[str, int]) 
     assert len(blocked) == 3
 
 
-def test_loopback_and_unix_sockets_still_work(emu: Emulator, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("host", "family"),
+    [("127.0.0.2", socket.AF_INET), ("::1", socket.AF_INET6), ("10.0.0.1", socket.AF_INET)],
+)
+def test_only_127_0_0_1_may_be_reached(emu: Emulator, host: str, family: int) -> None:
+    with (
+        socket.socket(family, socket.SOCK_STREAM) as sock,
+        loopback_only() as blocked,
+        pytest.raises(NetworkBlocked) as info,
+    ):
+        sock.connect((host, emu.port))
+    assert str(info.value) == (
+        f"alloy's test network guard blocked a connection to {host!r}: tests may reach "
+        "127.0.0.1 only (point the SDK at alloy.testing.emulator, which listens there)"
+    )
+    assert [e.host for e in blocked] == [host]
+
+
+def test_localhost_is_a_name_and_is_not_looked_up(emu: Emulator, lookups: list[Any]) -> None:
+    client = openai.OpenAI(base_url=f"http://localhost:{emu.port}/v1", api_key="k", max_retries=0)
+    with loopback_only() as blocked, pytest.raises(Exception) as info:
+        client.responses.create(model="gpt-5-mini", input="hi")
+    guard_errors = [e for e in causes(info.value) if isinstance(e, NetworkBlocked)]
+    assert guard_errors and guard_errors[0].host == "localhost"
+    assert [e.host for e in blocked] == ["localhost"]
+    assert "localhost" not in lookups
+    assert emu.requests == []
+
+
+def test_127_0_0_1_and_unix_sockets_still_work(emu: Emulator, tmp_path: Path) -> None:
     with loopback_only() as blocked:
         emu.push("openai", ReplyText("hi"))
-        client = openai.OpenAI(base_url=f"http://localhost:{emu.port}/v1", api_key="k")
+        client = openai.OpenAI(base_url=f"{emu.url}/v1", api_key="k")
         assert client.responses.create(model="gpt-5-mini", input="hi").output_text == "hi"
         with socket.create_connection(("127.0.0.1", emu.port), timeout=5):
             pass

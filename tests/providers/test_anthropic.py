@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel, Field, create_model
 
 from alloy import command
-from alloy._engine import FINALIZE_SCHEMA_PROMPT
 from alloy._output import JsonOutput
 from alloy._types import (
+    FINALIZE_SCHEMA_PROMPT,
     Media,
     ModelSettings,
     ModelTurn,
@@ -76,6 +76,7 @@ from alloy.testing.emulator import (
 from alloy.testing.emulator._schema_rules import anthropic_problem
 
 from ..conftest import Call
+from .planned import as_planned
 
 # The SDK warns on every call to a model it lists as deprecated (claude-sonnet-4-5, the model
 # of the captured requests); that is the SDK talking to users, not a test problem.
@@ -106,7 +107,9 @@ def user(*parts: Any) -> UserTurn:
 
 def request(*messages: Any, **kwargs: Any) -> Request:
     settings = kwargs.pop("settings", ModelSettings(max_tokens=256))
-    return Request(model=f"anthropic:{MODEL}", messages=messages, settings=settings, **kwargs)
+    return as_planned(
+        Request(model=f"anthropic:{MODEL}", messages=messages, settings=settings, **kwargs)
+    )
 
 
 # -- structure comparison with the captured SDK requests -----------------------------------

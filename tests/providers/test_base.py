@@ -1,12 +1,9 @@
-"""Shared adapter helpers: schema memoization, error mapping by status, retry-after parsing."""
+"""Shared adapter helpers: error mapping by status, retry-after parsing."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from alloy._schema import memoize_by_identity
 from alloy.errors import (
     AuthenticationError,
     BadRequestError,
@@ -17,22 +14,6 @@ from alloy.errors import (
     ServerError,
 )
 from alloy.providers._base import error_for_status, retry_after_from
-
-
-def test_memoize_by_identity_converts_each_schema_object_once() -> None:
-    calls: list[Any] = []
-
-    @memoize_by_identity
-    def convert(schema: dict[str, Any]) -> dict[str, Any]:
-        calls.append(schema)
-        return {**schema, "converted": True}
-
-    schema = {"type": "object"}
-    first = convert(schema)
-    assert convert(schema) is first
-    equal_but_new = {"type": "object"}
-    assert convert(equal_but_new) == first and convert(equal_but_new) is not first
-    assert calls == [schema, equal_but_new]
 
 
 @pytest.mark.parametrize(

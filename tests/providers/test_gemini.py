@@ -40,6 +40,7 @@ from alloy.errors import (
     SchemaRejectedError,
     ServerError,
     TruncatedOutputError,
+    UnreadableResponseError,
 )
 from alloy.providers._gemini_dialect import gemini_schema
 from alloy.providers.gemini import (
@@ -49,6 +50,7 @@ from alloy.providers.gemini import (
     create,
     finish_reason,
     json_with_tools,
+    parse,
     parse_body,
     tool_response,
 )
@@ -985,11 +987,32 @@ def test_media_parts() -> None:
     assert parts[2].file_data.file_uri == "https://example.com/a.pdf"
 
 
-def test_a_single_turn_is_passed_as_one_content() -> None:
+def test_a_prompt_of_one_text_is_passed_as_that_string() -> None:
     request = Request(model="m", messages=(user("x"),))
     model = create(MODEL, api_key="k")
+    assert model._arguments(model.build(request, stream=False))["contents"] == "x"
+
+
+def test_another_single_turn_is_passed_as_one_content() -> None:
+    request = Request(model="m", messages=(UserTurn((Text("x"), Text("y"))),))
+    model = create(MODEL, api_key="k")
     single = model._arguments(model.build(request, stream=False))["contents"]
-    assert single.role == "user" and single.parts[0].text == "x"
+    assert single.role == "user" and [p.text for p in single.parts] == ["x", "y"]
+
+
+def test_a_lone_text_and_its_content_send_the_same_body(emu: Emulator) -> None:
+    """The string form is only cheaper for the SDK: what reaches the server is the same."""
+    from google import genai
+
+    emu.push("gemini", ReplyText("a"), ReplyText("b"))
+    client = genai.Client()
+    request = Request(model="m", messages=(user("Say hi"),))
+    arguments = create(MODEL, api_key="k")._arguments(build(request, MODEL))
+    assert arguments["contents"] == "Say hi"
+    client.models.generate_content(**arguments)
+    client.models.generate_content(model=MODEL, contents=build(request, MODEL)["contents"])
+    first, second = emu.requests_for("gemini")
+    assert first.body == second.body
 
 
 def test_a_conversation_is_passed_as_content_dicts() -> None:
@@ -1050,3 +1073,190 @@ def test_dialect_schema_for_recursive_output_passes_rules() -> None:
     sent = build(request, MODEL)["config"]["response_json_schema"]
     assert gemini_problem(sent) is None
     assert "$defs" in sent
+
+
+# -- whole replies read as wire JSON -------------------------------------------------------------
+
+WIRE_REPLIES = [
+    {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "thinking", "thought": True},
+                        {"text": "Hello "},
+                        {"text": "there", "thoughtSignature": "c2ln"},
+                        {"functionCall": {"name": "f", "args": {"a": [1, 2.5]}}},
+                        {
+                            "functionCall": {"id": "x", "name": "g", "args": {}},
+                            "thoughtSignature": "YWJj",
+                        },
+                    ],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "r-1",
+        "usageMetadata": {
+            "promptTokenCount": 10,
+            "toolUsePromptTokenCount": 2,
+            "candidatesTokenCount": 5,
+            "thoughtsTokenCount": 7,
+            "cachedContentTokenCount": 4,
+        },
+    },
+    {"candidates": [{"content": {"parts": [{"text": "cut"}]}, "finishReason": "MAX_TOKENS"}]},
+    {"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}},
+    {"candidates": [{"content": {"parts": [{"functionCall": {"name": "Out", "args": {"v": 1}}}]}}]},
+    {},
+]
+
+
+@pytest.mark.parametrize("body", WIRE_REPLIES)
+@pytest.mark.parametrize("output_tool", [None, "Out"])
+def test_a_wire_reply_reads_as_the_sdks_object_of_it_does(
+    body: dict[str, Any], output_tool: str | None
+) -> None:
+    from google.genai import types
+
+    sdk_object = types.GenerateContentResponse.model_validate(body)
+    assert parse_body(body, output_tool=output_tool) == parse(sdk_object, output_tool=output_tool)
+
+
+@pytest.mark.parametrize("path", sorted(RECORDED.glob("*.json")), ids=lambda p: p.stem)
+def test_recorded_whole_replies_read_as_the_sdks_objects_of_them_do(path: Path) -> None:
+    from google.genai import types
+
+    for turn in json.loads(path.read_text())["interactions"]:
+        body = turn["response"].get("body")  # a stream's chunks have other readers
+        if isinstance(body, dict):
+            sdk_object = types.GenerateContentResponse.model_validate(body)
+            assert parse_body(body) == parse(sdk_object)
+
+
+def test_a_typed_calls_body_is_what_the_sdk_sends_for_it(emu: Emulator) -> None:
+    """The reply is asked for as the HTTP body (should_return_http_response), which the SDK
+    keeps to itself: the request on the wire is the one its own call sends."""
+    from google import genai
+    from google.genai import types
+
+    paris = {"city": "Paris", "country": "France"}
+    emu.push("gemini", ReplyJson(paris), ReplyJson(paris))
+
+    @command(output=CityLocation, model=f"gemini:{MODEL}")
+    def city() -> str:
+        return "A city?"
+
+    assert city().city == "Paris"
+    schema = emu.last_request("gemini").body["generationConfig"]["responseJsonSchema"]
+    client = genai.Client()  # kept: a client collected mid-call closes its connections
+    client.models.generate_content(
+        model=MODEL,
+        contents="A city?",
+        config=types.GenerateContentConfig(
+            response_mime_type="application/json", response_json_schema=schema
+        ),
+    )
+    ours, theirs = emu.requests_for("gemini")
+    assert (ours.path, ours.body) == (theirs.path, theirs.body)
+
+
+def test_a_call_without_a_config_sends_no_empty_generation_config(emu: Emulator) -> None:
+    emu.push("gemini", ReplyText("hi"))
+
+    @command(model=f"gemini:{MODEL}")
+    def hello() -> str:
+        return "Say hi."
+
+    assert hello() == "hi"
+    assert "generationConfig" not in emu.last_request("gemini").body
+
+
+class _Answer:
+    """What ``generate_content`` returns when asked for the HTTP body."""
+
+    def __init__(self, body: str) -> None:
+        self.sdk_http_response = type("HttpResponse", (), {"body": body})()
+
+
+class _Models:
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.calls: list[dict[str, Any]] = []
+
+    def generate_content(self, **arguments: Any) -> Any:
+        self.calls.append(arguments)
+        return self.answers.pop(0)
+
+
+def _client(models: _Models) -> Any:
+    client = type("Client", (), {})()
+    client.models = models
+    return client
+
+
+def test_a_generation_the_server_continues_is_followed_and_joined() -> None:
+    """Asked for the HTTP body, google-genai does not follow a continuation token: the adapter
+    resumes from it through the SDK's own call, which follows any further ones, and joins the
+    hops as the SDK would (parts in order, token counts summed, the last finish reason)."""
+    from google.genai import types
+
+    first = {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": '{"city": "Pa'}]},
+                "finishReason": "CONTINUATION",
+                "continuationToken": base64.b64encode(b"tok-1").decode(),
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 3},
+        "modelVersion": "gemini-2.5-flash",
+    }
+    rest = types.GenerateContentResponse.model_validate(
+        {
+            "candidates": [{"content": {"parts": [{"text": 'ris"}'}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2},
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "r-2",
+        }
+    )
+    models = _Models(_Answer(json.dumps(first)), rest)
+    model = create(MODEL, api_key="k")
+    spec = OutputSpec("City", {"type": "object", "properties": {"city": {"type": "string"}}})
+    request = Request(model=f"gemini:{MODEL}", messages=(user("A city?"),), output=spec)
+    reply = model.send(_client(models), model.build(request, stream=False), request)
+    response = model.parse(reply, request)
+    asked, resumed = models.calls
+    assert asked["config"].should_return_http_response is True
+    assert resumed["config"].continuation_token == b"tok-1"
+    assert not resumed["config"].should_return_http_response
+    assert resumed["contents"] == asked["contents"] == "A city?"
+    assert response.text == '{"city": "Paris"}'
+    assert response.parts == (Text('{"city": "Pa'), Text('ris"}'))
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (20, 5)
+    assert (response.finish_reason, response.response_id) == ("stop", "r-2")
+
+
+def test_a_whole_reply_that_is_not_json_is_unreadable() -> None:
+    models = _Models(_Answer("<html>busy</html>"))
+    model = create(MODEL, api_key="k")
+    spec = OutputSpec("City", {"type": "object", "properties": {"city": {"type": "string"}}})
+    request = Request(model=f"gemini:{MODEL}", messages=(user("A city?"),), output=spec)
+    with pytest.raises(UnreadableResponseError, match=r"could not read .*<html>busy"):
+        model.call(model.send, _client(models), model.build(request, stream=False), request)
+
+
+def test_config_objects_are_made_once_per_content_and_type() -> None:
+    from alloy.providers.gemini import ConfigObjects, same_json
+
+    configs = ConfigObjects()
+    schema = {"type": "object", "properties": {"n": {"const": 1}}}
+    first = configs.get({"response_json_schema": schema, "temperature": 0.5})
+    assert configs.get({"response_json_schema": dict(schema), "temperature": 0.5}) is first
+    other = configs.get({"response_json_schema": {**schema, "properties": {"n": {"const": True}}}})
+    assert other is not first and other.response_json_schema["properties"]["n"]["const"] is True
+    assert configs.get({"response_json_schema": schema, "temperature": 0.5}) is first
+    assert not same_json({"a": 1}, {"a": True}) and not same_json([1], [1.0])
+    assert same_json({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})

@@ -12,8 +12,9 @@ from pydantic import BaseModel
 
 import alloy
 from alloy import command
-from alloy._engine import FINALIZE_SCHEMA_PROMPT, REASK_PROMPT
 from alloy._types import (
+    FINALIZE_SCHEMA_PROMPT,
+    REASK_PROMPT,
     Done,
     Media,
     ModelSettings,

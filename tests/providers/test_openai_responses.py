@@ -11,8 +11,9 @@ import pytest
 
 import alloy
 from alloy import command
-from alloy._engine import FINALIZE_SCHEMA_PROMPT, REASK_PROMPT
 from alloy._types import (
+    FINALIZE_SCHEMA_PROMPT,
+    REASK_PROMPT,
     Done,
     Media,
     ModelSettings,

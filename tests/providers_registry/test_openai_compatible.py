@@ -8,12 +8,13 @@ descriptor.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
-from alloy import command, tool
+from alloy import command, register_provider, tool
 from alloy.cli import capability_matrix, main
 from alloy.pricing import price_for
 from alloy.providers import Provider, env_prefixes, providers
@@ -106,6 +107,36 @@ def test_a_stream(emu: Emulator, stream: Any) -> None:
 
     assert "".join(stream(forecast, "Paris")) == "Sunny in Paris, 21 degrees."
     assert emu.last_request("openai").body["stream"] is True
+
+
+@KEYS
+def test_calls_send_the_schema_in_the_descriptors_dialect(
+    acme: Provider, emu: Emulator, call: Any
+) -> None:
+    made: list[str] = []
+
+    def marked(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
+        made.append(model_id)
+        return {**schema, "description": f"for {model_id}"}
+
+    register_provider(replace(acme, dialect=marked))
+    emu.push("openai", *[ReplyJson({"city": c, "temp_c": 20.0}) for c in ("Paris", "Rome")])
+    assert call(weather, "Paris") == Weather("Paris", 20.0)
+    assert call(weather, "Rome") == Weather("Rome", 20.0)
+    sent = [r.body["response_format"]["json_schema"]["schema"] for r in emu.requests_for("openai")]
+    assert sent == [{**weather.output_type.schema, "description": f"for {MODEL}"}] * 2
+    assert made == [MODEL]  # once, when the command planned its calls; not per call
+
+
+@KEYS
+def test_a_provider_without_a_dialect_is_sent_the_schema_as_it_is(
+    acme: Provider, emu: Emulator
+) -> None:
+    register_provider(replace(acme, dialect=None))
+    emu.push("openai", ReplyJson({"city": "Paris", "temp_c": 20.0}))
+    weather("Paris")
+    schema = emu.last_request("openai").body["response_format"]["json_schema"]["schema"]
+    assert schema == weather.output_type.schema
 
 
 def test_alloy_providers_lists_it(
