@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigurationError
 from ..providers._base import Reply, SDKModel
+from ..providers.gemini import GeminiModel
 
 #: What batched tokens cost, against the online price (each provider's batch discount).
 BATCH_PRICE = 0.5
@@ -270,6 +271,10 @@ class GeminiWire(Wire):
     #: Inline requests may take this much in all; more goes in a file.
     inline_bytes = 20 * 1024 * 1024 - 512 * 1024
 
+    def __init__(self, model: GeminiModel) -> None:
+        super().__init__(model)
+        self.model: GeminiModel = model
+
     def submit(self, requests: list[tuple[str, dict[str, Any]]], tag: str) -> str:
         client = self.model.client()
         if sum(self.size(body) for _, body in requests) > self.inline_bytes:
@@ -284,7 +289,7 @@ class GeminiWire(Wire):
             )
             src: Any = uploaded.name
         else:
-            arguments = self.model._arguments  # type: ignore[attr-defined]
+            arguments = self.model.sdk_arguments
             src = []
             for custom_id, body in requests:
                 given = arguments(body)
@@ -304,7 +309,7 @@ class GeminiWire(Wire):
         ``generationConfig`` as the SDK lifts them for an online call."""
         from google.genai import types
 
-        given = self.model._arguments(body)  # type: ignore[attr-defined]
+        given = self.model.sdk_arguments(body)
         contents = given["contents"]
         if isinstance(contents, str):  # a prompt of one text, which the SDK makes a user turn
             contents = {"role": "user", "parts": [{"text": contents}]}
@@ -403,7 +408,7 @@ def wire_for(model: Any) -> Wire:
             return OpenAIWire(model, "/v1/responses")
         if provider == "anthropic":
             return AnthropicWire(model)
-        if provider == "gemini":
+        if isinstance(model, GeminiModel):
             return GeminiWire(model)
     name = getattr(model, "name", type(model).__name__)
     raise ConfigurationError(

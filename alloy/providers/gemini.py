@@ -894,7 +894,7 @@ class GeminiModel(SDKModel):
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         return build(request, self.model_id)
 
-    def _arguments(self, body: dict[str, Any], *, raw: bool = False) -> dict[str, Any]:
+    def sdk_arguments(self, body: dict[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """``generate_content()``'s arguments, SDK objects made from the plain body.
 
         google-genai validates ``contents`` against a wide union, at a cost that depends on its
@@ -904,6 +904,7 @@ class GeminiModel(SDKModel):
         ``Content``, and a conversation (tool rounds, re-asks) as dicts. The wire body is the
         same either way; the config object comes from :class:`ConfigObjects`. ``raw`` asks the
         SDK for the reply's HTTP body instead of its response object (see :meth:`whole`).
+        ``alloy.batch`` builds its Gemini requests with it too, so a batch sends what a call would.
         """
         from google.genai import types
 
@@ -927,8 +928,8 @@ class GeminiModel(SDKModel):
     def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
         """A whole reply, read as wire JSON where the request has a config (see :meth:`whole`)."""
         if "config" not in body:
-            return Reply(client.models.generate_content(**self._arguments(body)))
-        answer = client.models.generate_content(**self._arguments(body, raw=True))
+            return Reply(client.models.generate_content(**self.sdk_arguments(body)))
+        answer = client.models.generate_content(**self.sdk_arguments(body, raw=True))
         data = self._wire_json(answer)
         token = continuation(data)
         if token is None:
@@ -940,8 +941,8 @@ class GeminiModel(SDKModel):
         """Async twin of :meth:`send`."""
         models = client.aio.models
         if "config" not in body:
-            return Reply(await models.generate_content(**self._arguments(body)))
-        answer = await models.generate_content(**self._arguments(body, raw=True))
+            return Reply(await models.generate_content(**self.sdk_arguments(body)))
+        answer = await models.generate_content(**self.sdk_arguments(body, raw=True))
         data = self._wire_json(answer)
         token = continuation(data)
         if token is None:
@@ -952,7 +953,7 @@ class GeminiModel(SDKModel):
     def _continued(self, body: dict[str, Any], token: bytes) -> dict[str, Any]:
         """The arguments that resume a generation from ``token``; google-genai follows any
         further tokens itself and returns the rest of the generation as one response."""
-        arguments = self._arguments(body)
+        arguments = self.sdk_arguments(body)
         config = arguments["config"].model_copy(update={"continuation_token": token})
         return {**arguments, "config": config}
 
@@ -968,11 +969,11 @@ class GeminiModel(SDKModel):
         return data
 
     def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
-        chunks = client.models.generate_content_stream(**self._arguments(body))
+        chunks = client.models.generate_content_stream(**self.sdk_arguments(body))
         return Streamed(chunks, chunks.close)
 
     async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
-        chunks = await client.aio.models.generate_content_stream(**self._arguments(body))
+        chunks = await client.aio.models.generate_content_stream(**self.sdk_arguments(body))
         return Streamed(chunks, chunks.aclose)
 
     def parse(self, reply: Reply, request: Request) -> Response:

@@ -990,13 +990,13 @@ def test_media_parts() -> None:
 def test_a_prompt_of_one_text_is_passed_as_that_string() -> None:
     request = Request(model="m", messages=(user("x"),))
     model = create(MODEL, api_key="k")
-    assert model._arguments(model.build(request, stream=False))["contents"] == "x"
+    assert model.sdk_arguments(model.build(request, stream=False))["contents"] == "x"
 
 
 def test_another_single_turn_is_passed_as_one_content() -> None:
     request = Request(model="m", messages=(UserTurn((Text("x"), Text("y"))),))
     model = create(MODEL, api_key="k")
-    single = model._arguments(model.build(request, stream=False))["contents"]
+    single = model.sdk_arguments(model.build(request, stream=False))["contents"]
     assert single.role == "user" and [p.text for p in single.parts] == ["x", "y"]
 
 
@@ -1007,7 +1007,7 @@ def test_a_lone_text_and_its_content_send_the_same_body(emu: Emulator) -> None:
     emu.push("gemini", ReplyText("a"), ReplyText("b"))
     client = genai.Client()
     request = Request(model="m", messages=(user("Say hi"),))
-    arguments = create(MODEL, api_key="k")._arguments(build(request, MODEL))
+    arguments = create(MODEL, api_key="k").sdk_arguments(build(request, MODEL))
     assert arguments["contents"] == "Say hi"
     client.models.generate_content(**arguments)
     client.models.generate_content(model=MODEL, contents=build(request, MODEL)["contents"])
