@@ -173,6 +173,7 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
         raise ConfigurationError(
             f"Invalid value for option 'model' in {source}: expected a model string such as "
             f"'openai:gpt-5-mini' or a Model object, got {type(model).__name__}"
+            + _missing_members(model)
         )
     if "fallback" in options:
         options = {**options, "fallback": _fallback_models(options["fallback"], source)}
@@ -195,6 +196,15 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
 def _is_model(value: Any) -> bool:
     """A model string or an object with the :class:`~alloy._model.Model` protocol."""
     return isinstance(value, (str, Model))
+
+
+def _missing_members(value: Any) -> str:
+    """What an object meant as a model lacks of the protocol, for the error that refuses it."""
+    if isinstance(value, (str, bytes, int, float, bool, type(None), list, tuple, dict)):
+        return ""
+    wanted = ("name", "capabilities", "request", "arequest", "stream", "astream")
+    missing = [member for member in wanted if not hasattr(value, member)]
+    return f" (missing {', '.join(missing)}; see alloy.testing.FunctionModel)" if missing else ""
 
 
 def _fallback_models(value: Any, source: str) -> tuple[Any, ...]:

@@ -60,6 +60,12 @@ def main() -> None:
         async def arequest(self, request: Any) -> Response:
             return self.reply
 
+        def stream(self, request: Any) -> Any:
+            raise NotImplementedError("the in-process suite makes whole calls only")
+
+        def astream(self, request: Any) -> Any:
+            raise NotImplementedError("the in-process suite makes whole calls only")
+
     def mocked(cls: Any, body: dict[str, Any]) -> Any:
         class Mocked(cls):  # type: ignore[misc]
             def make_client(self, *, asynchronous: bool) -> Any:

@@ -396,3 +396,24 @@ def test_a_variable_set_in_another_thread_reaches_the_next_call(
     for name in names:
         del os.environ[name]
     assert not set(names) & set(layers_key()[0])
+
+
+def test_a_model_object_missing_part_of_the_protocol_is_named_at_decoration() -> None:
+    class WholeCallsOnly:
+        name = "mine"
+
+        def request(self, request: object) -> object:
+            raise AssertionError("never called")
+
+    with pytest.raises(ConfigurationError) as caught:
+
+        @command(output=str, model=WholeCallsOnly())
+        def ask(text: str) -> str:
+            return text
+
+    message = str(caught.value)
+    assert "got WholeCallsOnly" in message
+    assert "missing capabilities, arequest, stream, astream" in message
+    with pytest.raises(ConfigurationError) as plain:
+        command(output=str, model=42)
+    assert "missing" not in str(plain.value)

@@ -119,3 +119,70 @@ def test_workers_each_build_the_app_from_the_environment(on_emulator: Any) -> No
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+RELOADABLE = """
+from alloy import command
+
+
+@command(output=str, model="offline")
+def hello(name: str) -> str:
+    return f"Say hello to {name}."
+"""
+
+ANOTHER = """
+
+@command(output=str, model="offline")
+def goodbye(name: str) -> str:
+    return f"Say goodbye to {name}."
+"""
+
+
+def test_reload_serves_a_command_added_while_running(tmp_path: Path) -> None:
+    """With --reload, saving the module restarts the worker, which serves what the file now holds."""
+    module = tmp_path / "reloadable_commands.py"
+    module.write_text(RELOADABLE)
+    port = free_port()
+    arguments = ["reloadable_commands", "--reload", "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "alloy", "serve", *arguments],
+        cwd=tmp_path,  # uvicorn watches the directory it runs in
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # the reloader and its worker stop together below
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def commands() -> list[str] | None:
+        try:
+            return list(httpx.get(f"{url}/health", timeout=1).json()["commands"])
+        except (httpx.TransportError, ValueError, KeyError):
+            return None
+
+    def wait_for(expected: list[str]) -> None:
+        for _ in range(600):
+            if process.poll() is not None:
+                output = process.stdout.read() if process.stdout else ""
+                raise AssertionError(f"alloy serve --reload exited: {output}")
+            if commands() == expected:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the server never listed {expected}; it lists {commands()}")
+
+    try:
+        wait_for(["hello"])
+        time.sleep(1.1)  # a new modification time, whatever the file system's resolution
+        module.write_text(RELOADABLE + ANOTHER)
+        wait_for(["goodbye", "hello"])
+        answer = httpx.post(f"{url}/commands/goodbye", json={"name": "Ada"}, timeout=10)
+        assert answer.status_code == 200
+        assert isinstance(answer.json()["value"], str)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
