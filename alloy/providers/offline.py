@@ -29,7 +29,7 @@ from .._types import (
     Usage,
     UserTurn,
 )
-from ..testing._sample import sample_value
+from ..testing._sample import sample_value, sampler_for
 
 OFFLINE_NOTE = "[alloy offline model]"
 
@@ -39,16 +39,22 @@ class OfflineModel:
 
     capabilities = Capabilities(native_schema=True, tools=True, strict_tools=True)
 
-    def __init__(self, model_id: str = "", *, reply: str | None = None) -> None:
+    def __init__(self, model_id: str = "", *, reply: str | None = None, schema: Any = None) -> None:
         self.model_id = model_id
         self.name = f"offline:{model_id}" if model_id else "offline"
         #: The answer to give when no schema says what to answer: a reply the output accepts.
         self.reply = reply
+        #: The output schema this model is bound to, and its values as a function of the seed.
+        self._schema = schema
+        self._sample = sampler_for(schema) if isinstance(schema, dict) else None
 
     def for_output(self, output: OutputType) -> OfflineModel:
-        """This model, answering a text format's commands with a reply the format accepts."""
-        reply = output.example()
-        return self if reply == self.reply else OfflineModel(self.model_id, reply=reply)
+        """This model, answering ``output``'s commands: with a reply a text format accepts, and
+        with values of its schema worked out once instead of on every call."""
+        reply, schema = output.example(), output.schema
+        if reply == self.reply and schema is self._schema:
+            return self
+        return OfflineModel(self.model_id, reply=reply, schema=schema)
 
     def request(self, request: Request) -> Response:
         prompt = _prompt_text(request)
@@ -60,7 +66,9 @@ class OfflineModel:
             )
             return self._reply(prompt, calls, "", "tool_calls")
         if request.output is not None:
-            value = sample_value(request.output.schema, seed=seed)
+            schema = request.output.schema
+            sample = self._sample if schema is self._schema else None
+            value = sample(seed) if sample is not None else sample_value(schema, seed=seed)
             if request.output.mode == "tool":
                 call = ToolCall("call_offline_output", request.output.name, value)
                 return self._reply(prompt, (call,), "", "tool_calls")

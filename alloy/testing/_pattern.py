@@ -10,11 +10,11 @@ which is how JSON Schema reads a pattern. For other syntax (lookarounds, backref
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Iterator
 
 from ..errors import ConfigurationError
+from ._draws import Draws
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _DIGITS = "0123456789"
@@ -37,7 +37,7 @@ _SPREADS = (3, 0, 1, 8, 24)
 
 
 def sample_pattern(
-    pattern: str, rng: random.Random, min_length: int = 0, max_length: int | None = None
+    pattern: str, rng: Draws, min_length: int = 0, max_length: int | None = None
 ) -> str:
     """A string that ``re.search(pattern, ...)`` accepts, within the length bounds."""
     try:
@@ -58,7 +58,7 @@ def sample_pattern(
     )
 
 
-def _written(pattern: str, rng: random.Random, min_length: int) -> Iterator[str]:
+def _written(pattern: str, rng: Draws, min_length: int) -> Iterator[str]:
     """Strings written from the pattern: short repeats first, then ones reaching the minimum."""
     for spread in (*_SPREADS, min_length, 2 * min_length):
         for _ in range(3):
@@ -76,7 +76,7 @@ class _Writer:
     """Writes one string while reading the pattern (recursive descent); a repeated atom is read
     again for each repetition."""
 
-    def __init__(self, text: str, rng: random.Random, spread: int) -> None:
+    def __init__(self, text: str, rng: Draws, spread: int) -> None:
         self.text = text
         self.pos = 0
         self.rng = rng

@@ -31,7 +31,7 @@ from alloy import command
 from alloy._command import output_type_for
 from alloy.compat import load_pdl, load_rail
 from alloy.errors import ConfigurationError
-from alloy.testing._sample import sample_value
+from alloy.testing._sample import _flat_draws, sample_value, sampler_for
 
 from ..providers.output_types import City, Point, Trip
 
@@ -388,6 +388,29 @@ def test_the_same_seed_gives_the_same_value_and_seeds_differ() -> None:
     schema = TypeAdapter(Everything).json_schema()
     assert sample_value(schema, seed=3) == sample_value(schema, seed=3)
     assert len({json.dumps(sample_value(schema, seed=s)) for s in range(5)}) == 5
+
+
+@pytest.mark.parametrize("tp", OUTPUT_TYPES, ids=type_id)
+def test_a_sampler_worked_out_once_gives_what_the_walk_gives(tp: Any) -> None:
+    """``sampler_for`` (what the offline model binds once per output) makes the walk's values:
+    flat records and wrapped primitives by their shortcut, everything else by the walk."""
+    schemas = [TypeAdapter(tp).json_schema(), strict_schema(tp)]
+    for schema in filter(None, schemas):
+        sample = sampler_for(schema)
+        for seed in (0, 1, 7, 2**31 + 5, 2**64 + 3):
+            assert sample(seed) == sample_value(schema, seed=seed)
+
+
+def test_the_shortcut_is_taken_only_for_required_plain_scalars() -> None:
+    def flat(schema: dict[str, Any]) -> bool:
+        return _flat_draws(schema) is not None
+
+    assert flat(strict_schema(float) or {})
+    assert flat(TypeAdapter(Order).json_schema())
+    assert not flat({"type": "object", "properties": {"a": {"type": "integer", "minimum": 3}}})
+    assert not flat({"type": "object", "properties": {"a": {"type": "string"}}, "required": []})
+    assert not flat({"type": "object", "properties": {}, "required": []})
+    assert not flat({"type": "object", "properties": {"a": {"enum": ["x"]}}, "required": ["a"]})
 
 
 CHILD = """
