@@ -81,6 +81,8 @@ _PLAIN_DRAWS: dict[str, Callable[[Draws], Any]] = {
     "number": lambda rng: round(rng.uniform(0.0, 100.0), 2),
     "string": lambda rng: rng.choice(_WORDS),
 }
+#: All a property may say and still be drawn by ``_PLAIN_DRAWS``: its type, and words for people.
+_PLAIN_KEYS = frozenset({"type", "title", "description"})
 #: Keywords of an object that make the walk do more than one draw per property.
 _OBJECT_EXTRAS = frozenset({"minProperties", "propertyNames", *_CHOICES})
 
@@ -99,10 +101,11 @@ def _flat_draws(schema: dict[str, Any]) -> list[tuple[str, Callable[[Draws], Any
         return None
     draws = []
     for name, sub in properties.items():
-        kind = sub.get("type") if type(sub) is dict else None
+        if type(sub) is not dict or not _PLAIN_KEYS.issuperset(sub):
+            return None
+        kind = sub.get("type")
         draw = _PLAIN_DRAWS.get(kind) if type(kind) is str else None
-        rules = set(sub) - {"type", "title", "description"} if type(sub) is dict else {"?"}
-        if draw is None or rules:
+        if draw is None:
             return None
         draws.append((name, draw))
     return draws
