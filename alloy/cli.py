@@ -28,11 +28,11 @@ import os
 import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
 from ._command import AsyncCommand, Command
+from ._importing import TargetNotFound, import_target
 from .errors import CommandError, ConfigurationError
 
 __all__ = [
@@ -96,49 +96,14 @@ def load_command(target: str) -> Command[..., Any]:
 
 
 def _import(module_part: str) -> Any:
-    is_file = module_part.endswith(".py") or "/" in module_part or os.sep in module_part
     try:
-        if is_file:
-            return _import_file(Path(module_part))
-        # A console script does not put the working directory on sys.path; `python -m` does.
-        cwd = os.getcwd()
-        if cwd not in sys.path:
-            sys.path.insert(0, cwd)
-        return importlib.import_module(module_part)
-    except UsageError:
-        raise
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"cannot import {module_part!r}: {exc}") from None
+        return import_target(module_part)
+    except TargetNotFound as exc:
+        raise UsageError(str(exc)) from None
     except ConfigurationError:
         raise
     except Exception as exc:
         raise UsageError(f"importing {module_part!r} failed: {type(exc).__name__}: {exc}") from None
-
-
-def _import_file(path: Path) -> Any:
-    if not path.is_file():
-        raise UsageError(f"no such file: {str(path)!r}")
-    resolved = path.resolve()
-    name = resolved.stem
-    existing = sys.modules.get(name)
-    if existing is not None and getattr(existing, "__file__", None) != str(resolved):
-        name = f"_alloy_cli_{resolved.stem}"
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot import {str(path)!r} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    # Registered first: dataclasses and pydantic look the module up while it executes.
-    sys.modules[name] = module
-    # Siblings of the file import the way they would when it runs as a script.
-    folder = str(resolved.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
 
 
 # -- alloy run ----------------------------------------------------------------------------------

@@ -7,18 +7,14 @@ A command is served under the name it has in its module, which is also its URL s
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from .._command import Command
+from .._importing import import_target
 from ..errors import ConfigurationError
 from ._rails import RailConfig
 
@@ -108,37 +104,3 @@ def load(targets: Iterable[str]) -> Served:
             "(decorate functions with @command, or name them as module:name)"
         )
     return served
-
-
-def import_target(module_part: str) -> ModuleType:
-    """Import a module by name (from the working directory too) or a ``.py`` file by path."""
-    if module_part.endswith(".py") or "/" in module_part or os.sep in module_part:
-        return _import_file(Path(module_part))
-    cwd = os.getcwd()
-    if cwd not in sys.path:  # a console script does not put it there; `python -m` does
-        sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(module_part)
-    except ModuleNotFoundError as exc:
-        raise ConfigurationError(f"cannot import {module_part!r}: {exc}") from None
-
-
-def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise ConfigurationError(f"no such file: {str(path)!r}")
-    resolved = path.resolve()
-    name = f"_alloy_serve_{resolved.stem}"
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise ConfigurationError(f"cannot import {str(path)!r} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pydantic look the module up while it runs
-    folder = str(resolved.parent)
-    if folder not in sys.path:  # its neighbours import as they would when it runs as a script
-        sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
