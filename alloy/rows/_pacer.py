@@ -304,89 +304,52 @@ class PacedModel:
         return f"<paced {self.model!r}>"
 
     def request(self, request: Request) -> Response:
-        ticket = self.pacer.acquire_sync(request)
-        with self._listening(ticket):
-            response = self._settled(ticket, lambda: self.model.request(request))
+        with _PacedCall(self.pacer, self.pacer.acquire_sync(request)) as call:
+            response: Response = self.model.request(request)
+            call.done = response
         return response
 
     async def arequest(self, request: Request) -> Response:
-        ticket = await self.pacer.acquire(request)
-        token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=ticket.sent))
-        try:
+        with _PacedCall(self.pacer, await self.pacer.acquire(request)) as call:
             response: Response = await self.model.arequest(request)
-        except RateLimitError as error:
-            self.pacer.rate_limited(error)
-            self.pacer.settle(ticket, None)
-            raise
-        except BaseException:
-            self.pacer.settle(ticket, None)
-            raise
-        finally:
-            REPLY_HEADERS.reset(token)
-        self.pacer.settle(ticket, response)
+            call.done = response
         return response
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
-        ticket = self.pacer.acquire_sync(request)
-        done: Response | None = None
-        try:
-            with self._listening(ticket):
-                for event in self.model.stream(request):
-                    if isinstance(event, Done):
-                        done = event.response
-                    yield event
-        except RateLimitError as error:
-            self.pacer.rate_limited(error)
-            raise
-        finally:
-            self.pacer.settle(ticket, done)
+        with _PacedCall(self.pacer, self.pacer.acquire_sync(request)) as call:
+            for event in self.model.stream(request):
+                if isinstance(event, Done):
+                    call.done = event.response
+                yield event
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        ticket = await self.pacer.acquire(request)
-        done: Response | None = None
-        token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=ticket.sent))
-        try:
+        with _PacedCall(self.pacer, await self.pacer.acquire(request)) as call:
             async for event in self.model.astream(request):
                 if isinstance(event, Done):
-                    done = event.response
+                    call.done = event.response
                 yield event
-        except RateLimitError as error:
-            self.pacer.rate_limited(error)
-            raise
-        finally:
-            _forget(token)
-            self.pacer.settle(ticket, done)
-
-    def _settled(self, ticket: Ticket, call: Callable[[], Response]) -> Response:
-        try:
-            response = call()
-        except RateLimitError as error:
-            self.pacer.rate_limited(error)
-            self.pacer.settle(ticket, None)
-            raise
-        except BaseException:
-            self.pacer.settle(ticket, None)
-            raise
-        self.pacer.settle(ticket, response)
-        return response
-
-    def _listening(self, ticket: Ticket) -> _Listening:
-        return _Listening(self.pacer, ticket)
 
 
-class _Listening:
-    """Route the reply headers of the calls inside to the pacer."""
+class _PacedCall:
+    """One model call under a ticket: the reply headers of the call go to the pacer, a 429
+    pauses the run, and the ticket settles with the call's reply (``done``), or with none
+    when the call ended without one (it failed, or its stream was left unfinished)."""
 
     def __init__(self, pacer: Pacer, ticket: Ticket) -> None:
         self.pacer = pacer
         self.ticket = ticket
+        self.done: Response | None = None
         self.token: Any = None
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> _PacedCall:
         self.token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=self.ticket.sent))
+        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
         _forget(self.token)
+        if isinstance(error, RateLimitError):
+            self.pacer.rate_limited(error)
+        self.pacer.settle(self.ticket, self.done)
 
 
 def _forget(token: Any) -> None:
