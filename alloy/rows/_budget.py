@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError
-from ._pacer import BURST_SHARE, HEADROOM, Budget, Limits, _Bucket
+from ._pacer import BURST_SHARE, HEADROOM, Budget, Limits, _Bucket, take_from_buckets
 
 
 @dataclass
@@ -74,20 +74,10 @@ class LocalBudget:
         allowance = self._allowance(model)
         with allowance.lock:
             now = self.clock()
-            waits = [allowance.paused_until - now]
             requests, tokens_bucket = allowance.buckets(limits, burst, now)
-            for bucket, amount in ((requests, 1.0), (tokens_bucket, tokens)):
-                if bucket is not None:
-                    bucket.refill(now)
-                    waits.append(bucket.wait(amount))
-            wait = max(waits)
-            if wait > 0:
-                return wait
-            if requests is not None:
-                requests.level -= 1
-            if tokens_bucket is not None:
-                tokens_bucket.level -= tokens
-            return 0.0
+            return take_from_buckets(
+                requests, tokens_bucket, tokens, now, allowance.paused_until - now
+            )
 
     def give(self, model: str, tokens: float) -> None:
         allowance = self._allowance(model)

@@ -70,6 +70,27 @@ class _Bucket:
         return 0.0 if short <= 0 else short / self.rate
 
 
+def take_from_buckets(
+    requests: _Bucket | None, tokens: _Bucket | None, amount: float, now: float, paused: float
+) -> float:
+    """Take one request and ``amount`` tokens from the buckets (None: not limited) and return
+    0; or, when they do not hold that much yet or sending is ``paused`` for that many more
+    seconds, take nothing and return the seconds to wait."""
+    waits = [paused]
+    for bucket, wanted in ((requests, 1.0), (tokens, amount)):
+        if bucket is not None:
+            bucket.refill(now)
+            waits.append(bucket.wait(wanted))
+    wait = max(waits)
+    if wait > 0:
+        return wait
+    if requests is not None:
+        requests.level -= 1
+    if tokens is not None:
+        tokens.level -= amount
+    return 0.0
+
+
 #: Requests and tokens per minute (None: not limited), or what is left of each.
 Limits = tuple[float | None, float | None]
 
@@ -221,18 +242,7 @@ class Pacer:
                 if waits[0] <= 0:
                     waits.append(self.budget.take(self.name, self.limits, tokens, self.burst))
                 return self._taken(max(waits))
-            for bucket, amount in ((self.requests, 1.0), (self.tokens, tokens)):
-                if bucket is not None:
-                    bucket.refill(now)
-                    waits.append(bucket.wait(amount))
-            wait = max(waits)
-            if wait > 0:
-                return wait
-            if self.requests is not None:
-                self.requests.level -= 1
-            if self.tokens is not None:
-                self.tokens.level -= tokens
-            return self._taken(0.0)
+            return self._taken(take_from_buckets(self.requests, self.tokens, tokens, now, waits[0]))
 
     def _taken(self, wait: float) -> float:
         if wait > 0:
