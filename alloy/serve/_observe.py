@@ -10,9 +10,10 @@ span ends when the last byte is sent).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 access_log = logging.getLogger("alloy.serve.access")
@@ -112,15 +113,18 @@ class Tracing:
             await self.app(scope, receive, send_traced)
 
 
-def start_model_span(tracer: Any, model: str, operation: str = "chat") -> Any:
-    """A CLIENT span for a /v1 route's model request, child of the request's span (None when
-    not tracing). Not made current: a stream's steps run in other tasks than its start."""
+@contextlib.contextmanager
+def model_span(tracer: Any, model: str, operation: str = "chat") -> Iterator[Any]:
+    """A CLIENT span around a /v1 route's model request, child of the request's span (None when
+    not tracing), marked failed when the request fails. Not made current: a stream's steps run
+    in other tasks than its start."""
     if tracer is None:
-        return None
+        yield None
+        return
     from opentelemetry import trace
 
     provider, _, model_id = model.partition(":")
-    return tracer.start_span(
+    span = tracer.start_span(
         f"{operation} {model_id or provider}",
         kind=trace.SpanKind.CLIENT,
         attributes={
@@ -129,6 +133,14 @@ def start_model_span(tracer: Any, model: str, operation: str = "chat") -> Any:
             "gen_ai.request.model": model_id or provider,
         },
     )
+    try:
+        yield span
+    except BaseException as error:
+        span.set_attribute("error.type", type(error).__name__)
+        span.set_status(trace.Status(trace.StatusCode.ERROR, type(error).__name__))
+        raise
+    finally:
+        span.end()
 
 
 def record_usage(span: Any, usage: Any, finish: str) -> None:

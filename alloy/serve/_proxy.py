@@ -39,7 +39,7 @@ from .._types import (
     UserTurn,
 )
 from ..providers import get_model
-from ._observe import record_usage, start_model_span
+from ._observe import model_span, record_usage
 from ._rails import RailConfig, run_rails
 
 
@@ -116,16 +116,9 @@ class Proxy:
     async def complete(self, call: ChatCall) -> Answer:
         """The whole answer, after the rails."""
         model, request = await self.prepare(call)
-        span = start_model_span(self.tracer, model.name)
-        try:
+        with model_span(self.tracer, model.name) as span:
             response = await model.arequest(request)
             record_usage(span, response.usage, response.finish_reason)
-        except BaseException as error:
-            _fail(span, error)
-            raise
-        finally:
-            if span is not None:
-                span.end()
         return await self.finish(call, request, response)
 
     async def stream(self, call: ChatCall) -> AsyncGenerator[str | Answer, None]:
@@ -138,9 +131,8 @@ class Proxy:
         hold = bool(call.config.of_kind("output")) or (
             request.output is not None and request.output.mode == "tool"
         )
-        span = start_model_span(self.tracer, model.name)
         response: Response | None = None
-        try:
+        with model_span(self.tracer, model.name) as span:
             async for event in model.astream(request):
                 if isinstance(event, TextDelta):
                     if not hold and event.text:
@@ -152,12 +144,6 @@ class Proxy:
 
                 raise UnreadableResponseError("the model's stream ended without its end event")
             record_usage(span, response.usage, response.finish_reason)
-        except BaseException as error:
-            _fail(span, error)
-            raise
-        finally:
-            if span is not None:
-                span.end()
         answer = await self.finish(call, request, response)
         if hold and answer.text:
             yield answer.text
@@ -260,15 +246,6 @@ async def _rail_output(rails: Any, text: str, as_json: bool, where: str) -> str:
         return text
     railed = subject.value
     return railed if isinstance(railed, str) else json.dumps(railed, ensure_ascii=False)
-
-
-def _fail(span: Any, error: BaseException) -> None:
-    if span is None:
-        return
-    from opentelemetry import trace
-
-    span.set_attribute("error.type", type(error).__name__)
-    span.set_status(trace.Status(trace.StatusCode.ERROR, type(error).__name__))
 
 
 _TEXT = TextOutput()
