@@ -64,7 +64,7 @@ def sampler_for(schema: Mapping[str, Any]) -> Callable[[int], Any]:
     root = schema if type(schema) is dict else dict(schema)
     draws = _flat_draws(root)
     if draws is None:
-        return lambda seed: _Walk(root, Draws(seed)).value(root, 0)
+        return lambda seed: sample_value(root, seed=seed)
 
     def sample(seed: int) -> dict[str, Any]:
         rng = Draws(seed)
@@ -73,7 +73,8 @@ def sampler_for(schema: Mapping[str, Any]) -> Callable[[int], Any]:
     return sample
 
 
-#: What the walk draws for a scalar schema with nothing but its ``type`` to say.
+#: What the walk draws for a scalar schema with nothing but its ``type`` to say (the walk and
+#: the shortcut of :func:`sampler_for` both draw through these, so their values agree).
 _PLAIN_DRAWS: dict[str, Callable[[Draws], Any]] = {
     "null": lambda rng: None,
     "boolean": lambda rng: rng.random() < 0.5,
@@ -217,7 +218,7 @@ class _Walk:
         """A number in the bounds; on the ``multipleOf`` grid (whole numbers are a grid of one),
         counted in exact fractions so that 3 steps of 0.1 make 0.3."""
         if _LIMITS.isdisjoint(schema):
-            return self.rng.randrange(101) if whole else round(self.rng.uniform(0.0, 100.0), 2)
+            return _PLAIN_DRAWS["integer" if whole else "number"](self.rng)
         low, high = _bounds(schema)
         lo = low[0] if low else min(0.0, high[0] - 100) if high else 0.0
         hi = high[0] if high else lo + 100
@@ -239,7 +240,7 @@ class _Walk:
 
     def string(self, schema: dict[str, Any], depth: int) -> str:
         if _TEXT_RULES.isdisjoint(schema):
-            return self.rng.choice(_WORDS)
+            return _PLAIN_DRAWS["string"](self.rng)
         shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
         form = schema.get("format")
         if form in _FORMATS:
@@ -303,7 +304,7 @@ class _Walk:
 
 _MAKERS: dict[str | None, Callable[[_Walk, dict[str, Any], int], Any]] = {
     "null": lambda walk, schema, depth: None,
-    "boolean": lambda walk, schema, depth: walk.rng.random() < 0.5,
+    "boolean": lambda walk, schema, depth: _PLAIN_DRAWS["boolean"](walk.rng),
     "integer": lambda walk, schema, depth: walk.number(schema, depth, whole=True),
     "number": _Walk.number,
     "string": _Walk.string,
