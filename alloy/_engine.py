@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
+from ._frozen import quick_init
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed
 from ._rail import (
     OutputSubject,
@@ -101,6 +102,7 @@ _TO_STORE = frozenset({"miss", "record"})
 # -- effects ------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallModel:
     """Send this request to the model; the driver sends back a Response or a ``Failed``."""

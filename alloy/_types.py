@@ -1,7 +1,8 @@
 """The normalized types every layer speaks: requests, messages and their parts, responses.
 
 Adapters translate these to and from one provider's wire format; the engine reasons only in
-these. They are frozen so a transcript can be shared, compared and replayed safely.
+these. They are frozen so a transcript can be shared, compared and replayed safely; the ones made on
+every call are made through ``quick_init`` (see ``_frozen``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
+
+from ._frozen import quick_init
 
 # The texts alloy itself says to the model, rendered by the types below.
 REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
@@ -69,6 +72,7 @@ _KINDS = {
 }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Text:
     """Plain text, from the user or the model."""
@@ -279,6 +283,7 @@ class ModelSettings:
     cached_content: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Request:
     """One model request, independent of any provider."""
@@ -292,6 +297,7 @@ class Request:
     stream: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts, normalized across providers and summable over turns.
@@ -348,6 +354,7 @@ class Usage:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Response:
     """One model reply, normalized."""
@@ -470,6 +477,7 @@ class Capabilities:
         return "prompt"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """A call's whole conversation, total usage, and how many model requests were made."""
@@ -494,7 +502,8 @@ class Transcript:
         return None
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class Result(Generic[R]):
     """A call's value with its record: the raw output and the whole transcript."""
 

@@ -1,0 +1,68 @@
+"""Frozen, slotted dataclasses that are quick to make.
+
+A frozen dataclass's ``__init__`` stores each field through ``object.__setattr__`` (to get
+past its own ``__setattr__``, which refuses), and that costs ~60 ns a field on CPython 3.11:
+the request, reply, usage, transcript and result alloy makes on every call come to ~1.5 µs of a
+13 µs offline call. :func:`quick_init` gives such a class an ``__init__`` with the same
+signature, defaults and ``__post_init__`` that stores each field through its slot's descriptor
+instead (the documented ``__set__`` of a member descriptor), which is what a plain slotted class
+does. Instances stay frozen: only ``__init__`` changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields, is_dataclass
+from typing import Any, TypeVar
+
+__all__ = ["quick_init"]
+
+C = TypeVar("C", bound=type)
+
+
+class _Factory:
+    """The default of a field made by its default factory (shown as dataclasses shows it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def quick_init(cls: C) -> C:
+    """Replace the ``__init__`` of ``cls`` (a frozen, slotted dataclass whose fields are all
+    positional ``__init__`` parameters) with one that sets the slots directly; apply it above
+    ``@dataclass``."""
+    params_of = getattr(cls, "__dataclass_params__", None) if is_dataclass(cls) else None
+    if params_of is None or not (params_of.frozen and params_of.init and "__slots__" in vars(cls)):
+        raise TypeError(f"quick_init takes a frozen, slotted dataclass, not {cls.__name__}")
+    names: dict[str, Any] = {"_FACTORY": _FACTORY}
+    params, lines = [], []
+    for field in fields(cls):
+        if not field.init or field.kw_only:
+            raise TypeError(f"quick_init: {cls.__name__}.{field.name} is not a positional field")
+        name = field.name
+        names[f"_set_{name}"] = vars(cls)[name].__set__
+        if field.default_factory is not MISSING:
+            names[f"_make_{name}"] = field.default_factory
+            params.append(f"{name}=_FACTORY")
+            lines.append(f"    _set_{name}(self, _make_{name}() if {name} is _FACTORY else {name})")
+            continue
+        if field.default is not MISSING:
+            names[f"_default_{name}"] = field.default
+            params.append(f"{name}=_default_{name}")
+        else:
+            params.append(name)
+        lines.append(f"    _set_{name}(self, {name})")
+    if hasattr(cls, "__post_init__"):
+        lines.append("    self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(lines) + "\n"
+    exec(source, names)  # as dataclasses itself writes __init__: no loop over fields per call
+    init = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    generated = vars(cls)["__init__"]  # the one @dataclass wrote: its annotations say the types
+    init.__doc__ = generated.__doc__
+    init.__annotations__ = dict(generated.__annotations__)
+    cls.__init__ = init  # type: ignore[misc]
+    return cls
