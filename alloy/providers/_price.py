@@ -42,6 +42,8 @@ class Price:
     def cost(self, usage: TokenCounts) -> float:
         """USD for ``usage``: cached reads and cache writes at their rates, the rest of the input
         at ``input``. Both are parts of ``input_tokens``, so neither can exceed it."""
+        if not (usage.cached_tokens or usage.cache_write_tokens):  # most calls: no prompt cache
+            return (usage.input_tokens * self.input + usage.output_tokens * self.output) / 1_000_000
         cached = min(usage.cached_tokens, usage.input_tokens)
         written = min(usage.cache_write_tokens, usage.input_tokens - cached)
         cached_rate = self.cached_input if self.cached_input is not None else self.input

@@ -458,7 +458,7 @@ def test_a_fallback_reruns_the_tools_of_the_turns_it_starts_over(call: Call) -> 
 def test_each_models_tokens_count_and_are_priced_at_its_own_price(
     run_result: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pricing, "_OVERRIDES", {})
+    monkeypatch.setattr(pricing, "_BOOK", pricing._PriceBook())
     pricing.set_price("primary", pricing.Price(input=1.0, output=1.0))
     pricing.set_price("spare", pricing.Price(input=100.0, output=100.0))
 

@@ -119,12 +119,26 @@ def test_prices_come_from_the_descriptors() -> None:
 def test_set_price_overrides_the_descriptor_and_the_longest_prefix_still_wins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(alloy.pricing, "_OVERRIDES", {})
+    monkeypatch.setattr(alloy.pricing, "_BOOK", alloy.pricing._PriceBook())
     set_price("openai:gpt-4o", Price(9.0, 9.0))
     set_price("pricing-test-model", Price(3.0, 4.0))
     assert price_for("openai:gpt-4o-2024-08-06") == Price(9.0, 9.0)
     assert price_for("openai:gpt-4o-mini") == Price(0.15, 0.60, 0.075)
     assert price_for("pricing-test-model") == Price(3.0, 4.0)
+
+
+def test_a_price_looked_up_before_is_looked_up_again_once_prices_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(alloy.pricing, "_BOOK", alloy.pricing._PriceBook())
+    assert price_for("repriced:m-1") is None
+    register_provider("repriced", recording_factory([]), prices={"m-": Price(1.0, 1.0)})
+    assert price_for("repriced:m-1") == Price(1.0, 1.0)
+    set_price("repriced:m-1", Price(2.0, 2.0))
+    assert price_for("repriced:m-1") == Price(2.0, 2.0)
+    assert cost(Usage(1_000_000, 0), "repriced:m-1") == pytest.approx(2.0)
+    register_provider("repriced", recording_factory([]), prices={"m-1-long": Price(5.0, 5.0)})
+    assert price_for("repriced:m-1-long") == Price(5.0, 5.0)  # the descriptor's prefix is longer
 
 
 def test_cost_reads_any_object_with_token_counts() -> None:
