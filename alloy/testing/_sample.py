@@ -66,6 +66,10 @@ def sampler_for(schema: Mapping[str, Any]) -> Callable[[int], Any]:
     if draws is None:
         return lambda seed: sample_value(root, seed=seed)
 
+    if len(draws) == 1:  # a wrapped primitive: {"value": ...}
+        ((name, draw),) = draws
+        return lambda seed: {name: draw(Draws(seed))}
+
     def sample(seed: int) -> dict[str, Any]:
         rng = Draws(seed)
         return {name: draw(rng) for name, draw in draws}
@@ -79,7 +83,7 @@ _PLAIN_DRAWS: dict[str, Callable[[Draws], Any]] = {
     "null": lambda rng: None,
     "boolean": lambda rng: rng.random() < 0.5,
     "integer": lambda rng: rng.randrange(101),
-    "number": lambda rng: round(rng.uniform(0.0, 100.0), 2),
+    "number": lambda rng: round(100.0 * rng.random(), 2),  # uniform(0, 100), one call less
     "string": lambda rng: rng.choice(_WORDS),
 }
 #: All a property may say and still be drawn by ``_PLAIN_DRAWS``: its type, and words for people.
