@@ -24,6 +24,7 @@ ROOT = Path(__file__).parent.parent
 BASELINES = (
     ("ec94872^", "before the performance work"),
     ("9c3d323", "before the second round (plan reuse, sampler, engine and adapter trims)"),
+    ("9e436e5", "before the third round (records built through their slots, price lookups kept)"),
 )
 CASES = ("fake_float", "fake_person", "canned_float", "canned_person")
 

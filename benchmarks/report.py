@@ -80,6 +80,15 @@ FINDINGS = (
         "types without building tuples, and a price lookup copies no registry.",
     ),
     (
+        "Records: the frozen types of every call are built through their slots",
+        "A frozen dataclass stores each field through object.__setattr__, ~60 ns a field on "
+        "CPython 3.11, and a call builds several (Request, Response, Usage, Transcript, Result, "
+        "the CallModel effect, the Text parts). alloy/_frozen.py gives those an __init__ with "
+        "the same signature, defaults and __post_init__ that stores through the slot "
+        "descriptors, as a plain slotted class does; they stay frozen. An offline float call "
+        "went from 13.7 to 11.8 µs with it.",
+    ),
+    (
         "Offline model: a stand-in sampler with a cheap generator",
         "alloy/testing/_sample.py walks the schema drawing from SplitMix64 seeded with the "
         "prompt's CRC-32 (alloy/testing/_draws.py): a draw costs ~0.3 µs, where random.Random "
@@ -115,6 +124,11 @@ CACHES = (
     "Kept: the offline model's sampler, bound once per output (alloy/providers/offline.py). "
     "Walking the schema on every call instead measured 20.1 against 16.9 µs (Person) and 15.7 "
     "against 14.3 µs (float) in the in-process suite, moving those ratios by 13 and 9 points.",
+    "Kept: pricing._PriceBook.looked_up, each model string's price per state of the prices "
+    "(set_price calls, provider registrations). Every call is priced; scanning the overrides "
+    "and the provider's price table costs 0.4 µs (offline) to 0.9 µs (an OpenAI model), and "
+    "took an offline float call from 10.8 to 11.2 µs in an interleaved A/B run: 3 to 4 points "
+    "of the in-process ratio against alloy-ai.",
     "Not judged here: alloy/cache's schema text and last-hit entry (the response cache's own "
     "suite measures them).",
 )
@@ -126,9 +140,10 @@ LEFT_AS_IS = (
     "audit events (one sys.addaudithook) instead of walking os.environ on every call; where "
     "another hook refuses new ones, every call walks os.environ (~10-14 µs with ~47 "
     "variables).",
-    "Frozen records: every frozen dataclass alloy builds per call (Request, Response, Usage, "
-    "Transcript, Result...) costs ~4-15k instructions, a Usage ~14k; they are frozen so a "
-    "transcript can be shared and replayed.",
+    "Frozen records: they stay frozen, so a transcript can be shared and replayed; the "
+    "ones built per call are built through their slots (see above), and each still checks "
+    "its field types (a Usage's seven counts, a Response's finish reason and ids), because "
+    "they hold what an untrusted reply said.",
     "Provider registry: `get_model()` hashes an explicit `api_key=` with SHA-256; it runs "
     "only when a command rebuilds its plan, not per call.",
     "Ollama keeps the SDK's private request helpers (Client._request_raw, Client._request): "
