@@ -107,8 +107,9 @@ def test_a_shared_budget_keeps_two_actors_within_the_limit(
 ) -> None:
     """Both actors learn 1,200 requests a minute from OpenAI's headers, each with a batch of
     40 rows. Each pacing alone, they send twice that and meet 429s; sharing a RayBudget, they
-    meet next to none."""
-    patient = count.with_options(retries=8)
+    meet next to none. Rows retry their 429s patiently: every row must still end ``ok``
+    (a failed row's error is shown), on a loaded machine too."""
+    patient = count.with_options(retries=16)
     rows = [{"id": n, "word": f"w{n}"} for n in range(80)]
     limits = emu.rate_limit("openai", rpm=1200)
     apart = mapped(patient, rows, batch_size=40, concurrency=16)
@@ -116,7 +117,8 @@ def test_a_shared_budget_keeps_two_actors_within_the_limit(
     emu.reset()
     limits = emu.rate_limit("openai", rpm=1200)
     shared = mapped(patient, rows, batch_size=40, concurrency=16, budget=RayBudget())
-    assert all(row["ok"] for row in apart + shared)
+    failed = [(row["id"], row["error"]) for row in apart + shared if not row["ok"]]
+    assert not failed
     assert limits.admitted == 80
     print(f"refused: {refused_apart} apart, {limits.refused} sharing a budget")
     assert limits.refused <= 3 < 8 <= refused_apart
