@@ -1,12 +1,12 @@
 """Frozen, slotted dataclasses that are quick to make.
 
 A frozen dataclass's ``__init__`` stores each field through ``object.__setattr__`` (to get
-past its own ``__setattr__``, which refuses), and that costs ~60 ns a field on CPython 3.11:
-the request, reply, usage, transcript and result alloy makes on every call come to ~1.5 µs of a
-13 µs offline call. :func:`quick_init` gives such a class an ``__init__`` with the same
-signature, defaults and ``__post_init__`` that stores each field through its slot's descriptor
-instead (the documented ``__set__`` of a member descriptor), which is what a plain slotted class
-does. Instances stay frozen: only ``__init__`` changes.
+past its own ``__setattr__``, which refuses), a call per field; alloy makes a request, a reply,
+its usage, a transcript and a result on every call, so that is a measurable share of a call's
+own work (figures in the benchmark report). :func:`quick_init` gives such a class an
+``__init__`` with the same signature, defaults and ``__post_init__`` that stores each field
+through its slot's descriptor instead (the documented ``__set__`` of a member descriptor), as a
+plain slotted class does. Instances stay frozen: only ``__init__`` changes.
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ __all__ = ["Price", "cost", "price_for", "set_price"]
 class _PriceBook:
     """Prices set at run time, and each model string's price as last looked up.
 
-    Every call is priced, and a lookup scans the overrides and its provider's price table
-    (~0.4-0.9 µs, some 3% of an offline call); a model string's price changes only when
-    :func:`set_price` is called or a provider is registered, so a lookup is kept with the
-    state of both it was made in, and made again once either changes.
+    Every call is priced, and a lookup scans the overrides and its provider's price table (a
+    measurable share of an offline call: see the benchmark report). A model string's price
+    changes only when :func:`set_price` is called or a provider is registered, so a lookup is
+    kept with the state of both it was made in, and made again once either changes.
     """
 
     def __init__(self) -> None:

@@ -95,7 +95,8 @@ FINDINGS = (
         "took ~4 µs to seed and ~1.5 µs a choice. The offline model binds its output's sampler "
         "once per plan: a flat record or wrapped primitive is drawn property by property, the "
         "values the walk makes, without walking the schema. The same prompt gets the same value "
-        "in any process.",
+        "in any process. The value is written with pydantic_core.to_json: 0.16 µs for a wrapped "
+        "float and 0.28 µs for a five-field record, where json.dumps takes 1.3 and 1.6 µs.",
     ),
 )
 

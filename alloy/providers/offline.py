@@ -72,7 +72,7 @@ class OfflineModel:
             if request.output.mode == "tool":
                 call = ToolCall("call_offline_output", request.output.name, value)
                 return self._reply(prompt, (call,), "", "tool_calls")
-            text = to_json(value).decode()  # pydantic's serializer: ~8x json.dumps here
+            text = to_json(value).decode()  # pydantic's serializer: faster than json.dumps
         elif self.reply is not None:
             text = self.reply
         else:
@@ -94,7 +94,7 @@ class OfflineModel:
 
     def _reply(self, prompt: str, parts: tuple[Any, ...], text: str, finish: Any) -> Response:
         """The reply, with token counts estimated at four characters a token."""
-        # Positional: this runs on every offline call, and keywords cost a third more here.
+        # Positional: this runs on every offline call, and keyword arguments cost more.
         usage = Usage(max(1, len(prompt) // 4), max(1, len(text) // 4), 0, 0, 1)
         return Response(parts, usage, finish, self.name)
 

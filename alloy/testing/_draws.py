@@ -1,9 +1,10 @@
 """The seeded choices of the stand-in model: SplitMix64, a few integer operations a draw.
 
 A stand-in makes a handful of draws per answer, and the offline model answers in microseconds,
-so the generator is a measurable part of its cost: ``random.Random`` takes ~4 us to seed and
-~1.5 us for a ``choice`` through its bit-by-bit rejection sampling; these take a fraction of
-that. Streams are reproducible in any process and Python version (plain 64-bit arithmetic).
+so the generator is a measurable part of its cost: ``random.Random`` is slow to seed, and its
+``choice`` draws bit by bit with rejection sampling; these take a fraction of that (figures in
+the benchmark report). Streams are reproducible in any process and Python version (plain
+64-bit arithmetic).
 """
 
 from __future__ import annotations
