@@ -503,7 +503,7 @@ class Transcript:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # not slotted: on 3.10-3.12 that makes Result[T](...) a TypeError
 class Result(Generic[R]):
     """A call's value with its record: the raw output and the whole transcript."""
 

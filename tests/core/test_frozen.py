@@ -6,12 +6,15 @@ import copy
 import inspect
 import pickle
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, replace
+from typing import Generic, TypeVar
 
 import pytest
 
 from alloy._engine import CallModel
 from alloy._frozen import quick_init
 from alloy._types import Request, Response, Result, Text, Transcript, Usage
+
+T = TypeVar("T")
 
 
 @quick_init
@@ -89,11 +92,30 @@ def test_the_core_types_check_their_fields_as_before() -> None:
     assert Response(()).usage == Usage()
 
 
-def test_it_refuses_a_class_it_cannot_serve() -> None:
-    @dataclass(frozen=True)
-    class NoSlots:
-        x: int
+@quick_init
+@dataclass(frozen=True)
+class Unslotted(Generic[T]):
+    value: T
+    tags: list[str] = field(default_factory=list)
 
+
+def test_a_class_without_slots_is_served_too() -> None:
+    item = Unslotted(1)
+    assert vars(item) == {"value": 1, "tags": []}
+    assert Unslotted(1, ["a"]) == Unslotted(value=1, tags=["a"])
+    with pytest.raises(FrozenInstanceError):
+        item.value = 2  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(item)) == item
+    assert replace(item, value=3).value == 3
+    assert Unslotted[int](4).value == 4  # typing's __orig_class__ is refused quietly
+
+
+def test_a_result_can_be_made_through_its_generic_alias() -> None:
+    result = Result[int](1, "1", Transcript())
+    assert result.value == 1 and result.cost is None and result.reports == ()
+
+
+def test_it_refuses_a_class_it_cannot_serve() -> None:
     @dataclass(slots=True)
     class NotFrozen:
         x: int
@@ -107,6 +129,6 @@ def test_it_refuses_a_class_it_cannot_serve() -> None:
         x: int
         y: int = field(default=0, init=False)
 
-    for cls in (NoSlots, NotFrozen, KeywordOnly, Derived, int):
+    for cls in (NotFrozen, KeywordOnly, Derived, int):
         with pytest.raises(TypeError, match="quick_init"):
             quick_init(cls)
