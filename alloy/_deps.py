@@ -26,9 +26,12 @@ D = TypeVar("D")
 Y = TypeVar("Y")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # not slotted: on 3.10-3.12 that makes Context[T](...) a TypeError
 class Context(Generic[D]):
-    """What a tool, check or rail that declares a ``Context[...]`` parameter is given."""
+    """What a tool, check or rail that declares a ``Context[...]`` parameter is given.
+
+    A test of such a tool makes one itself: ``warranty(Context[Customer](customer))``.
+    """
 
     #: The call's ``deps=`` value, as it was passed.
     deps: D

@@ -43,6 +43,14 @@ def weather(model: Any) -> Any:
     return ask
 
 
+def test_a_test_can_call_a_tool_with_a_context_it_makes() -> None:
+    """As a user tests a tool of their own: a Context made through its generic alias too."""
+    tenant = Tenant("acme")
+    assert lookup.fn("Oslo", Context[Tenant](tenant)) == "acme: sunny in Oslo"
+    assert Context(tenant) == Context[Tenant](tenant)
+    assert "s3cr3t" not in repr(Context[Tenant](tenant))
+
+
 def test_a_context_parameter_is_left_out_of_the_tools_schema() -> None:
     schema = lookup.definition.parameters
     assert set(schema["properties"]) == {"city"}
