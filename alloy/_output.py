@@ -247,7 +247,8 @@ def eager(tp: Any) -> Any:
     if get_origin(tp) is Annotated:
         inner, *metadata = get_args(tp)
         read = eager(inner)
-        return tp if read is inner else Annotated.__class_getitem__((read, *metadata))
+        params = (read, *metadata)
+        return tp if read is inner else Annotated[params]
     if get_origin(tp) in (collections.abc.Iterable, collections.abc.Iterator):
         args = get_args(tp)
         return list[args[0]] if args else list  # type: ignore[valid-type]

@@ -45,7 +45,8 @@ class _Converter:
             base = self.convert(args[0])
             if base is args[0]:
                 return tp
-            return Annotated.__class_getitem__((base, *tp.__metadata__))
+            params = (base, *tp.__metadata__)
+            return Annotated[params]
         if origin in _WRAPPERS or origin is typing.Literal:
             return tp
         new = tuple(a if a is Ellipsis else self.convert(a) for a in args)

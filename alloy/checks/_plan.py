@@ -74,7 +74,7 @@ def annotated(tp: Any, metadata: tuple[Any, ...]) -> Any:
     if not metadata:
         return tp
     params = (tp, *metadata)
-    return Annotated.__class_getitem__(params)  # type: ignore[attr-defined]
+    return Annotated[params]  # a tuple subscript: the spelling every Python version takes
 
 
 def make_typeddict(name: str, fields: dict[str, Any], doc: str | None = None) -> Any:
