@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ._extract import extract_json
+from ._nesting import check_nesting
 from ._output import InvalidOutput
 from ._partial import JsonStream, Live, Snapshot, agrees, materialize, open_path
 from ._stream_plan import AnswerShape
@@ -139,6 +140,7 @@ class _Follower:
         if text is None:
             return _UNKNOWN
         try:
+            check_nesting(text)
             data = json.loads(text)
         except ValueError:
             try:

@@ -24,6 +24,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any
 
+from ._nesting import check_nesting
 from ._output import InvalidOutput
 from .formats import code_blocks
 
@@ -193,6 +194,7 @@ def _without_reasoning(text: str) -> str:
 def _load(text: str, default: Any = None) -> Any:
     """The JSON value of ``text``, or ``default`` (also when it is nested too deeply to load)."""
     try:
+        check_nesting(text)
         return json.loads(text)
     except (ValueError, RecursionError):
         return default
@@ -363,6 +365,7 @@ def _why_not(broken: list[str], fenced: bool, wanted: str) -> str:
         if not _looks_like_json(attempt):
             continue
         try:
+            check_nesting(attempt)
             json.loads(attempt)
         except json.JSONDecodeError as exc:
             return (

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ._nesting import check_nesting
 from ._types import (
     FinishReason,
     Opaque,
@@ -115,9 +116,10 @@ def parse_arguments(raw: str) -> dict[str, Any] | str:
 
     Stricter than ``json.loads``, whose leniencies would reach the tool as values: NaN, Infinity
     and numbers too large for a float are refused (JSON has no such numbers), and so is nesting
-    deeper than the parser's recursion allows (a RecursionError, caught here).
+    deeper than :data:`~alloy._nesting.MAX_NESTING` levels.
     """
     try:
+        check_nesting(raw)
         args = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         return "nested too deeply"

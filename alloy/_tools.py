@@ -18,6 +18,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
+from ._nesting import check_nesting
 from ._pickling import by_reference, function_ref, located
 from ._schema import strict_schema
 from ._stream import NON_FINITE, parse_arguments
@@ -304,7 +305,9 @@ def arguments_json(call: ToolCall) -> str:
         if isinstance(args, str):
             raise ToolInputError(f"{_NOT_JSON} ({args}): {call.raw_args[:200]!r}")
     try:
-        return json.dumps(args, allow_nan=False)
+        text = json.dumps(args, allow_nan=False)
+        check_nesting(text)
+        return text
     except RecursionError:
         raise ToolInputError(f"{_NOT_JSON} (nested too deeply)") from None
     except ValueError:

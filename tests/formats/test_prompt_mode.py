@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 import warnings
 from dataclasses import dataclass
@@ -163,7 +164,14 @@ def test_extract_json(reply: str, found: str) -> None:
         (
             'Here: {"people": [{"name": "a", "ok": true}, {"name": "b", "ok": false},]}',
             "No JSON found in the model output",
-            "- the JSON in the reply is not valid JSON: Expecting value at line 1, column 67; answer with the JSON value only",
+            # Python's own words for the mistake (3.13 names a trailing comma at its column).
+            "- the JSON in the reply is not valid JSON: "
+            + (
+                "Illegal trailing comma before end of array at line 1, column 66"
+                if sys.version_info >= (3, 13)
+                else "Expecting value at line 1, column 67"
+            )
+            + "; answer with the JSON value only",
         ),
         (
             '<think>{"a": 1}</think> nothing after thinking',
