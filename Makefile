@@ -15,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[all,otel,sql]"
+	$(BIN)/python -m pip install -q -e ".[examples]"
 	touch $@
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python

@@ -4,7 +4,7 @@ A local Ray cluster of two CPUs runs `alloy.ray.CommandBatches` in two actors, e
 warm SDK client; the provider emulator plays OpenAI (the real SDK, no network) with a limit of
 1,200 requests a minute, stated in its replies' headers. The actors share a `RayBudget`, so
 together they keep within the limit instead of each sending its own full share. Needs
-`pip install 'alloy[ray]'`; without Ray the example says so and stops.
+`pip install 'alloy[ray]'` (`make run` installs it); without Ray the example says so and fails.
 """
 
 import os
@@ -15,8 +15,7 @@ try:
     import ray
     from ray.data import ActorPoolStrategy, DataContext
 except ImportError:
-    print("Ray is not installed: pip install 'alloy[ray]' to run this example.")
-    sys.exit(0)
+    sys.exit("Ray is not installed: pip install 'alloy[ray]' to run this example.")
 
 from alloy import command
 from alloy.ray import CommandBatches, RayBudget, typed
