@@ -79,34 +79,29 @@ MASK = "***"
 
 
 class _Keys:
-    """The keys a Redactor knows. Kept in slots behind a repr that names how many, never which,
+    """The keys a Redactor knows. Kept in a slot behind a repr that names how many, never which,
     so ``vars(model)``, debuggers and error reporters that dump locals show no key."""
 
-    __slots__ = ("plain", "short", "short_keys")
+    __slots__ = ("plain",)
 
-    def __init__(
-        self,
-        plain: tuple[str, ...] = (),
-        short_keys: frozenset[str] = frozenset(),
-        short: re.Pattern[str] | None = None,
-    ) -> None:
+    def __init__(self, plain: tuple[str, ...] = ()) -> None:
         self.plain = plain
-        self.short_keys = short_keys
-        self.short = short
 
     def __repr__(self) -> str:
-        return f"<{len(self.plain) + len(self.short_keys)} keys, redacted>"
+        return f"<{len(self.plain)} keys, redacted>"
 
 
 class Redactor:
     """Removes known keys, and anything shaped like a provider key, from text.
 
-    A key of :attr:`MIN_PLAIN` characters or more is replaced wherever it appears (also in its
-    JSON-escaped form); a shorter one only where it stands as a whole token, so a one-letter
-    test key does not turn "The server" into "Th*** s***rv***r".
+    A key of :attr:`MIN_SECRET` characters or more is replaced wherever it appears (also in its
+    JSON-escaped form). A shorter one is a placeholder, not a secret: no provider issues keys
+    that short, and servers that take no key (Ollama, the emulator, a local proxy) are given
+    ``"ollama"``, ``"test"`` or ``"e"``. Replacing those would garble ordinary words ("ollama
+    pull llama3.2" read "*** pull llama3.2"), so they are left alone.
     """
 
-    MIN_PLAIN = 8
+    MIN_SECRET = 8
 
     def __init__(self) -> None:
         self._keys = _Keys()
@@ -116,37 +111,23 @@ class Redactor:
         return f"<Redactor of {self._keys!r}>"
 
     def add(self, *secrets: str | None) -> None:
-        """Remember keys to redact (empty and repeated ones are ignored)."""
+        """Remember keys to redact (placeholders, empty and repeated ones are ignored)."""
         with self._lock:
-            keys = self._keys
-            plain = set(keys.plain)
-            short = set(keys.short_keys)
+            plain = set(self._keys.plain)
             for secret in secrets:
-                if not secret or not isinstance(secret, str) or not secret.strip():
+                if not isinstance(secret, str) or len(secret.strip()) < self.MIN_SECRET:
                     continue
-                if len(secret) >= self.MIN_PLAIN:
-                    plain.add(secret)
-                    escaped = json.dumps(secret)[1:-1]
-                    if escaped != secret:
-                        plain.add(escaped)
-                else:
-                    short.add(secret)
+                plain.add(secret)
+                escaped = json.dumps(secret)[1:-1]
+                if escaped != secret:
+                    plain.add(escaped)
             # Longest first, so a key that contains another is replaced whole.
-            pattern = keys.short
-            if short != keys.short_keys:
-                alternatives = "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
-                pattern = re.compile(rf"(?<![\w\-.~+/=])(?:{alternatives})(?![\w\-.~+/=])")
-            self._keys = _Keys(
-                tuple(sorted(plain, key=len, reverse=True)), frozenset(short), pattern
-            )
+            self._keys = _Keys(tuple(sorted(plain, key=len, reverse=True)))
 
     def __call__(self, text: str) -> str:
-        keys = self._keys
-        for secret in keys.plain:
+        for secret in self._keys.plain:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if keys.short is not None:
-            text = keys.short.sub(MASK, text)
         return _KEYLIKE.sub(MASK, text)
 
     def clip(self, text: str, limit: int = SNIPPET_CHARS) -> str:

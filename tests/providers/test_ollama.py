@@ -781,3 +781,17 @@ def test_sent_body_matches_captured_sdk_request(
         assert body["format"] == expected["format"]
     if expected.get("tools"):
         assert body["tools"][0]["function"]["parameters"] == TOOL["parameters"]
+
+
+@pytest.mark.parametrize("key", ["ollama", "test", "e"])
+def test_a_placeholder_key_does_not_garble_the_error(emu: Emulator, key: str) -> None:
+    message = "model 'llama3.2' not found, try pulling it first with: ollama pull llama3.2"
+    emu.push("ollama", HttpError(404, message))
+
+    @command(output=float, retries=0, api_key=key, **opts(emu))
+    def two() -> str:
+        return "two"
+
+    with pytest.raises(BadRequestError) as info:
+        two()
+    assert message in str(info.value)
