@@ -6,7 +6,6 @@ OpenAI's own error shape (with ``param``) that OpenAI clients expect, not FastAP
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from enum import Enum
 from typing import Any
@@ -20,6 +19,7 @@ from ._errors import ErrorBody, invalid
 from ._proxy import Proxy
 from ._rails import RailConfig
 from ._sse import error_response, stream_response
+from ._wire import read_body
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}
@@ -42,11 +42,7 @@ _BODY = {
 
 
 async def _body(request: Request) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise invalid("the body is not valid JSON") from None
+    return read_body(await request.body())
 
 
 def _api_key(request: Request, config: ServeConfig) -> str | None:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from .._nesting import MAX_NESTING, check_nesting
+from .._text import lone_surrogate_at
 from .._types import ToolDefinition
 from ._errors import ServeError, invalid, unsupported
 from ._rails import RailConfig
@@ -24,6 +26,48 @@ def new_id(prefix: str) -> str:
 
 def now() -> int:
     return int(time.time())
+
+
+def read_body(raw: bytes) -> Any:
+    """A request body as JSON; a 400 for one that is not UTF-8, not JSON, nested deeper than
+    alloy reads any JSON (:data:`~alloy._nesting.MAX_NESTING` levels), or holding text that
+    cannot be sent on (a lone surrogate, named by its field)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid("the body is not UTF-8 text") from None
+    try:
+        check_nesting(text)
+        value = json.loads(text)
+    except RecursionError:
+        raise invalid(f"the body is JSON nested deeper than {MAX_NESTING} levels") from None
+    except ValueError:
+        raise invalid("the body is not valid JSON") from None
+    refuse_lone_surrogates(value)
+    return value
+
+
+def refuse_lone_surrogates(value: Any) -> None:
+    """A 400 naming the first field whose text or name holds a lone surrogate (an escape such
+    as ``"\\ud800"`` that UTF-8 cannot encode, so no provider could be sent it)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, param = stack.pop()
+        if isinstance(item, str):
+            index = lone_surrogate_at(item)
+            if index is not None:
+                where = param or "body"
+                raise invalid(
+                    f"{where!r} holds a lone surrogate ({item[index]!r}) at index {index}, "
+                    "which is not text UTF-8 can encode",
+                    where,
+                )
+        elif isinstance(item, dict):
+            for key, field in item.items():
+                stack.append((key, f"{param}.{key}" if param else str(key)))
+                stack.append((field, f"{param}.{key}" if param else key))
+        elif isinstance(item, list):
+            stack.extend((field, f"{param}[{index}]") for index, field in enumerate(item))
 
 
 def given(body: Mapping[str, Any], allowed: Collection[str], where: str = "") -> dict[str, Any]:

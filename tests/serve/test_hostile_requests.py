@@ -1,0 +1,79 @@
+"""What a hostile caller sends the server is refused at the door, with the JSON error shape:
+bodies nested too deep or holding text no provider can be sent, typed command bodies that only
+fit once coerced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import Start
+
+JSON = {"content-type": "application/json"}
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("path", "field"), [("/v1/chat/completions", "messages"), ("/v1/responses", "input")]
+)
+def test_deeply_nested_v1_bodies_are_400_not_500(
+    start: Start, on_emulator: Any, path: str, field: str
+) -> None:
+    url = start()
+    for depth in (501, 100_000):
+        body = f'{{"model": "open", "{field}": {nested(depth)}}}'
+        answer = httpx.post(url + path, content=body, headers=JSON)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert error["type"] == "invalid_request_error"
+        assert "nested deeper than 500 levels" in error["message"]
+    assert not on_emulator.requests
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        (
+            "/v1/chat/completions",
+            '{"model": "open", "messages": [{"role": "user", "content": "hi \\ud800"}]}',
+            "messages[0].content",
+        ),
+        (
+            "/v1/chat/completions",
+            '{"model": "open", "messages": [{"role": "user", "content": '
+            '[{"type": "text", "text": "\\udfff"}]}]}',
+            "messages[0].content[0].text",
+        ),
+        ("/v1/responses", '{"model": "open", "input": "x \\udc00"}', "input"),
+        (
+            "/v1/responses",
+            '{"model": "open", "input": "hi", "instructions": "\\ud83d"}',
+            "instructions",
+        ),
+    ],
+)
+def test_a_lone_surrogate_in_a_v1_body_is_a_400_naming_the_field(
+    start: Start, on_emulator: Any, path: str, body: str, param: str
+) -> None:
+    url = start()
+    answer = httpx.post(url + path, content=body, headers=JSON)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == param
+    assert "lone surrogate" in error["message"] and param in error["message"]
+    assert not on_emulator.requests  # refused before anything was sent
+
+
+def test_a_v1_body_that_is_not_utf8_is_a_400(start: Start, on_emulator: Any) -> None:
+    url = start()
+    body = b'{"model": "open", "input": "caf\xe9"}'
+    answer = httpx.post(url + "/v1/responses", content=body, headers=JSON)
+    assert answer.status_code == 400
+    assert "UTF-8" in answer.json()["error"]["message"]
+    assert not on_emulator.requests
