@@ -1,16 +1,20 @@
 """One access-log line per request, and one OpenTelemetry trace per request.
 
-The access log (logger ``alloy.serve.access``) says method, path, status, duration and bytes
-sent; never a header (so never a key) and, unless the server was started with
-``--log-content``, never a body. Tracing opens a SERVER span per request and makes it the
-current span, so the spans :func:`alloy.otel.instrument` makes for the command (``command``,
-``chat``, ``execute_tool``) are its children: one trace per request, streams included (the
-span ends when the last byte is sent).
+The access log (logger ``alloy.serve.access``, which ``alloy serve`` writes to stderr) says
+client, method, path, status, bytes sent and duration; never a header (so never a key) and,
+unless the server was started with ``--log-content``, never a body. The bytes are those the
+client was sent: a stream counts what left before it ended or the client went away.
+
+Tracing opens a SERVER span per request and makes it the current span, so the spans
+:func:`alloy.otel.instrument` makes for the command (``command``, ``chat``, ``execute_tool``)
+are its children: one trace per request, streams included (the span ends when the last byte
+is sent).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +27,7 @@ CONTENT_LOG_CHARS = 2000
 
 
 class AccessLog:
-    """ASGI middleware writing the access log (and, if asked, request bodies)."""
+    """ASGI middleware writing one access-log line per request (with its body, if asked)."""
 
     def __init__(self, app: Any, log_content: bool = False) -> None:
         self.app = app
@@ -36,11 +40,15 @@ class AccessLog:
         started = time.perf_counter()
         status = 0
         sent = 0
+        gone = False  # the client left: what is sent now reaches no one
         body = bytearray()
 
-        async def receive_logged() -> Any:
+        async def receive_watched() -> Any:
+            nonlocal gone
             message = await receive()
-            if self.log_content and message["type"] == "http.request":
+            if message["type"] == "http.disconnect":
+                gone = True
+            elif self.log_content and message["type"] == "http.request":
                 room = CONTENT_LOG_CHARS - len(body)
                 if room > 0:
                     body.extend(message.get("body", b"")[:room])
@@ -50,30 +58,24 @@ class AccessLog:
             nonlocal status, sent
             if message["type"] == "http.response.start":
                 status = message["status"]
-            elif message["type"] == "http.response.body":
-                sent += len(message.get("body", b""))
             await send(message)
+            if message["type"] == "http.response.body" and not gone:
+                sent += len(message.get("body", b""))
 
         try:
-            await self.app(scope, receive_logged if self.log_content else receive, send_counted)
+            await self.app(scope, receive_watched, send_counted)
+        except BaseException:
+            status = status or 500  # what the server answers for a request that raised
+            raise
         finally:
             millis = (time.perf_counter() - started) * 1000
-            access_log.info(
-                '%s "%s %s" %d %dB %.1fms',
-                _client(scope),
-                scope["method"],
-                scope["path"],
-                status,
-                sent,
-                millis,
-            )
+            line = '%s "%s %s" %d %dB %.1fms'
+            args: list[Any] = [_client(scope), scope["method"], scope["path"], status, sent, millis]
             if self.log_content and body:
-                access_log.info(
-                    "%s %s body: %s",
-                    scope["method"],
-                    scope["path"],
-                    body.decode("utf-8", "replace"),
-                )
+                # JSON-quoted, so a body with line breaks still makes one line.
+                line += " body=%s"
+                args.append(json.dumps(body.decode("utf-8", "replace"), ensure_ascii=False))
+            access_log.info(line, *args)
 
 
 def _client(scope: Any) -> str:

@@ -5,13 +5,19 @@ starts processes that each build their own app, so the targets and the settings 
 them as ``ALLOY_SERVE_*`` variables and each one calls :func:`~alloy.serve.from_environment`.
 uvicorn's graceful shutdown applies: on SIGTERM or Ctrl-C it stops accepting connections and
 lets the requests in flight finish (up to ``graceful_timeout`` seconds).
+
+uvicorn's own access log is off: ``alloy.serve.access`` writes the one line per request, and
+the logging configuration handed to uvicorn (which each worker process applies) sends the
+``alloy.serve`` loggers to stderr.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from ._app import TARGETS_ENV, create_app
 from ._config import (
@@ -56,6 +62,7 @@ def run(
         "host": host,
         "port": port,
         "access_log": False,  # alloy.serve.access writes one line per request, without content
+        "log_config": log_config(),
         "log_level": log_level,
         "timeout_graceful_shutdown": graceful_timeout,
     }
@@ -79,3 +86,26 @@ def run(
         )
         return
     uvicorn.run(create_app(served, config), **common)  # type: ignore[arg-type]
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration, plus the ``alloy.serve`` loggers on stderr at INFO."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["alloy.serve"] = {
+        "()": "uvicorn.logging.DefaultFormatter",
+        "fmt": "%(levelprefix)s %(message)s",
+        "use_colors": None,
+    }
+    config["handlers"]["alloy.serve"] = {
+        "formatter": "alloy.serve",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    config["loggers"]["alloy.serve"] = {
+        "handlers": ["alloy.serve"],
+        "level": "INFO",
+        "propagate": False,
+    }
+    return config
