@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Unio
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers, _engine
+from ._cost_cap import for_call
 from ._answer import ItemReader, PartialReader, Reader, TextReader
 from ._config import Config, check_options, layers_key, resolve
 from ._conversation import (
@@ -49,7 +50,7 @@ from ._text import sendable as _sendable
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import beneath, cached, policy_for, tool_cache
+from .cache import NotCached, beneath, cached, policy_for, tool_cache
 from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler, global_handlers, logger, new_call_id
@@ -99,6 +100,7 @@ class Options(TypedDict, total=False):
     base_url: str | None
     skip_rails: Sequence[str]
     token_budget: int | None
+    cost_budget: float | None
     log_content: bool
     reasoning_effort: str | int | None
     prompt_cache: bool
@@ -148,6 +150,8 @@ class Command(Generic[P, R]):
         #: worked out on the first stream_partial() or stream_items().
         self._answer: AnswerShape | None = None
         self._validate_element: Callable[[str], Any] | None = None
+        #: Says once why this command's requests are not cached, when a cache is set.
+        self._not_cached = NotCached(self.name)
         # (what it was resolved from, plan, driver runtime) of the last call: see _plan.
         self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
         functools.update_wrapper(self, fn)
@@ -276,6 +280,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=False)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync())
         if deps is _NO_DEPS:
             return _drivers.run_sync(engine, runtime)
@@ -296,6 +301,7 @@ class Command(Generic[P, R]):
         """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
@@ -322,6 +328,7 @@ class Command(Generic[P, R]):
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
         budget: Budget | None = None,
+        cost_budget: float | None = None,
     ) -> Rows[R]:
         """Call the command once per row of ``inputs`` and yield each row's record
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
@@ -345,6 +352,11 @@ class Command(Generic[P, R]):
 
         ``budget`` keeps the rate limits in a :class:`~alloy.rows.Budget` shared with runs in
         other threads, processes or machines, so that together they stay within them.
+
+        ``cost_budget`` caps the money the whole run spends, in US dollars: no request that
+        would pass it is sent, and once one is refused the rows not yet started end as
+        :class:`~alloy.rows.Failed` with ``BudgetExceeded``, kept out of the checkpoint so
+        that running the same map again runs them (online runs only).
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -371,6 +383,7 @@ class Command(Generic[P, R]):
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
         budget: Budget | None = None,
+        cost_budget: float | None = None,
     ) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
@@ -405,8 +418,8 @@ class Command(Generic[P, R]):
                 count = len(inputs)
             except TypeError:
                 return False
-        if count < settings.batch_min_rows or self._tools:
-            return False
+        if count < settings.batch_min_rows or self._tools or settings.cost_budget is not None:
+            return False  # a batch request cannot run tools, nor be held to a cost cap
         _, model, _ = self._plan(stream=False)
         try:
             wire_for(model)
@@ -432,6 +445,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync())
         read = TextReader()
         return Stream(lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done)))
@@ -445,6 +459,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async())
         chunks = _drivers.read_async(engine, runtime, TextReader(), done)
         if deps is not _NO_DEPS:
@@ -508,6 +523,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, call_id, runtime = self._typed_plan()
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync(), call_id)
         read = reader(answer, plan, call_id)
         return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
@@ -519,6 +535,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
         plan, call_id, runtime = self._typed_plan()
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async(), call_id)
         outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:
@@ -637,12 +654,14 @@ class Command(Generic[P, R]):
         plan = with_fallbacks(plan, fallbacks)
         policy = policy_for(config)
         runtime = _drivers.Runtime(
-            cached(model, policy, output.schema),
+            cached(model, policy, output.schema, self._not_cached),
             self._tool_map,
             config.parallel_tools_max,
             (*listeners[0], *listeners[1]) if observed else (),
             config.log_content,
-            tuple(cached(fallback, policy, output.schema) for fallback in fallbacks),
+            tuple(
+                cached(fallback, policy, output.schema, self._not_cached) for fallback in fallbacks
+            ),
             tool_cache(policy, any(tool.cacheable for tool in self._tool_map.values())),
         )
         self._prepared = (key, plan, runtime)

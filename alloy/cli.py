@@ -569,13 +569,19 @@ def _emulate(args: argparse.Namespace) -> int:
 
 def _cache(args: argparse.Namespace) -> int:
     from ._config import resolve
-    from .cache import is_off, new_store
+    from .cache import is_off, new_store, store_file
 
     config = resolve({}, {})
     location = args.cache or config.cache
     if is_off(location):
         raise UsageError("no response cache is set: set ALLOY_CACHE or pass --cache LOCATION")
     assert location is not None
+    path = store_file(location)
+    if path is not None and not path.is_file():  # never made here: a typo stays a typo
+        raise UsageError(
+            f"no response cache exists at {location}: {path} is not a file "
+            "(a cached call makes it; check the path)"
+        )
     store = new_store(location, config.cache_max_entries)
     try:
         if args.action == "clear":

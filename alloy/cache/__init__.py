@@ -19,10 +19,12 @@ call accepted it, and parsed and validated again on every hit (see ``_model``). 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
+from ._notices import NotCached
 from ._store import MemoryStore, Store, StoreStats
 from ._tools import ToolCache, tool_cache
 
@@ -34,6 +36,7 @@ __all__ = [
     "CachePolicy",
     "CachedModel",
     "MemoryStore",
+    "NotCached",
     "Store",
     "StoreStats",
     "ToolCache",
@@ -42,6 +45,7 @@ __all__ = [
     "new_store",
     "open_store",
     "policy_for",
+    "store_file",
     "tool_cache",
 ]
 
@@ -97,6 +101,14 @@ def new_store(location: str, max_entries: int | None = None) -> Store:
         raise ConfigurationError(f"cache={location!r} cannot be opened as SQLite: {exc}") from None
 
 
+def store_file(location: str) -> Path | None:
+    """The file of a ``cache`` value that names a SQLite store, or None for another kind."""
+    text = location.strip()
+    if text.lower() == "memory" or ("://" in text and not text.startswith("sqlite://")):
+        return None
+    return Path(sqlite_path(text)).expanduser()
+
+
 def sqlite_path(location: str) -> str:
     """The file of ``sqlite:///relative`` or ``sqlite:////absolute`` (SQLAlchemy's spelling), or
     of a plain path."""
@@ -112,16 +124,19 @@ def policy_for(config: Config) -> CachePolicy | None:
     return CachePolicy(store, config.cache_mode, config.cache_ttl, config.cache_all)
 
 
-def cached(model: Any, policy: CachePolicy | None, schema: Any = None) -> Any:
-    """``model`` behind the cache, or ``model`` itself when caching is off."""
-    return model if policy is None else CachedModel(model, policy, schema)
+def cached(
+    model: Any, policy: CachePolicy | None, schema: Any = None, notice: NotCached | None = None
+) -> Any:
+    """``model`` behind the cache, or ``model`` itself when caching is off; ``notice`` says
+    why a request is not cached, once per command."""
+    return model if policy is None else CachedModel(model, policy, schema, notice=notice)
 
 
 def beneath(model: Any, wrap: Any) -> Any:
     """``model`` with ``wrap`` applied under its cache, if it has one: what wraps a model to
     pace its calls must see only the requests that reach the provider, not the hits."""
     if isinstance(model, CachedModel):  # keyed by the provider's model, as without the wrap
-        return CachedModel(wrap(model.model), model.policy, model.schema, model.wire)
+        return CachedModel(wrap(model.model), model.policy, model.schema, model.wire, model.notice)
     return wrap(model)
 
 

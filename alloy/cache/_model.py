@@ -34,6 +34,7 @@ from ._key import (
     key_head,
     wire_body,
 )
+from ._notices import NotCached
 from ._store import Store
 
 logger = logging.getLogger("alloy.cache")
@@ -79,15 +80,23 @@ class CachedModel:
     ``wire`` is the provider's model whose wire body and endpoint key the requests, when
     ``model`` wraps it (a run over rows paces the calls that miss: see ``beneath``); by default
     ``model`` itself. Either way a request has one key, whoever sends it.
+
+    ``notice`` says why a request is not cached, once per command (see ``NotCached``).
     """
 
     def __init__(
-        self, model: Any, policy: CachePolicy, schema: Any = None, wire: Any = None
+        self,
+        model: Any,
+        policy: CachePolicy,
+        schema: Any = None,
+        wire: Any = None,
+        notice: NotCached | None = None,
     ) -> None:
         self.model = model
         self.wire = model if wire is None else wire
         self.policy = policy
         self.schema = schema
+        self.notice = NotCached() if notice is None else notice
         self.name: str = model.name
         self.capabilities: Capabilities = model.capabilities
         #: Where the model sends its requests: part of every key (see ``endpoint_of``).
@@ -192,11 +201,12 @@ class CachedModel:
         policy = self.policy
         key, repeatable = self._key(request, stream)
         if policy.mode == "readwrite" and not (policy.everything or repeatable):
+            self.notice.not_repeatable(self.name, policy.store.location, request)
             return _NOT_REPEATABLE
         if isinstance(key, Unkeyable):
             if policy.mode == "replay":
                 raise self._missing(request, "(no key: the request has no JSON form)") from None
-            logger.debug("alloy cache: not caching a request without a JSON form: %s", key)
+            self.notice.no_json_form(self.name, policy.store.location, key)
             return _NO_JSON_FORM
         if policy.mode == "record":
             return _Lookup("record", key)

@@ -86,3 +86,17 @@ def test_without_a_cache_the_command_says_how_to_name_one(
 ) -> None:
     assert main(["cache", "stats"]) == EXIT_USAGE
     assert "ALLOY_CACHE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action", ["stats", "clear", "prune"])
+def test_a_cache_that_does_not_exist_is_reported_and_not_made(
+    action: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["cache", action, "--cache", "typo.sqlite"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no response cache exists at typo.sqlite" in err
+    assert not (tmp_path / "typo.sqlite").exists() and list(tmp_path.iterdir()) == []
