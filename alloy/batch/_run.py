@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._types import Capabilities, Request, Response, StreamEvent, Usage
-from ..errors import CommandError, ConfigurationError, ProviderError
+from ..errors import CommandError, ConfigurationError
 from ..events import BatchFinished, BatchSubmitted
 from ..pricing import cost as price
 from ..providers._base import SDKModel
@@ -402,10 +402,15 @@ class _Capture:
         raise _Captured(request)
 
 
+#: Why an answer may hold no output and still be the model's answer, read as online.
+_SAID_WHY = frozenset({"length", "refusal", "content_filter"})
+
+
 class _Answered:
     """``model``, except that its first request is answered by ``reply`` (the batch's), read
-    by the provider's adapter as an online reply is; one it cannot read is asked online.
-    ``used`` is the usage of the batched answer, once read."""
+    by the provider's adapter as an online reply is. One it cannot read is asked online: a
+    reply the adapter refuses, or one with no output at all and no reason for it (a 200 line
+    with no ``choices`` or ``content``). ``used`` is the usage of the batched answer, once read."""
 
     def __init__(self, reply: Any, model: Any, adapter: SDKModel) -> None:
         self.reply = reply
@@ -421,8 +426,10 @@ class _Answered:
             return None
         try:
             response = self.adapter.read(self.adapter.parse, reply, request)
-        except ProviderError:  # an answer the adapter cannot read: ask online instead
+        except CommandError:  # an answer the adapter cannot read: ask online instead
             return None
+        if not response.parts and response.finish_reason not in _SAID_WHY:
+            return None  # an answer with nothing in it: ask online instead
         self.used = response.usage
         return response
 
