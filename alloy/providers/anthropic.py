@@ -551,8 +551,8 @@ def parse(raw: Any, *, request_id: str | None = None) -> Response:
     """A normalized Response from a Messages API ``Message`` (SDK object or JSON dict)."""
     data = _as_dict(raw)
     parts: list[Part] = []
-    for block in data.get("content") or ():
-        kind = block.get("type")
+    for index, block in enumerate(data.get("content") or ()):
+        kind = _block_type(index, block)
         if kind == "text":
             if block.get("text"):
                 parts.append(Text(block["text"]))
@@ -577,6 +577,18 @@ def parse(raw: Any, *, request_id: str | None = None) -> Response:
         provider_details={"id": data.get("id"), "stop_reason": stop},
         response_id=data.get("id"),
     )
+
+
+def _block_type(index: int, block: Any) -> str:
+    """A content block's ``type``; a block without one is a reply alloy cannot read (echoed
+    back on the next turn, it would be refused, and nothing says what it holds)."""
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if not isinstance(kind, str):
+        raise UnreadableResponseError(
+            f"anthropic sent a reply alloy could not read: content block {index} has no 'type'",
+            provider=PROVIDER,
+        )
+    return kind
 
 
 def _echo_block(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -612,6 +624,7 @@ class StreamParser:
         elif kind == "content_block_start":
             index = int(data.get("index", 0))
             block = dict(data.get("content_block") or {})
+            _block_type(index, block)
             self._blocks[index] = block
             if block.get("type") == "text" and block.get("text"):
                 out.append(self.acc.add(TextDelta(block["text"])))

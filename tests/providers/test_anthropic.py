@@ -42,6 +42,7 @@ from alloy.errors import (
     SchemaRejectedError,
     ServerError,
     TruncatedOutputError,
+    UnreadableResponseError,
 )
 from alloy.providers._anthropic_dialect import anthropic_schema
 from alloy.providers.anthropic import (
@@ -1521,3 +1522,23 @@ def test_clients_are_built_once(emu: Emulator) -> None:
     assert chat("2") == "b"
     assert model.client() is client and get_model(M) is model
     assert client.max_retries == 0
+
+
+def test_a_content_block_without_a_type_is_an_unreadable_reply(emu: Emulator, call: Call) -> None:
+    reply = thinking_then_tool()
+    reply["content"][0] = {"thinking": "no type here"}
+    emu.push("anthropic", ReplyRaw.json(reply), ReplyJson({"value": 2.0}))
+
+    @command(output=float, model=M, tools=[get_weather], retries=0)
+    def temp(q: str) -> str:
+        return q
+
+    with pytest.raises(UnreadableResponseError, match="content block 0 has no 'type'"):
+        call(temp, "q")
+    assert len(bodies(emu)) == 1
+
+
+def test_a_streamed_content_block_without_a_type_is_an_unreadable_reply(emu: Emulator) -> None:
+    parser = StreamParser()
+    with pytest.raises(UnreadableResponseError, match="content block 0 has no 'type'"):
+        parser.feed({"type": "content_block_start", "index": 0, "content_block": {"text": ""}})
