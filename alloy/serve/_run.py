@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,6 +67,7 @@ def run(
         "log_level": log_level,
         "timeout_graceful_shutdown": graceful_timeout,
     }
+    check_port(host, port)
     if workers > 1 or reload:
         os.environ[TARGETS_ENV] = json.dumps(list(targets))
         if keys:
@@ -86,6 +88,17 @@ def run(
         )
         return
     uvicorn.run(create_app(served, config), **common)  # type: ignore[arg-type]
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise OSError now if ``host:port`` cannot be bound (taken, or not an address of this
+    machine): ``alloy serve`` then exits 2 with one line, where uvicorn would log a traceback
+    and exit 3. The probe binds as uvicorn does (``SO_REUSEADDR``), so a port whose last
+    connections linger in TIME_WAIT still counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
 
 
 def log_config() -> dict[str, Any]:

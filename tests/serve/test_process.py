@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -186,3 +187,15 @@ def test_reload_serves_a_command_added_while_running(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def test_a_busy_port_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """As docs/cli.md says: exit status 2 and one line, not uvicorn's exit status 3."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "tests.serve.served:echo", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot serve on 127.0.0.1:{port}" in err
+    assert "in use" in err and len(err.strip().splitlines()) == 1
