@@ -169,9 +169,7 @@ class Tool(Generic[R]):
         from pydantic import ValidationError
 
         try:
-            # Strict, with JSON's meaning: "3" is no int and "yes" no bool, but a JSON string is
-            # still a date, UUID, Decimal or Enum value, as the schema sent to the model says.
-            validated = self._validator.model_validate_json(arguments_json(call), strict=True)
+            validated = strict_arguments(self._validator, arguments_json(call))
         except ValidationError as exc:
             raise ToolInputError(_describe_validation(exc)) from None
         kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
@@ -290,6 +288,15 @@ def as_tool(obj: Any) -> Tool[Any]:
 
 
 _NOT_JSON = "arguments are not a valid JSON object"
+
+
+def strict_arguments(model: Any, text: str | bytes) -> Any:
+    """``text``, a JSON object of arguments, validated as ``model`` (a pydantic model of the
+    parameters): strictly, with JSON's meaning. ``"3"`` is no int and ``true`` no 1, but a JSON
+    string is still a date, UUID, Decimal or Enum value, as the JSON Schema says. Tool calls
+    and the bodies of ``alloy serve``'s command routes are read this way; a mismatch raises
+    pydantic's ValidationError."""
+    return model.model_validate_json(text, strict=True)
 
 
 def arguments_json(call: ToolCall) -> str:

@@ -1,9 +1,9 @@
 """The typed routes of each command: ``POST /commands/{name}``, ``/stream`` and ``/batch``.
 
 Each route takes the arguments as a JSON object checked against the prompt function's
-signature (FastAPI answers a bad body with 422 and each field's error) and calls the command
-through its async driver, so every call is its own: no state of one request is kept on the
-shared command object. A command with output rails streams nothing before its answer has
+signature, strictly, as tool arguments are (a bad body is a 422 with each field's error), and
+calls the command through its async driver, so every call is its own: no state of one request
+is kept on the shared command object. A command with output rails streams nothing before its answer has
 passed them: the text (or partial values) is held back and the railed value is sent whole.
 """
 
@@ -16,12 +16,14 @@ from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, Request
-from pydantic import BaseModel
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 from starlette.responses import JSONResponse, Response
 
 from .._command import Command
 from .._stream_plan import answer_shape
+from .._tools import strict_arguments
 from .._types import Result
 from ..errors import ConfigurationError
 from ..rows import Args
@@ -101,6 +103,18 @@ def for_request(cmd: Command[..., Any], request: Request, config: ServeConfig) -
     return cmd.with_options(api_key=key)
 
 
+async def strict_body(request: Request, model: type[BaseModel]) -> Any:
+    """The body validated again, strictly, as tool arguments are: FastAPI validates in
+    pydantic's lax mode, where ``true`` passes as 1 and ``"5"`` as 5. A mismatch is the same
+    422 FastAPI answers, with each field's error."""
+    try:
+        return strict_arguments(model, await request.body())
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        ) from None
+
+
 def _stream_failed(error: BaseException) -> list[bytes]:
     _, body, _ = describe(error)
     return [frame(body, "error"), DONE]
@@ -139,6 +153,7 @@ def _add_endpoint(app: FastAPI, endpoint: Endpoint, config: ServeConfig) -> None
     tags: list[str | Enum] = ["commands"]
 
     async def call(request: Request, body: Any) -> Response:
+        body = await strict_body(request, models.request)
         try:
             cmd = for_request(endpoint.command, request, config)
             args, kwargs = models.arguments(body)
@@ -161,6 +176,7 @@ def _add_endpoint(app: FastAPI, endpoint: Endpoint, config: ServeConfig) -> None
     )
 
     async def batch(request: Request, body: Any) -> Response:
+        body = await strict_body(request, models.batch)
         try:
             cmd = for_request(endpoint.command, request, config)
             rows = []
@@ -203,6 +219,7 @@ def _add_endpoint(app: FastAPI, endpoint: Endpoint, config: ServeConfig) -> None
         return
 
     async def stream(request: Request, body: Any) -> Response:
+        body = await strict_body(request, models.request)
         try:
             cmd = for_request(endpoint.command, request, config)
             args, kwargs = models.arguments(body)

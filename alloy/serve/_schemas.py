@@ -100,7 +100,7 @@ def build_models(name: str, cmd: Command[..., Any]) -> CommandModels:
     try:
         request = create_model(
             f"{base}Request",
-            __config__=ConfigDict(extra="forbid"),
+            __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
             __doc__=f"Arguments of the {name} command.",
             **fields,
         )

@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from alloy import command
+
 from .conftest import Start
 
 JSON = {"content-type": "application/json"}
@@ -77,3 +79,48 @@ def test_a_v1_body_that_is_not_utf8_is_a_400(start: Start, on_emulator: Any) -> 
     assert answer.status_code == 400
     assert "UTF-8" in answer.json()["error"]["message"]
     assert not on_emulator.requests
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/commands/review", {"product": "x", "strict": 1}, "strict"),
+        ("/commands/review", {"product": "x", "limit": True}, "limit"),
+        ("/commands/review", {"product": "x", "limit": "5"}, "limit"),
+        ("/commands/review", {"product": 5}, "product"),
+        ("/commands/review/stream", {"product": "x", "limit": "5"}, "limit"),
+        ("/commands/review/batch", {"inputs": [{"product": "x", "limit": True}]}, "limit"),
+        ("/commands/review/batch", {"inputs": [], "concurrency": "2"}, "concurrency"),
+    ],
+)
+def test_typed_command_bodies_are_not_coerced(
+    start: Start, offline: None, route: str, body: dict[str, Any], field: str
+) -> None:
+    url = start()
+    answer = httpx.post(url + route, json=body)
+    assert answer.status_code == 422, answer.text
+    (error,) = answer.json()["detail"]
+    assert error["loc"][0] == "body" and error["loc"][-1] == field
+    assert "input" not in error  # the value sent is not echoed
+
+
+def test_json_strings_still_mean_what_the_schema_says(start: Start, offline: None) -> None:
+    """Strict as tool arguments are: a JSON string is still an Enum value or a date."""
+    url = start()
+    answer = httpx.post(url + "/commands/review", json={"product": "x", "strict": True, "limit": 3})
+    assert answer.status_code == 200, answer.text
+    batch = httpx.post(url + "/commands/review/batch", json={"inputs": [{"product": "x"}]})
+    assert batch.status_code == 200 and batch.json()["ok"] == 1
+
+
+def test_nan_is_no_number_in_a_command_body(start: Start, offline: None) -> None:
+    @command(retries=0)
+    def scale(factor: float) -> str:
+        """Scale."""
+        return f"Scale by {factor}"
+
+    url = start(objects={"scale": scale})
+    for body in ('{"factor": NaN}', '{"factor": Infinity}', '{"factor": -Infinity}'):
+        answer = httpx.post(url + "/commands/scale", content=body, headers=JSON)
+        assert answer.status_code == 422, body
+    assert httpx.post(url + "/commands/scale", json={"factor": 2}).status_code == 200
