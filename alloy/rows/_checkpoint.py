@@ -5,6 +5,10 @@ Each row is written (and committed) the moment it finishes, keyed by its stable 
 its error's type and message. The file is in WAL mode with a busy timeout, so a reader (``alloy
 map`` run again, a second process) never blocks a writer, and a process killed at any point
 leaves every committed row intact: SQLite rolls back only the write that was under way.
+
+Text that is not valid Unicode (a lone surrogate, which a model's reply can hold) cannot be
+SQLite text: it is kept as UTF-8 bytes with the surrogates passed through, and read back as the
+same text, so no row's record is lost for it.
 """
 
 from __future__ import annotations
@@ -114,7 +118,9 @@ class Checkpoint:
         if found is None:
             return None
         ok, value, error_type, error, usage, attempts, cost = found
-        return Stored(bool(ok), value, error_type, error, _usage(usage), attempts, cost)
+        return Stored(
+            bool(ok), _text(value), error_type, _text(error), _usage(usage), attempts, cost
+        )
 
     def put(
         self,
@@ -136,14 +142,14 @@ class Checkpoint:
                     key,
                     position,
                     int(error is None),
-                    value,
+                    _storable(value),
                     type(error).__name__ if error is not None else None,
-                    str(error) if error is not None else None,
+                    _storable(str(error)) if error is not None else None,
                     json.dumps([getattr(usage, name) for name in _USAGE_FIELDS]),
                     attempts,
                     cost,
                     time.time(),
-                    plain,
+                    _storable(plain),
                 ),
             )
 
@@ -190,9 +196,10 @@ class Checkpoint:
 
     def finished(self) -> Iterator[tuple[str, int, bool, str | None, str | None, str | None]]:
         """Every finished row: (key, position, ok, value as JSON, error type, error)."""
-        yield from self._db.execute(
+        for key, position, ok, plain, error_type, error in self._db.execute(
             "SELECT key, position, ok, plain, error_type, error FROM rows ORDER BY position"
-        )
+        ):
+            yield key, position, ok, _text(plain), error_type, _text(error)
 
     def notes(self) -> dict[str, Any]:
         return {name: json.loads(value) for name, value in self._db.execute("SELECT * FROM runs")}
@@ -203,6 +210,34 @@ class Checkpoint:
             "SELECT COALESCE(SUM(ok), 0), COALESCE(SUM(1 - ok), 0) FROM rows"
         ).fetchone()
         return int(ok), int(failed)
+
+
+def plain_json(value: Any) -> str:
+    """``value`` as JSON for ``alloy batch results``; a lone surrogate in it as a JSON escape."""
+    from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+
+    try:
+        return to_json(value, serialize_unknown=True).decode()
+    except PydanticSerializationError:  # text that is not valid Unicode
+        return json.dumps(to_jsonable_python(value, serialize_unknown=True))
+
+
+def _storable(text: str | None) -> str | bytes | None:
+    """``text`` as SQLite can keep it: as it is, or as bytes when it is not valid Unicode."""
+    if text is None:
+        return None
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _text(stored: str | bytes | None) -> str | None:
+    """What ``_storable`` kept, as the text it was."""
+    if isinstance(stored, bytes):
+        return stored.decode("utf-8", "surrogatepass")
+    return stored
 
 
 def _usage(text: str) -> Usage:

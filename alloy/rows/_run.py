@@ -33,7 +33,7 @@ from ..events import Event, MapFinished, RowFinished, new_call_id
 from ..pricing import cost as price
 from ..providers._base import SDKModel
 from ._budget import check_budget
-from ._checkpoint import Checkpoint, Stored
+from ._checkpoint import Checkpoint, Stored, plain_json
 from ._inputs import RowInputError, bind, identity, row_key, run_identity
 from ._pacer import PacedModel, Pacer
 from ._progress import Progress
@@ -360,9 +360,9 @@ class Run:
             return Failed(index, "", item, RowInputError(where + item.reason))
         try:
             args, kwargs = bind(signature, item, self.command.name, self.command._fn)
+            key = row_key(run, args, kwargs)
         except RowInputError as error:
             return Failed(index, "", item, error)
-        key = row_key(run, args, kwargs)
         if checkpoint is not None:
             stored = checkpoint.get(key)
             if stored is not None and (stored.ok or not self.settings.retry_failed):
@@ -447,13 +447,17 @@ def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader:
     if not key:
         return  # a row whose input did not fit has no key to find it by
     if row.ok:
-        from pydantic_core import to_json
-
+        try:
+            value = reader.render(row.value)
+        except (TypeError, ValueError):
+            if row.value is not None:
+                raise
+            value = ""  # output=None: nothing to render, and None is what "" reads back as
         checkpoint.put(
             key,
             index,
-            value=reader.render(row.value),
-            plain=to_json(row.value, serialize_unknown=True).decode(),
+            value=value,
+            plain=plain_json(row.value),
             usage=row.usage,
             attempts=row.attempts,
             cost=row.cost,
