@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from .. import __version__
 from ..errors import ConfigurationError
 from . import _commands, _openai, _playground
-from ._auth import BearerAuth
+from ._auth import BearerAuth, declare_bearer_auth
 from ._config import ServeConfig
 from ._observe import AccessLog, Tracing
 from ._proxy import Proxy
@@ -108,6 +108,9 @@ def create_app(
     _openai.add_routes(app, served.rail_configs, config, Proxy(tracer))
     if config.playground:
         _playground.add_routes(app)
+    if config.auth:
+        describe_routes = app.openapi  # FastAPI's: made on first use, then kept
+        app.openapi = lambda: declare_bearer_auth(describe_routes())  # type: ignore[method-assign]
     # Outermost first: the access log sees every answer (401s too), the trace every request.
     app.add_middleware(BearerAuth, config=config)
     if tracer is not None:

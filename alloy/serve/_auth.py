@@ -3,7 +3,8 @@
 The health check, the playground page and the API description stay open (they show no data
 and run nothing); everything that calls a model needs ``Authorization: Bearer <key>``. A
 missing or wrong key is a 401 with ``WWW-Authenticate: Bearer``; the key itself is never
-logged, echoed or kept (see :class:`~alloy.serve.ServeConfig`).
+logged, echoed or kept (see :class:`~alloy.serve.ServeConfig`). The OpenAPI document says so
+too (:func:`declare_bearer_auth`), so generated clients and the ``/docs`` page send the key.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import json
 from typing import Any
 
 from ._config import ServeConfig
+
+#: The name of the bearer scheme in the OpenAPI document's ``components.securitySchemes``.
+SECURITY_SCHEME = "bearerAuth"
 
 #: Paths anyone may read: they call no model and show no data.
 OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
@@ -61,3 +65,24 @@ class BearerAuth:
                 scheme, _, key = value.decode("latin-1").partition(" ")
                 return scheme.lower() == "bearer" and bool(key) and self.config.accepts(key.strip())
         return False
+
+
+def declare_bearer_auth(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` (an OpenAPI document) with the bearer scheme in
+    ``components.securitySchemes`` and ``security`` (and the 401) on every operation outside
+    :data:`OPEN_PATHS`. Changed in place; declaring twice changes nothing more."""
+    schemes = document.setdefault("components", {}).setdefault("securitySchemes", {})
+    schemes[SECURITY_SCHEME] = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "One of the server's keys (ALLOY_SERVE_API_KEYS or --api-key)",
+    }
+    for path, item in document.get("paths", {}).items():
+        if path in OPEN_PATHS:
+            continue
+        for operation in item.values():
+            operation["security"] = [{SECURITY_SCHEME: []}]
+            operation.setdefault("responses", {}).setdefault(
+                "401", {"description": "No valid bearer key"}
+            )
+    return document
