@@ -365,10 +365,12 @@ def _open(path: str, mode: str) -> Any:
 
 def _describe(summary: Any) -> str:
     cost = f", ${summary.cost:.4f}" if summary.cost else ""
+    invalid = summary.invalidated
+    rerun = f"; {invalid} stored rows no longer valid, run again" if invalid else ""
     return (
         f"alloy: {summary.rows} rows: {summary.ok} ok, {summary.failed} failed "
-        f"({summary.resumed} from the checkpoint); {summary.usage.total_tokens} tokens{cost}; "
-        f"{summary.seconds:.1f} s ({summary.rows_per_second:.1f} rows/s)"
+        f"({summary.resumed} from the checkpoint{rerun}); {summary.usage.total_tokens} tokens"
+        f"{cost}; {summary.seconds:.1f} s ({summary.rows_per_second:.1f} rows/s)"
     )
 
 

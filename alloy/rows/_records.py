@@ -102,6 +102,9 @@ class Summary:
     ok: int = 0
     failed: int = 0
     resumed: int = 0
+    #: Rows found in the checkpoint whose value no longer validates as the output type (a
+    #: check tightened since, say): each was run again as a fresh row.
+    invalidated: int = 0
     usage: Usage = field(default_factory=Usage)
     #: USD for the calls made now; None when a model that used tokens has no price.
     cost: float | None = 0.0

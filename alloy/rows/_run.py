@@ -148,6 +148,7 @@ class _Tally:
     ok: int = 0
     failed: int = 0
     resumed: int = 0
+    invalidated: int = 0
     usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0
 
@@ -366,7 +367,10 @@ class Run:
         if checkpoint is not None:
             stored = checkpoint.get(key)
             if stored is not None and (stored.ok or not self.settings.retry_failed):
-                return _resumed(stored, index, key, item, reader)
+                try:
+                    return _resumed(stored, index, key, item, reader)
+                except Exception:  # its value no longer validates (a check tightened): run it
+                    self._tally.invalidated += 1
         if self.settings.has_deps and not self.command._own_deps:
             kwargs = {**kwargs, "deps": self.settings.deps}
         return args, kwargs, key
@@ -419,6 +423,7 @@ class Run:
             ok=tally.ok,
             failed=tally.failed,
             resumed=tally.resumed,
+            invalidated=tally.invalidated,
             usage=tally.usage,
             cost=tally.cost,
             seconds=time.monotonic() - self._started if self._started else 0.0,

@@ -108,6 +108,52 @@ def test_every_row_ok_exits_zero_and_resumes_from_the_checkpoint(
     assert "12 rows: 12 ok, 0 failed (12 from the checkpoint)" in capsys.readouterr().err
 
 
+CHECKED = textwrap.dedent("""
+    import os
+    from pydantic import BaseModel, field_validator
+    from alloy import command
+
+    class Ticket(BaseModel):
+        category: str
+        urgent: bool
+
+        @field_validator("category")
+        @classmethod
+        def short(cls, value: str) -> str:
+            most = int(os.environ.get("MOST_CHARS", "1000"))
+            if len(value) > most:
+                raise ValueError(f"at most {most} characters")
+            return value
+
+    @command(output=Ticket, max_reasks=0)
+    def classify(text: str) -> str:
+        return f"Classify: {text}"
+""")
+
+
+def test_stored_rows_that_no_longer_validate_run_again_and_are_counted(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "checked.py").write_text(CHECKED)
+    (workdir / "rows.jsonl").write_text("".join(f'{{"text": "t{i}"}}\n' for i in range(8)))
+    args = ["map", "checked:classify", "--input", "rows.jsonl", "--output", "out.jsonl"]
+    args += ["--checkpoint", "run.sqlite"]
+    assert main(args) == 0
+    long = [r for r in records(workdir / "out.jsonl") if len(r["value"]["category"]) > 5]  # type: ignore[index]
+    assert 0 < len(long) < 8
+    capsys.readouterr()
+    monkeypatch.setenv("MOST_CHARS", "5")  # the check is tightened; the schema stays the same
+    main(args)
+    again = records(workdir / "out.jsonl")
+    assert sum(bool(r["resumed"]) for r in again) == 8 - len(long)
+    err = capsys.readouterr().err
+    assert (
+        f"({8 - len(long)} from the checkpoint; {len(long)} stored rows no longer valid, run again)"
+        in err
+    )
+    assert "Traceback" not in err
+
+
 def test_usage_mistakes_are_one_line(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["map", "tickets:classify", "--input", "missing.jsonl"]) == 2
     assert "cannot open 'missing.jsonl'" in capsys.readouterr().err

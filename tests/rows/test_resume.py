@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, field_validator
 
 from alloy import ConfigurationError, ServerError, command
 from alloy._types import Request
@@ -109,8 +110,54 @@ def test_values_read_back_are_validated_as_the_type(tmp_path: Path) -> None:
     list(doubling(counting_model()).map(range(2), checkpoint=path, progress=False))
     with sqlite3.connect(path) as db:
         db.execute('UPDATE rows SET value = \'{"value": "not a number"}\'')
-    with pytest.raises(Exception, match="int"):
-        list(doubling(counting_model()).map(range(2), checkpoint=path, progress=False))
+    model = counting_model()
+    rows = doubling(model).map(range(2), checkpoint=path, progress=False)
+    assert [(row.value, row.resumed) for row in rows] == [(0, False), (2, False)]
+    assert len(model.requests) == 2
+    assert rows.summary is not None and rows.summary.invalidated == 2
+
+
+def scoring(model: FunctionModel, most: int) -> Any:
+    """A command whose output's check allows scores up to ``most``: the same command, schema
+    and key however ``most`` is set, as when a validator is tightened between runs."""
+
+    class Score(BaseModel):
+        value: int
+
+        @field_validator("value")
+        @classmethod
+        def at_most(cls, value: int) -> int:
+            if value > most:
+                raise ValueError(f"a score is at most {most}")
+            return value
+
+    @command(output=Score, model=model, retries=0, max_reasks=0)
+    def score(n: int) -> str:
+        return f"Score {n}"
+
+    return score
+
+
+def test_a_stored_row_that_no_longer_validates_runs_again(tmp_path: Path, run_map: Call) -> None:
+    def answer(times: int) -> FunctionModel:
+        def reply(request: Request) -> Any:
+            n = int(request.messages[0].parts[0].text.rsplit(" ", 1)[1])  # type: ignore[union-attr]
+            return json_reply({"value": n * times})
+
+        return FunctionModel(reply)
+
+    path = tmp_path / "run.sqlite"
+    first = run_map(scoring(answer(2), most=100), range(6), checkpoint=path)
+    assert [row.value.value for row in first] == [0, 2, 4, 6, 8, 10]
+    tighter = answer(1)
+    again = run_map(scoring(tighter, most=5), range(6), checkpoint=path)
+    assert [row.value.value for row in again] == [0, 2, 4, 3, 4, 5]
+    assert [row.resumed for row in again] == [True, True, True, False, False, False]
+    assert len(tighter.requests) == 3  # only the rows whose stored scores are now too high
+    summary = again.summary
+    assert (summary.ok, summary.failed, summary.resumed, summary.invalidated) == (6, 0, 3, 3)
+    third = run_map(scoring(answer(1), most=5), range(6), checkpoint=path)
+    assert all(row.resumed for row in third) and third.summary.invalidated == 0
 
 
 def test_a_file_that_is_not_a_checkpoint_is_refused(tmp_path: Path) -> None:
