@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -171,26 +172,23 @@ class OpenAIWire(Wire):
     def results(self, job: str) -> Iterator[tuple[str, Outcome]]:
         client = self.model.client()
         found = self.call(client.batches.retrieve, job)
-        seen: set[str] = set()
         for file_id in (found.output_file_id, found.error_file_id):
             if not file_id:
                 continue
             content = self.call(client.files.content, file_id).text
-            for line in content.splitlines():
-                if not line.strip():
+            for custom_id, item in json_lines(content, "custom_id"):
+                if isinstance(item, Missed):
+                    yield custom_id, item
                     continue
-                item = json.loads(line)
-                custom_id = str(item.get("custom_id"))
-                seen.add(custom_id)
-                response = item.get("response") or {}
-                error = item.get("error") or {}
+                response = _mapping(item.get("response"))
+                error = _mapping(item.get("error"))
                 if response.get("status_code") == 200:
                     yield custom_id, Reply(response.get("body") or {}, response.get("request_id"))
                 elif error.get("code") == "batch_expired":
                     yield custom_id, Missed("expired", str(error.get("message", "expired")))
                 else:
-                    body = response.get("body") or {}
-                    message = (body.get("error") or {}).get("message") or error.get("message")
+                    body = _mapping(response.get("body"))
+                    message = _mapping(body.get("error")).get("message") or error.get("message")
                     status = response.get("status_code")
                     yield custom_id, Missed("failed", f"HTTP {status}: {message}")
 
@@ -243,18 +241,17 @@ class AnthropicWire(Wire):
     def results(self, job: str) -> Iterator[tuple[str, Outcome]]:
         client = self.model.client()
         raw = self.call(client.messages.batches.with_raw_response.results, job)
-        text = self.call(raw.read).decode()  # the results stream: read it whole, as sent
-        for line in text.splitlines():
-            if not line.strip():
+        text = self.call(raw.read).decode(errors="replace")  # the results stream, whole
+        for custom_id, item in json_lines(text, "custom_id"):
+            if isinstance(item, Missed):
+                yield custom_id, item
                 continue
-            item = json.loads(line)
-            result = item.get("result") or {}
+            result = _mapping(item.get("result"))
             kind = result.get("type")
-            custom_id = str(item.get("custom_id"))
             if kind == "succeeded":
                 yield custom_id, Reply(result.get("message") or {})
             elif kind == "errored":
-                error = (result.get("error") or {}).get("error") or {}
+                error = _mapping(_mapping(result.get("error")).get("error"))
                 yield custom_id, Missed("failed", f"{error.get('type')}: {error.get('message')}")
             else:
                 yield custom_id, Missed("canceled" if kind == "canceled" else "expired", str(kind))
@@ -382,20 +379,48 @@ class GeminiWire(Wire):
         from google.genai import types
 
         data = self.call(self.model.client().files.download, file=name)
-        for line in data.decode().splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            key = str(item.get("key"))
-            if item.get("response") is not None:
-                response = self.call(types.GenerateContentResponse.model_validate, item["response"])
+        for key, item in json_lines(data.decode(errors="replace"), "key"):
+            if isinstance(item, Missed):
+                yield key, item
+            elif item.get("response") is not None:
+                try:
+                    response = types.GenerateContentResponse.model_validate(item["response"])
+                except ValueError:  # pydantic's ValidationError: not a response the SDK reads
+                    yield key, Missed("failed", "its answer is not a response the SDK can read")
+                    continue
                 yield key, Reply(response)
             else:
                 error = item.get("error") or {}
-                yield key, Missed("failed", str(error.get("message", error)))
+                message = error.get("message", error) if isinstance(error, Mapping) else error
+                yield key, Missed("failed", str(message))
 
     def cancel(self, job: str) -> None:
         self.call(self.model.client().batches.cancel, name=job)
+
+
+def json_lines(text: str, key: str) -> Iterator[tuple[str, Mapping[str, Any] | Missed]]:
+    """The lines of a results file as (custom id, the line's object). A line that is not a
+    JSON object costs only its own row: it comes as a ``Missed`` for the id it names, so that
+    row alone is asked again (a line that names no id is left out, and its row, unanswered,
+    is asked again too)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            item = None
+        if isinstance(item, Mapping) and item.get(key) is not None:
+            yield str(item[key]), item
+            continue
+        named = re.search(rf'"{key}"\s*:\s*"([^"]*)"', line)
+        if named is not None:
+            yield named.group(1), Missed("failed", f"line {number} of the results is not JSON")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a field of the wrong shape)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def wire_for(model: Any) -> Wire:

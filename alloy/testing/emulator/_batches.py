@@ -47,7 +47,10 @@ class BatchOptions:
     A batch is done ``seconds`` after it was made (looked at after that, it has finished);
     ``fail`` and ``expire`` are the shares of requests answered with a server error or left
     unprocessed when it expired, drawn per request from ``seed``; ``shuffle`` returns results in
-    another order than the requests (as the providers say they may).
+    another order than the requests (as the providers say they may). ``malformed`` lines of
+    each results file (OpenAI's output and error files, Anthropic's results, Gemini's responses
+    file) come back cut off halfway, as a garbled download would, the requests drawn from
+    ``seed`` too.
     """
 
     seconds: float = 0.0
@@ -55,6 +58,7 @@ class BatchOptions:
     expire: float = 0.0
     shuffle: bool = True
     seed: int = 0
+    malformed: int = 0
 
 
 @dataclass
@@ -74,6 +78,13 @@ class _Job:
     results: list[tuple[str, str, Any]] = field(default_factory=list)
     output_file_id: str | None = None
     error_file_id: str | None = None
+    #: The custom ids whose line of a results file comes back cut off (``malformed``).
+    malformed: set[str] = field(default_factory=set)
+
+    def line(self, custom_id: str, value: dict[str, Any]) -> str:
+        """One line of a results file: ``value`` as JSON, cut off halfway if it is malformed."""
+        text = json.dumps(value)
+        return (text[: len(text) // 2] if custom_id in self.malformed else text) + "\n"
 
 
 class Answering(Protocol):
@@ -318,7 +329,7 @@ class Batches:
         for lines, attribute in ((output, "output_file_id"), (errors, "error_file_id")):
             if lines:
                 file_id = new_id("file-", 24)
-                content = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                content = "".join(job.line(line["custom_id"], line) for line in lines).encode()
                 self.files[file_id] = (
                     f"{job.id}_{attribute}.jsonl",
                     "batch_output",
@@ -358,7 +369,7 @@ class Batches:
             self._advance(job)
             if job.done is None:
                 raise BadRequest(f"Batch {job.id} is still processing", status=404)
-            lines = "".join(json.dumps(_anthropic_result(r)) + "\n" for r in job.results)
+            lines = "".join(job.line(r[0], _anthropic_result(r)) for r in job.results)
             return Send(200, lines.encode(), "application/binary")
         return json_send(200, self._anthropic_json(job))
 
@@ -480,7 +491,7 @@ class Batches:
             metadata["endTime"] = _stamp(job.done)
             if not job.cancelled and job.input_file_id:  # requests in a file, answers in one
                 if job.output_file_id is None:
-                    lines = "".join(json.dumps(_gemini_line(r)) + "\n" for r in job.results)
+                    lines = "".join(job.line(r[0], _gemini_line(r)) for r in job.results)
                     file_id = new_id("", 16).lower()
                     with self._lock:
                         self.files[file_id] = (
@@ -564,6 +575,9 @@ class Batches:
                     results.append(self._answer(job, custom_id, body))
             if options.shuffle:
                 chance.shuffle(results)
+            if options.malformed:
+                picked = chance.sample(results, min(options.malformed, len(results)))
+                job.malformed = {custom_id for custom_id, _, _ in picked}
             job.results = results
             job.done = time.time()
             if job.wire == "openai":

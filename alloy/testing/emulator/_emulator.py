@@ -238,16 +238,20 @@ class Emulator:
         expire: float = 0.0,
         shuffle: bool = True,
         seed: int = 0,
+        malformed: int = 0,
     ) -> Emulator:
         """How batches behave until :meth:`reset`: each is done ``seconds`` after it was made;
         ``fail`` and ``expire`` are the shares of its requests that come back as server errors
-        or expired; ``shuffle`` returns results out of order (see ``BatchOptions``)."""
+        or expired; ``shuffle`` returns results out of order; ``malformed`` lines of each
+        results file come back cut off halfway (see ``BatchOptions``)."""
         for name, share in (("fail", fail), ("expire", expire)):
             if not 0 <= share <= 1:
                 raise ValueError(f"batch_options(): {name} is a share between 0 and 1")
         if fail + expire > 1:
             raise ValueError("batch_options(): fail and expire add up to more than 1")
-        self.app.batches.options = BatchOptions(seconds, fail, expire, shuffle, seed)
+        if malformed < 0:
+            raise ValueError("batch_options(): malformed is a number of lines, 0 or more")
+        self.app.batches.options = BatchOptions(seconds, fail, expire, shuffle, seed, malformed)
         return self
 
     def vary_answers(self, vary: bool = True) -> Emulator:
