@@ -7,6 +7,12 @@ different models under one name) and the output type's schema. A model without a
 (the offline model, a hand-written Model) is keyed by the whole normalized Request instead.
 Changing any one field changes the key.
 
+A request sent with an explicit key (the ``api_key`` option: ``with_options(api_key=...)``,
+``alloy serve --pass-through-keys``) is keyed by a salted digest of that key too (see
+:func:`caller_digest`), so an answer one caller paid for is only ever given to a caller sending
+the same key: a caller whose key the provider never accepted misses, and the provider refuses
+it. Requests sent with the provider's variable (``OPENAI_API_KEY``) share entries as before.
+
 What stays the same for every request of a cached model (provider, model, endpoint, whether it
 streams, the schema) is hashed once, as a :func:`key_head`; each request hashes only its body
 on top of a copy of it.
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -41,6 +48,12 @@ _OPTION_HOLDERS = (
 )
 
 
+#: What the caller-key digest is salted with: it is alloy's alone, so the digest matches no
+#: other hash of the key (a leaked store is no lookup table for keys), and neither the key
+#: nor the digest is written anywhere: only the request key it is hashed into.
+_CALLER_SALT = b"alloy response cache: the caller's own provider key, v1"
+
+
 class Unkeyable(Exception):
     """The request holds something that has no canonical JSON form; it is not cached."""
 
@@ -64,13 +77,33 @@ def endpoint_of(model: Any) -> str | None:
     return base_url.rstrip("/") if isinstance(base_url, str) and base_url else DEFAULT_ENDPOINT
 
 
+def caller_digest(model: Any) -> str | None:
+    """The salted digest of the explicit key ``model`` sends with (its ``api_key`` option), or
+    None when it sends the key its SDK reads from the provider's variable."""
+    key = getattr(model, "api_key", None)
+    secret = getattr(key, "get_secret_value", None)
+    if callable(secret):  # a SecretStr
+        key = secret()
+    if not isinstance(key, str) or not key:
+        return None
+    return hmac.new(_CALLER_SALT, key.encode(), hashlib.sha256).hexdigest()
+
+
 def key_head(
-    model_name: str, *, stream: bool, schema_text: str, endpoint: str | None = None
+    model_name: str,
+    *,
+    stream: bool,
+    schema_text: str,
+    endpoint: str | None = None,
+    caller: str | None = None,
 ) -> _Hash:
     """The hash of what a key shares with every request of one model: the provider and model,
-    the endpoint, whether it streams, and the output schema's canonical JSON."""
-    head = canonical([model_name, endpoint, stream])
-    return hashlib.sha256(f"{head}\n{schema_text}\n".encode())
+    the endpoint, whether it streams, the output schema's canonical JSON, and the digest of
+    the caller's own key when it sends one (see :func:`caller_digest`)."""
+    fields: list[Any] = [model_name, endpoint, stream]
+    if caller is not None:  # without one, keys stay what they were: committed caches still hit
+        fields.append(caller)
+    return hashlib.sha256(f"{canonical(fields)}\n{schema_text}\n".encode())
 
 
 def finish_key(head: _Hash, request: Request, body: Mapping[str, Any] | None) -> str:
@@ -91,13 +124,17 @@ def request_key(
     schema: Any = None,
     schema_text: str | None = None,
     endpoint: str | None = None,
+    caller: str | None = None,
 ) -> str:
     """The hex SHA-256 of the canonical request: provider and model, the endpoint (see
     :func:`endpoint_of`), the wire body (or the normalized Request), whether it streams, and
-    the output type's schema (or ``schema_text``, its canonical JSON made once beforehand)."""
+    the output type's schema (or ``schema_text``, its canonical JSON made once beforehand),
+    and ``caller``, the digest of the caller's own key (see :func:`caller_digest`)."""
     if schema_text is None:
         schema_text = canonical(schema)
-    head = key_head(model_name, stream=stream, schema_text=schema_text, endpoint=endpoint)
+    head = key_head(
+        model_name, stream=stream, schema_text=schema_text, endpoint=endpoint, caller=caller
+    )
     return finish_key(head, request, body)
 
 

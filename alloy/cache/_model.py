@@ -27,6 +27,7 @@ from ..errors import CacheMissError
 from ._codec import Delta, Entry, decode, encode
 from ._key import (
     Unkeyable,
+    caller_digest,
     canonical,
     endpoint_of,
     finish_key,
@@ -103,9 +104,18 @@ class CachedModel:
         self.endpoint = endpoint_of(self.wire)
         #: The schema's canonical JSON, made once: it is part of every key.
         self.schema_text = canonical(schema)
-        #: What every key of this model starts with, hashed once: whole, then streamed.
+        #: What every key of this model starts with, hashed once: whole, then streamed. A
+        #: model sending a caller's own key keys by its digest too: an answer reaches only a
+        #: caller with the same key (see ``caller_digest``).
+        caller = caller_digest(self.wire)
         self._heads = tuple(
-            key_head(self.name, stream=stream, schema_text=self.schema_text, endpoint=self.endpoint)
+            key_head(
+                self.name,
+                stream=stream,
+                schema_text=self.schema_text,
+                endpoint=self.endpoint,
+                caller=caller,
+            )
             for stream in (False, True)
         )
         #: The last request keyed, whole and streamed, with its key (or why it has none) and
