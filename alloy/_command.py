@@ -36,6 +36,7 @@ from ._conversation import (
     is_conversation,
     to_conversation,
 )
+from ._cost_cap import for_call
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, check_examples, example_turns
 from ._fallback import fallback_models, with_fallbacks
@@ -99,6 +100,7 @@ class Options(TypedDict, total=False):
     base_url: str | None
     skip_rails: Sequence[str]
     token_budget: int | None
+    cost_budget: float | None
     log_content: bool
     reasoning_effort: str | int | None
     prompt_cache: bool
@@ -278,6 +280,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=False)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync())
         if deps is _NO_DEPS:
             return _drivers.run_sync(engine, runtime)
@@ -298,6 +301,7 @@ class Command(Generic[P, R]):
         """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async())
         if deps is _NO_DEPS:
             return await _drivers.run_async(engine, runtime)
@@ -324,6 +328,7 @@ class Command(Generic[P, R]):
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
         budget: Budget | None = None,
+        cost_budget: float | None = None,
     ) -> Rows[R]:
         """Call the command once per row of ``inputs`` and yield each row's record
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
@@ -347,6 +352,11 @@ class Command(Generic[P, R]):
 
         ``budget`` keeps the rate limits in a :class:`~alloy.rows.Budget` shared with runs in
         other threads, processes or machines, so that together they stay within them.
+
+        ``cost_budget`` caps the money the whole run spends, in US dollars: no request that
+        would pass it is sent, and once one is refused the rows not yet started end as
+        :class:`~alloy.rows.Failed` with ``BudgetExceeded``, kept out of the checkpoint so
+        that running the same map again runs them (online runs only).
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -373,6 +383,7 @@ class Command(Generic[P, R]):
         batch_rounds: int = 1,
         batch_min_rows: int = 1000,
         budget: Budget | None = None,
+        cost_budget: float | None = None,
     ) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
@@ -407,8 +418,8 @@ class Command(Generic[P, R]):
                 count = len(inputs)
             except TypeError:
                 return False
-        if count < settings.batch_min_rows or self._tools:
-            return False
+        if count < settings.batch_min_rows or self._tools or settings.cost_budget is not None:
+            return False  # a batch request cannot run tools, nor be held to a cost cap
         _, model, _ = self._plan(stream=False)
         try:
             wire_for(model)
@@ -434,6 +445,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, _, runtime = self._plan(stream=True)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync())
         read = TextReader()
         return Stream(lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done)))
@@ -447,6 +459,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
         plan, _, runtime = self._plan(stream=True)
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async())
         chunks = _drivers.read_async(engine, runtime, TextReader(), done)
         if deps is not _NO_DEPS:
@@ -510,6 +523,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = render_prompt(self._fn(*args, **given), self.name)
         plan, call_id, runtime = self._typed_plan()
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, self._examples_sync(), call_id)
         read = reader(answer, plan, call_id)
         return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
@@ -521,6 +535,7 @@ class Command(Generic[P, R]):
         given, history, deps = self._given(kwargs)
         prompt = await _prompt_async(self._fn, args, given)
         plan, call_id, runtime = self._typed_plan()
+        runtime = for_call(runtime, plan.config)
         engine = _start(plan, prompt, history, await self._examples_async(), call_id)
         outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
         if deps is not _NO_DEPS:

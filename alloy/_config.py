@@ -63,6 +63,8 @@ class Config:
     base_url: str | None = None
     skip_rails: tuple[Literal["input", "output", "tool"], ...] = ()
     token_budget: int | None = None
+    #: USD a call may spend: a request that would pass it is not sent (see ``_cost_cap``).
+    cost_budget: float | None = None
     log_content: bool = False
     #: How much the model reasons before answering: an effort level, or a thinking budget in
     #: tokens (0 turns thinking off); each adapter maps it to its provider's own field.
@@ -118,6 +120,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "tool_errors": ("ALLOY_TOOL_ERRORS",),
     "skip_rails": ("ALLOY_SKIP_RAILS",),
     "token_budget": ("ALLOY_TOKEN_BUDGET",),
+    "cost_budget": ("ALLOY_COST_BUDGET",),
     "log_content": ("ALLOY_LOG_CONTENT",),
     "reasoning_effort": ("ALLOY_REASONING_EFFORT",),
     "prompt_cache": ("ALLOY_PROMPT_CACHE",),
@@ -328,6 +331,9 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
         value = options.get(name)
         if value is not None and value < 0:
             problems.append((name, "must not be negative"))
+    cost_budget = options.get("cost_budget")
+    if cost_budget is not None and not cost_budget > 0:
+        problems.append(("cost_budget", "must be above 0 (US dollars)"))
     effort = options.get("reasoning_effort")
     if isinstance(effort, int) and effort < 0:
         problems.append(("reasoning_effort", "a thinking budget must not be negative"))
@@ -514,7 +520,22 @@ def _parse_env(option: str, name: str, raw: str) -> Any:
         )
     if option == "system":
         return raw
+    if option == "cost_budget":
+        return _parse_dollars(name, raw)
     return raw.strip()
+
+
+def _parse_dollars(name: str, raw: str) -> float:
+    """An amount of US dollars: ``2.50``, or ``$2.50``."""
+    text = raw.strip().removeprefix("$").strip()
+    try:
+        if not text.isascii() or "_" in text:  # float() reads other digits and 1_000 too
+            raise ValueError(text)
+        return float(text)
+    except ValueError:
+        raise ConfigurationError(
+            f"{name} must be an amount in US dollars, such as 2.50, got {raw!r}"
+        ) from None
 
 
 def _parse_json_object(name: str, raw: str) -> dict[str, Any]:

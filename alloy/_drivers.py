@@ -47,7 +47,7 @@ from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result
 from .cache import ToolCache, keep_reply
-from .errors import ProviderError
+from .errors import BudgetExceeded, ProviderError
 from .events import Event, Handler, logger
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def drive_sync(
                     return effect
                 try:
                     send = runtime.model_for(effect).request(request)
-                except ProviderError as error:
+                except (ProviderError, BudgetExceeded) as error:
                     send = Failed(error)
             case RunTools():
                 send = run_tools_sync(runtime.tools, effect, runtime.parallel, runtime.tool_cache)
@@ -151,7 +151,7 @@ async def drive_async(
                     return effect
                 try:
                     send = await runtime.model_for(effect).arequest(request)
-                except ProviderError as error:
+                except (ProviderError, BudgetExceeded) as error:
                     send = Failed(error)
             case RunTools():
                 send = await run_tools_async(
@@ -223,7 +223,7 @@ def read_sync(
                         shown = True
                         _emit_sync(tell(output), runtime)
                         yield output
-            except ProviderError as error:
+            except (ProviderError, BudgetExceeded) as error:
                 reply = Failed(error, shown)
             finally:
                 close(events)
@@ -265,7 +265,7 @@ async def read_async(
                         shown = True
                         await _emit_async(tell(output), runtime)
                         yield output
-            except ProviderError as error:
+            except (ProviderError, BudgetExceeded) as error:
                 reply = Failed(error, shown)
             finally:
                 await aclose(aevents)

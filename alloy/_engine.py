@@ -207,9 +207,10 @@ class Blocked:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """A model call failed with a (mapped) provider error."""
+    """A model call failed with a (mapped) provider error, or was refused before it was sent
+    because it would pass a cost budget (see ``_cost_cap``)."""
 
-    error: ProviderError
+    error: ProviderError | BudgetExceeded
     #: A streamed call had already handed text to its caller (in this or an earlier turn):
     #: another model can no longer take the call over from its start.
     after_text: bool = False
@@ -637,6 +638,9 @@ class _Run:
                 BudgetExceeded,
                 f"Token budget of {budget} spent ({self.usage.total_tokens} tokens used) "
                 "before a valid answer arrived",
+                spent=self.usage.total_tokens,
+                limit=budget,
+                unit="tokens",
             )
 
     # -- the loop --
@@ -916,6 +920,9 @@ class _Run:
             result = yield CallModel(request, self.fallback)
             if isinstance(result, Failed):
                 error = result.error
+                if isinstance(error, BudgetExceeded):  # a cost cap refused it: it was not sent
+                    self.attempts -= 1
+                    raise self.attach(error)
                 self.shown = self.shown or result.after_text
                 if error.transient and retried < self.config.retries:
                     hint = error.retry_after

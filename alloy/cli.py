@@ -328,6 +328,7 @@ def _map(args: argparse.Namespace) -> int:
             mode=args.mode,
             poll_interval=args.poll_interval,
             batch_retry=args.batch_retry,
+            cost_budget=args.cost_budget,
         )
         with rows:
             for row in rows:
@@ -683,6 +684,14 @@ def build_parser() -> argparse.ArgumentParser:
     mapping.add_argument("--concurrency", type=int, default=8, help="calls at once (default 8)")
     mapping.add_argument("--rpm", type=float, help="requests per minute at most")
     mapping.add_argument("--tpm", type=float, help="tokens per minute at most")
+    mapping.add_argument(
+        "--cost-budget",
+        type=float,
+        dest="cost_budget",
+        metavar="USD",
+        help="US dollars the whole run may spend; rows left when it is reached fail with "
+        "BudgetExceeded and run again on resume",
+    )
     mapping.add_argument(
         "--as-completed", action="store_true", help="write records as rows finish, not in order"
     )

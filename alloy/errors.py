@@ -25,7 +25,7 @@
         ├── ToolError               a tool failed and the command was set to raise
         ├── ToolLoopLimitExceeded   the model kept calling tools past ``max_tool_turns``
         ├── CriterionFailed         a quality criterion with ``on_fail="exception"`` failed
-        ├── BudgetExceeded          the call's token budget was spent
+        ├── BudgetExceeded          a token or cost budget stopped the call
         └── RailBlocked             an input, output or tool rail refused
 
 No API key ever appears in a message, repr or attribute of these errors, nor anywhere in their
@@ -311,7 +311,27 @@ class CriterionFailed(CommandError):
 
 
 class BudgetExceeded(CommandError):
-    """The call's token budget ran out before a valid answer arrived."""
+    """A budget stopped the call: its ``token_budget`` was spent before a valid answer
+    arrived, or its next request would have passed a ``cost_budget`` (the call's, or a run's
+    over rows), so it was not sent.
+
+    ``spent`` and ``limit`` are the budget's figures in ``unit`` (``"tokens"`` or ``"USD"``);
+    None when the error was raised without them.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        spent: float | None = None,
+        limit: float | None = None,
+        unit: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.spent = spent
+        self.limit = limit
+        self.unit = unit
 
 
 class RailBlocked(CommandError):

@@ -47,11 +47,13 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import SecretStr
 
+from .._nesting import MAX_NESTING
 from .._types import Capabilities, Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta
 from ..errors import (
     AlloyError,
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -192,6 +194,10 @@ class SDKModel:
     #: The field every whole reply of the API holds, and its JSON type: a JSON object without it
     #: is not a reply (a proxy's error, another API's body) but a reply alloy cannot read.
     reply_field: ClassVar[tuple[str, type] | None] = None
+    #: Levels of objects and arrays a request body may nest: deeper is refused before sending,
+    #: the same limit alloy sets on the JSON a model sends (an SDK that converts a request
+    #: recursively sets a lower one, where its own conversion would fail).
+    max_request_nesting: ClassVar[int] = MAX_NESTING
     capabilities: Capabilities = Capabilities()
 
     def __init__(
@@ -253,19 +259,19 @@ class SDKModel:
 
     # -- the calls, written once --
     def request(self, request: Request) -> Response:
-        body = self.build(request, stream=False)
-        reply = self.call(self.send, self.client(), body, request)
+        body = self.sendable(self.build(request, stream=False))
+        reply = self.dispatch(self.send, self.client(), body, request)
         return self.read(self.parse, reply, request, request_id=reply.request_id)
 
     async def arequest(self, request: Request) -> Response:
-        body = self.build(request, stream=False)
-        reply = await self.acall(self.asend, self.aclient(), body, request)
+        body = self.sendable(self.build(request, stream=False))
+        reply = await self.adispatch(self.asend, self.aclient(), body, request)
         return self.read(self.parse, reply, request, request_id=reply.request_id)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
-        body = self.build(request, stream=True)
+        body = self.sendable(self.build(request, stream=True))
         parser = self.stream_parser(request)
-        streamed = self.call(self.send_stream, self.client(), body, request)
+        streamed = self.dispatch(self.send_stream, self.client(), body, request)
         request_id = streamed.request_id
         try:
             for event in self.iterate(streamed.events, request_id):
@@ -275,9 +281,9 @@ class SDKModel:
         yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        body = self.build(request, stream=True)
+        body = self.sendable(self.build(request, stream=True))
         parser = self.stream_parser(request)
-        streamed = await self.acall(self.asend_stream, self.aclient(), body, request)
+        streamed = await self.adispatch(self.asend_stream, self.aclient(), body, request)
         request_id = streamed.request_id
         try:
             async for event in self.aiterate(streamed.events, request_id):
@@ -347,6 +353,48 @@ class SDKModel:
         except Exception as exc:
             error = self.translate(exc)
         raise error
+
+    def sendable(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body``, once it is known the SDK can send it: a lone surrogate (no UTF-8 holds it)
+        or nesting deeper than :attr:`max_request_nesting` is a ConfigurationError, raised
+        before anything is sent, never retried, and not the provider's unreadable reply."""
+        problem = unsendable(body, self.max_request_nesting)
+        if problem is not None:
+            raise ConfigurationError(
+                f"{self.name}: the request cannot be sent, {problem}; nothing was sent"
+            )
+        return body
+
+    def dispatch(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """:meth:`call` for the SDK call that sends a request: what the SDK raises while it still
+        encodes the request (see :func:`not_sent`) is a ConfigurationError, not a reply."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            error = self.not_sent(exc) or self.translate(exc)
+        raise error
+
+    async def adispatch(self, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
+        """Async twin of :meth:`dispatch`."""
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as exc:
+            error = self.not_sent(exc) or self.translate(exc)
+        raise error
+
+    def not_sent(self, exc: Exception) -> ConfigurationError | None:
+        """The ConfigurationError for an exception an SDK raises only while encoding a request
+        (the SDK's own errors, mapped by :meth:`map_error`, are not): a RecursionError from
+        converting a body nested too deeply for it, a UnicodeEncodeError from text no UTF-8
+        holds."""
+        if not isinstance(exc, (RecursionError, UnicodeEncodeError)):
+            return None
+        if self.map_error(exc) is not None:
+            return None
+        what = self.redact.clip(describe_error(exc))
+        return ConfigurationError(
+            f"{self.name}: the SDK could not encode the request ({what}); nothing was sent"
+        )
 
     def read(
         self,
@@ -530,6 +578,39 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def unsendable(body: Any, max_nesting: int) -> str | None:
+    """What keeps a JSON body from being sent, or None: a string with a lone surrogate (named
+    by its place in the body), or objects and arrays nested deeper than ``max_nesting``."""
+    stack: list[tuple[Any, str, int]] = [(body, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and _has_surrogate(value):
+                return f"{path or 'the body'} has a lone surrogate (text no UTF-8 can hold)"
+            continue
+        if isinstance(value, Mapping):
+            items: Iterable[tuple[Any, Any]] = value.items()
+        elif isinstance(value, (list, tuple)):
+            items = enumerate(value)
+        else:
+            continue
+        if depth >= max_nesting:
+            return f"it nests deeper than {max_nesting} levels of objects and arrays"
+        for key, item in items:
+            if isinstance(key, str) and not key.isascii() and _has_surrogate(key):
+                return f"a key in {path or 'the body'} has a lone surrogate"
+            stack.append((item, f"{path}.{key}" if path else str(key), depth + 1))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _clip(text: str, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -695,4 +776,5 @@ __all__ = [
     "error_for_status",
     "merge_extra",
     "retry_after_from",
+    "unsendable",
 ]

@@ -821,6 +821,9 @@ class GeminiModel(SDKModel):
 
     provider = PROVIDER
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    #: google-genai converts a request recursively, a few frames per level, and exhausts
+    #: Python's recursion limit inside the SDK near 480 levels (fewer from a deep call stack).
+    max_request_nesting = 256
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None

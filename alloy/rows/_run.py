@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from .._cost_cap import Purse, capped_runtime
 from .._types import Usage
 from ..errors import CommandError, ConfigurationError
 from ..events import Event, MapFinished, RowFinished, new_call_id
@@ -96,9 +97,12 @@ class Settings:
     batch_retry: Literal["online", "batch"] = "online"
     batch_rounds: int = 1
     budget: Any = None
+    #: US dollars the whole run may spend (see ``alloy._cost_cap``); None: no cap.
+    cost_budget: float | None = None
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
+        check_cost_budget(self.cost_budget, self.mode)
         if (
             not isinstance(self.concurrency, int)
             or isinstance(self.concurrency, bool)
@@ -194,6 +198,7 @@ class Run:
         self.run_id = new_call_id()
         self._tally = _Tally()
         self._pacers: dict[str, Pacer] = {}
+        self._purse = Purse(settings.cost_budget, "run") if settings.cost_budget else None
         self._started = 0.0
 
     # -- the loop --
@@ -219,8 +224,10 @@ class Run:
         ) -> None:
             try:
                 async with semaphore:
-                    row = await self._call(plan, runtime, index, item, args, kwargs, key, reader)
-                if checkpoint is not None:
+                    row = self._unstarted(index, item, key) or await self._call(
+                        plan, runtime, index, item, args, kwargs, key, reader
+                    )
+                if checkpoint is not None and not self._stopped_by_cap(row):
                     _record(checkpoint, key, index, row, reader)
                 outcome: Row[Any] | BaseException = row
             except ConfigurationError as error:
@@ -278,6 +285,8 @@ class Run:
             model=command._rewrap(runtime.model, self._paced),
             fallbacks=tuple(command._rewrap(fb, self._paced) for fb in runtime.fallbacks),
         )
+        if self._purse is not None:  # checked before the pacer waits, and with prices known
+            runtime = capped_runtime(runtime, self._purse, "map(cost_budget=...)")
         output = command.output_type
         checkpoint = Checkpoint(settings.checkpoint) if settings.checkpoint is not None else None
         if checkpoint is not None:
@@ -400,6 +409,19 @@ class Run:
             index, key, item, result.value, transcript.usage, transcript.attempts, result.cost
         )
 
+    def _unstarted(self, index: int, item: Any, key: str) -> Failed | None:
+        """The record of a row not started because the run's cost budget was reached."""
+        purse = self._purse
+        if purse is None or not purse.reached:
+            return None
+        return Failed(index, key, item, purse.unstarted(self.command.name), cost=0.0)
+
+    def _stopped_by_cap(self, row: Row[Any]) -> bool:
+        """Whether the run's cost budget stopped ``row``: it is kept out of the checkpoint, so
+        that the same map run again runs it (whatever ``retry_failed`` says)."""
+        purse = self._purse
+        return purse is not None and isinstance(row, Failed) and purse.stopped(row.error)
+
     def _paced(self, model: Any) -> PacedModel:
         """``model`` behind the run's pacer for it (one per model: each has its own limits).
         Only a provider that states its limits in reply headers is waited on to learn them."""
@@ -486,6 +508,26 @@ def _resumed(stored: Stored, index: int, key: str, item: Any, reader: Any) -> Ro
 class ResumedFailure(Exception):
     """A row that failed in an earlier run, kept as failed (``retry_failed=False``): the
     original error's type and message."""
+
+
+def check_cost_budget(cost_budget: Any, mode: str) -> None:
+    """A ConfigurationError unless ``cost_budget`` is None or US dollars above 0, for a run
+    whose requests can be checked one by one (not a batch)."""
+    if cost_budget is None:
+        return
+    if (
+        isinstance(cost_budget, bool)
+        or not isinstance(cost_budget, (int, float))
+        or not 0 < cost_budget < float("inf")
+    ):
+        raise ConfigurationError(
+            f"map(cost_budget=...) must be US dollars above 0, got {cost_budget!r}"
+        )
+    if mode == "batch":
+        raise ConfigurationError(
+            "map(cost_budget=...) caps a run's requests one by one, and a batch sends them all "
+            "at once: use mode='online' with a cost budget"
+        )
 
 
 def _cost(usage: Usage, model: str) -> float | None:
