@@ -20,6 +20,7 @@ The purse goes beneath the response cache, so a hit (which costs nothing) is nev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -123,8 +124,10 @@ class Purse:
         self.spent = 0.0
         #: What the requests in flight may still cost: their worst cases, until they settle.
         self.held = 0.0
+        self.in_flight = 0
         self.reached = False
-        #: The errors this purse raised: the rows a run stopped, which it does not checkpoint.
+        #: The requests this purse refused: a run keeps their rows out of its checkpoint. Few:
+        #: the first refusal reaches the cap, and then only rows in flight send requests.
         self.refusals: list[BudgetExceeded] = []
         self._lock = threading.Lock()
         self._waiting: list[asyncio.Future[None]] = []
@@ -144,6 +147,7 @@ class Purse:
                     self._waiting.append(waiter)
                 return None
             self.held += cost
+            self.in_flight += 1
             return True
 
     def take(self, cost: float, describe: str) -> float:
@@ -170,11 +174,14 @@ class Purse:
     def settle(self, held: float, spent: float) -> None:
         """A request is over: it held ``held`` and cost ``spent``."""
         with self._lock:
-            self.held = max(0.0, self.held - held)
+            self.in_flight -= 1
+            # Exactly nothing once nothing is in flight: a waiter must never wait on rounding.
+            self.held = self.held - held if self.in_flight else 0.0
             self.spent += spent
             waiting, self._waiting = self._waiting, []
         for waiter in waiting:
-            waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits there
+                waiter.get_loop().call_soon_threadsafe(_wake, waiter)
 
     def _refused(self, cost: float, describe: str) -> BudgetExceeded:
         what = "call" if self.scope == "call" else "run"
@@ -194,7 +201,7 @@ class Purse:
 
     def unstarted(self, command: str) -> BudgetExceeded:
         """The error of a row a run did not start because its cap was reached."""
-        error = BudgetExceeded(
+        return BudgetExceeded(
             f"The run's cost budget of {usd(self.limit)} was reached ({usd(self.spent)} spent) "
             "before this row started; run the same map again with its checkpoint and a "
             "bigger cost_budget to run the rest",
@@ -203,8 +210,6 @@ class Purse:
             limit=self.limit,
             unit="USD",
         )
-        self.refusals.append(error)
-        return error
 
     def stopped(self, error: BaseException) -> bool:
         """Whether ``error`` is this purse's refusal."""

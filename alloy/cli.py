@@ -297,8 +297,9 @@ def _map(args: argparse.Namespace) -> int:
     """Run a command over the rows of a file; records to --output, a summary to stderr.
 
     Exit status 0 when every row succeeded, 1 when some failed (their records say why), 2 for a
-    usage or configuration mistake. With --checkpoint, running the same map again rewrites the
-    output, taking the rows finished before from the checkpoint.
+    usage or configuration mistake. The output is replaced only when the run reaches its end
+    (``OutputFile``). With --checkpoint, running the same map again rewrites the output, taking
+    the rows finished before from the checkpoint.
     """
     from .rows import BadRow
     from .rows._files import FileRow, is_csv, read_rows, record_of
@@ -311,8 +312,8 @@ def _map(args: argparse.Namespace) -> int:
     }
     if options:
         cmd = cmd.with_options(**options)
-    source = sys.stdin if args.input == "-" else _open(args.input, "r")
-    target = sys.stdout if args.output == "-" else _open(args.output, "w")
+    target = _output(args.output)  # nothing is written to it until the run has ended
+    source = _input(args.input)
     failed = 0
     try:
         rows = cmd.map(
@@ -345,23 +346,43 @@ def _map(args: argparse.Namespace) -> int:
                         f"alloy: row {row.index}{where}: {type(error).__name__}: {error}",
                         file=sys.stderr,
                     )
-                target.write(json.dumps(record_of(row, line), ensure_ascii=False) + "\n")
-                target.flush()
+                target.write(record_of(row, line))
         summary = rows.summary
+    except BaseException:
+        kept = target.abandon()
+        if kept is not None:
+            print(
+                f"alloy: the run stopped before its end: {args.output} is left as it was, and "
+                f"the {target.written} records written are in {kept}",
+                file=sys.stderr,
+            )
+        raise
+    else:
+        target.finish()
     finally:
-        for stream in (source, target):
-            if stream not in (sys.stdin, sys.stdout):
-                stream.close()
+        if source is not sys.stdin:
+            source.close()
     if summary is not None:
         print(_describe(summary), file=sys.stderr)
     return EXIT_FAILED if failed else 0
 
 
-def _open(path: str, mode: str) -> Any:
+def _input(path: str) -> Any:
+    from .rows._files import open_input
+
     try:
-        return open(path, mode, encoding="utf-8", newline="" if path.endswith(".csv") else None)
+        return open_input(path)
     except OSError as exc:
         raise UsageError(f"cannot open {path!r}: {exc.strerror or exc}") from None
+
+
+def _output(path: str) -> Any:
+    from .rows._output_file import OutputFile
+
+    try:
+        return OutputFile(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror or exc}") from None
 
 
 def _describe(summary: Any) -> str:

@@ -3,8 +3,10 @@
 Input is JSON Lines (a JSON object per line is keyword arguments, an array positional ones, any
 other value the one argument) or CSV (a header row naming parameters). Values are converted to
 the prompt function's parameter types the way ``alloy run`` converts its flags, so a CSV cell
-``"3"`` reaches an ``int`` parameter as ``3``. A line that cannot be read, or whose values do not
-convert, becomes a :class:`BadRow` that fails alone, naming its line; the run goes on.
+``"3"`` reaches an ``int`` parameter as ``3``. A line that cannot be read (not UTF-8, not JSON),
+or whose values do not convert, becomes a :class:`BadRow` that fails alone, naming its line;
+the run goes on. The input is read with ``errors="surrogateescape"`` (``open_input``), so a byte
+that is not UTF-8 reaches the reader as a lone surrogate instead of ending the read.
 
 Output is JSON Lines, a record per row: ``{"index", "line", "ok", "value" | "error", "usage",
 "attempts", "resumed"}``.
@@ -12,9 +14,12 @@ Output is JSON Lines, a record per row: ``{"index", "line", "ok", "value" | "err
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import inspect
+import io
 import json
+import sys
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -49,9 +54,36 @@ def read_rows(
         yield from _jsonl_rows(stream, convert)
 
 
+def open_input(path: str) -> IO[str]:
+    """The input file ``path`` (``-``: standard input) as UTF-8 text, bytes that are not UTF-8
+    kept as lone surrogates for the readers to refuse line by line. OSError if it cannot open."""
+    if path != "-":
+        newline = "" if is_csv(path) else None
+        return open(path, encoding="utf-8", errors="surrogateescape", newline=newline)
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper):
+        with contextlib.suppress(ValueError, io.UnsupportedOperation):  # already read from
+            stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
+    return stdin
+
+
+def _not_utf8(text: str) -> str | None:
+    """Why ``text`` (read with surrogateescape) is not UTF-8, or None when it is."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        byte = ord(exc.object[exc.start]) - 0xDC00
+        return f"not UTF-8 text (it holds the byte 0x{byte:02x})"
+    return None
+
+
 def _jsonl_rows(stream: IO[str], convert: _Converter) -> Iterator[FileRow | BadRow]:
     for number, text in enumerate(stream, 1):
         if not text.strip():
+            continue
+        undecoded = _not_utf8(text)
+        if undecoded is not None:
+            yield BadRow(undecoded, number)
             continue
         try:
             value = json.loads(text)
@@ -75,6 +107,10 @@ def _csv_rows(stream: IO[str], convert: _Converter) -> Iterator[FileRow | BadRow
         number = reader.line_num
         if None in record:
             yield BadRow("more cells than the header has names", number)
+            continue
+        undecoded = _not_utf8("".join(str(cell) for pair in record.items() for cell in pair))
+        if undecoded is not None:
+            yield BadRow(undecoded, number)
             continue
         given = {name: cell for name, cell in record.items() if cell not in (None, "")}
         try:

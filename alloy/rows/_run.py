@@ -199,6 +199,8 @@ class Run:
         self._tally = _Tally()
         self._pacers: dict[str, Pacer] = {}
         self._purse = Purse(settings.cost_budget, "run") if settings.cost_budget else None
+        #: Rows just ended as not started (the cost budget was reached), until recorded.
+        self._not_started: set[int] = set()
         self._started = 0.0
 
     # -- the loop --
@@ -414,11 +416,15 @@ class Run:
         purse = self._purse
         if purse is None or not purse.reached:
             return None
+        self._not_started.add(index)
         return Failed(index, key, item, purse.unstarted(self.command.name), cost=0.0)
 
     def _stopped_by_cap(self, row: Row[Any]) -> bool:
         """Whether the run's cost budget stopped ``row``: it is kept out of the checkpoint, so
         that the same map run again runs it (whatever ``retry_failed`` says)."""
+        if row.index in self._not_started:
+            self._not_started.discard(row.index)
+            return True
         purse = self._purse
         return purse is not None and isinstance(row, Failed) and purse.stopped(row.error)
 

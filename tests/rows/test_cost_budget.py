@@ -72,6 +72,24 @@ def test_a_run_stops_at_its_cap_and_resumes_from_its_checkpoint(
     assert [row.resumed for row in again] == [True] * 4 + [False] * 6
 
 
+def test_requests_in_flight_hold_their_worst_case_and_others_wait_for_them(
+    run_map: Call,
+) -> None:
+    """``max_tokens=50`` makes a request's worst case $0.05, ten times what a reply costs: a
+    row waits while those in flight may still cost that much, and is refused only when what was
+    spent leaves no room, so the cap of $0.10 pays for 11 rows ($0.055) in any order."""
+    model = doubling_model()
+
+    @command(output=int, model=model, retries=0, max_tokens=50)
+    def double(n: int) -> str:
+        return f"Double {n}"
+
+    records = run_map(double, range(20), cost_budget=0.1, concurrency=4)
+    assert sum(row.ok for row in records) == 11
+    assert len(model.requests) == 11
+    assert records.summary.cost == pytest.approx(0.055)
+
+
 def test_rows_the_cap_stopped_run_again_even_when_failed_rows_are_kept(
     tmp_path: Path, run_map: Call
 ) -> None:

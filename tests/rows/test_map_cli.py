@@ -154,6 +154,114 @@ def test_stored_rows_that_no_longer_validate_run_again_and_are_counted(
     assert "Traceback" not in err
 
 
+def old_output(workdir: Path) -> str:
+    """An output of 20 records from an earlier run, as a user would have it."""
+    text = "".join(
+        json.dumps({"index": i, "ok": True, "value": f"old {i}"}) + "\n" for i in range(20)
+    )
+    (workdir / "out.jsonl").write_text(text)
+    return text
+
+
+def partials(workdir: Path) -> list[Path]:
+    return sorted(workdir.glob("out.jsonl.*.partial"))
+
+
+def test_an_existing_output_survives_a_mistake_found_as_the_run_starts(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = old_output(workdir)
+    (workdir / "rows.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n')
+    run = ["map", "tickets:classify", "--input", "rows.jsonl", "--output", "out.jsonl"]
+    assert main([*run, "--model", "nosuch:model"]) == 2
+    assert "Unknown provider 'nosuch'" in capsys.readouterr().err
+    assert main([*run, "--concurrency", "0"]) == 2
+    assert main([*run, "--input", "missing.jsonl"]) == 2
+    assert (workdir / "out.jsonl").read_text() == before
+    assert partials(workdir) == []
+    assert main([*run[:-1], "no/such/folder/out.jsonl"]) == 2
+    assert "cannot write 'no/such/folder/out.jsonl'" in capsys.readouterr().err
+
+
+def test_a_finished_run_replaces_the_output_whole(workdir: Path) -> None:
+    old_output(workdir)
+    (workdir / "out.jsonl").chmod(0o640)
+    (workdir / "rows.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n{"text": "c"}\n')
+    assert main(["map", "tickets:classify", "--input", "rows.jsonl", "--output", "out.jsonl"]) == 0
+    found = records(workdir / "out.jsonl")
+    assert [r["index"] for r in found] == [0, 1, 2] and all(r["ok"] for r in found)
+    assert (workdir / "out.jsonl").stat().st_mode & 0o777 == 0o640
+    assert partials(workdir) == []
+
+
+STOPS = textwrap.dedent("""
+    from alloy import command
+
+    @command(output=int)
+    def count(n: int) -> str | None:
+        return None if n == 5 else f"Count {n}"  # None: a ConfigurationError stops the run
+""")
+
+
+def test_a_run_that_stops_midway_leaves_the_output_and_keeps_its_records(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = old_output(workdir)
+    (workdir / "stops.py").write_text(STOPS)
+    (workdir / "rows.jsonl").write_text("".join(f"{n}\n" for n in range(10)))
+    run = ["map", "stops:count", "--input", "rows.jsonl", "--output", "out.jsonl"]
+    assert main([*run, "--concurrency", "1"]) == 2
+    assert (workdir / "out.jsonl").read_text() == before
+    [kept] = partials(workdir)
+    assert [r["index"] for r in records(kept)] == [0, 1, 2, 3, 4]
+    err = capsys.readouterr().err
+    assert f"out.jsonl is left as it was, and the 5 records written are in {kept}" in err
+
+
+def test_lines_that_are_not_unicode_fail_alone(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "rows.jsonl").write_bytes(
+        b'{"text": "first"}\n'
+        b'{"text": "half a pair \\ud800"}\n'  # a JSON escape: valid UTF-8, not valid Unicode
+        b'{"text": "caf\xe9 in Latin-1"}\n'  # not UTF-8
+        b'{"text": "last"}\n'
+    )
+    run = ["map", "tickets:classify", "--input", "rows.jsonl", "--output", "out.jsonl"]
+    assert main(run) == 1
+    found = records(workdir / "out.jsonl")
+    assert [(r["line"], r["ok"]) for r in found] == [(1, True), (2, False), (3, False), (4, True)]
+    assert found[1]["error"]["type"] == "RowInputError"  # type: ignore[index]
+    assert "not valid Unicode" in found[1]["error"]["message"]  # type: ignore[index]
+    assert found[2]["error"]["message"] == "line 3: not UTF-8 text (it holds the byte 0xe9)"  # type: ignore[index]
+    (workdir / "rows.csv").write_bytes(b"text\nfirst\ncaf\xe9\nlast\n")
+    assert main([*run[:2], "--input", "rows.csv", "--output", "out.jsonl"]) == 1
+    assert [r["ok"] for r in records(workdir / "out.jsonl")] == [True, False, True]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+HALVES = textwrap.dedent("""
+    from alloy import command
+    from alloy.testing import FunctionModel
+
+    @command(model=FunctionModel(lambda request: "half a pair: \\ud83d"))
+    def talk(text: str) -> str:
+        return f"Talk about {text}"
+""")
+
+
+def test_a_reply_that_is_not_unicode_is_written_and_checkpointed(workdir: Path) -> None:
+    (workdir / "halves.py").write_text(HALVES)
+    (workdir / "rows.jsonl").write_text('"a"\n"b"\n')
+    run = ["map", "halves:talk", "--input", "rows.jsonl", "--output", "out.jsonl"]
+    run += ["--checkpoint", "run.sqlite"]
+    for resumed in (False, True):
+        assert main(run) == 0
+        found = records(workdir / "out.jsonl")
+        assert [r["value"] for r in found] == ["half a pair: \ud83d"] * 2
+        assert all(r["resumed"] is resumed for r in found)
+
+
 def test_usage_mistakes_are_one_line(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["map", "tickets:classify", "--input", "missing.jsonl"]) == 2
     assert "cannot open 'missing.jsonl'" in capsys.readouterr().err
@@ -209,16 +317,19 @@ def test_killed_at_random_points_then_resumed_loses_and_repeats_nothing(
     workdir: Path, emu: Emulator
 ) -> None:
     """SIGKILL three times mid-run, then run to the end: every row's record once, and no row
-    asked for again once it was finished (only those in flight at a kill are asked twice)."""
+    asked for again once it was finished (only those in flight at a kill are asked twice). The
+    output of an earlier run stays whole until the run that reaches its end replaces it."""
     rows, kills, concurrency = 60, 3, 4
     (workdir / "rows.jsonl").write_text("".join(f'{{"text": "ticket {i}"}}\n' for i in range(rows)))
     emu.rate_limit("openai", rpm=900)  # 15 a second: a run lasts a few seconds
     chance = random.Random(7)
+    before = old_output(workdir)
     for kill in range(kills):
         process = _start(workdir, rows)
         _wait_for_rows(workdir, (kill + 1) * 8 + chance.randrange(6), process)
         process.kill()
         process.wait(timeout=10)
+        assert (workdir / "out.jsonl").read_text() == before  # a killed run replaced nothing
     process = _start(workdir, rows)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
