@@ -43,7 +43,7 @@ from ._fallback import fallback_models, with_fallbacks
 from ._legacy import deprecated
 from ._model import Model, StandIn
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
-from ._pickling import by_reference, function_ref, located
+from ._pickling import by_reference, function_ref, located, without_key
 from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import sendable as _sendable
@@ -189,7 +189,8 @@ class Command(Generic[P, R]):
         """Pickled by its module and name when they find this very command, else by what it
         was made from (its function, output, options, tools, rails, examples, and what
         :meth:`using` gave it); this process's SDK clients, plan cache and subscriptions stay
-        here. See :mod:`alloy._pickling`."""
+        here, and so does an ``api_key`` option: the copy reads its key where it runs, as any
+        process does. See :mod:`alloy._pickling`."""
         module = getattr(self._fn, "__module__", None)
         qualname = getattr(self._fn, "__qualname__", None)
         if by_reference(self, module, qualname):
@@ -197,10 +198,10 @@ class Command(Generic[P, R]):
         made_of = (
             function_ref(self._fn),
             self._output,
-            self._options,
+            without_key(self._options),
             self._tools,
             self._rails,
-            self._call_options,
+            without_key(self._call_options),
             self._examples,
             dict(self._bound),
         )

@@ -20,6 +20,9 @@ with ``register_pickle_by_value`` by value, since the other side cannot import t
 worker's ``__main__`` is Ray's. So when cloudpickle is the one pickling, those go by value here
 too. ``pickle`` (which ``ProcessPoolExecutor`` uses) has no such mode, and finds ``__main__`` in
 the other process through the same script (multiprocessing loads it there as ``__mp_main__``).
+
+An ``api_key`` option never travels (:func:`without_key`): the copy reads its key where it
+runs, from that process's configuration and environment.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import dataclasses
 import importlib
 import sys
 import typing
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -87,6 +91,13 @@ class FunctionOf:
 
 def function_of(module: str, qualname: str, attribute: str) -> Any:
     return getattr(located(module, qualname), attribute)
+
+
+def without_key(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` without ``api_key``: a pickle is read by whoever holds it (a task queue, a
+    cluster's object store, a file), so the key stays in this process; the copy made from it
+    reads its key from the configuration where it runs."""
+    return {name: value for name, value in options.items() if name != "api_key"}
 
 
 def _sent_by_value(module: str) -> bool:

@@ -218,7 +218,14 @@ def test_a_process_pool_runs_commands_on_the_offline_model() -> None:
 
 
 #: What a command or tool makes for itself, or keeps of this process, and so does not travel.
-MADE_HERE = {"_prepared", "_handlers", "_answer", "_validate_element", "_example_turns"}
+MADE_HERE = {
+    "_prepared",
+    "_handlers",
+    "_answer",
+    "_validate_element",
+    "_example_turns",
+    "_not_cached",
+}
 
 
 def test_a_copy_by_value_keeps_every_attribute_but_what_is_made_here() -> None:
@@ -243,3 +250,26 @@ def comparable(value: object) -> object:
     if schema is not False and hasattr(value, "expected"):
         return (type(value), schema, value.expected)  # type: ignore[attr-defined]
     return value
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps], ids=["pickle", "cloudpickle"])
+def test_a_pickled_command_carries_no_api_key(
+    dumps: object, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = "sk-canary-0123456789abcdefghij"
+
+    @command(output=int, model="openai:gpt-5-mini", api_key=canary)
+    def made_here(text: str) -> str:
+        return f"Count {text}"
+
+    copies = [count.with_options(api_key=canary, temperature=0.0)]
+    if dumps is cloudpickle.dumps:  # pickle finds functions by name: none made in a function
+        copies.append(made_here)
+    for copy in copies:
+        data = dumps(copy)  # type: ignore[operator]
+        assert canary.encode() not in data and b"canary" not in data
+        again = cloudpickle.loads(data)
+        assert "api_key" not in again._options and "api_key" not in again._call_options
+        # The copy runs with the key of the process it lands in (here the emulator's).
+        assert isinstance(again("apple"), int)
+        assert emu.last_request().headers["authorization"] != f"Bearer {canary}"
