@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import ConfigurationError
-from . import _commands, _openai, _playground
+from . import _commands, _docs, _openai, _playground
 from ._auth import BearerAuth, declare_bearer_auth
 from ._config import ServeConfig
 from ._observe import AccessLog, Tracing
@@ -75,6 +75,7 @@ def create_app(
         "command with its arguments as JSON; `/v1/chat/completions` and `/v1/responses` put "
         "a rail config in front of a model in the OpenAI wire format.",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's page loads Swagger UI from a CDN: _docs serves its own
         redoc_url=None,
     )
     app.state.served = served
@@ -106,6 +107,7 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, http_error)
     _commands.add_routes(app, endpoints, config)
     _openai.add_routes(app, served.rail_configs, config, Proxy(tracer))
+    _docs.add_routes(app, app.title)
     if config.playground:
         _playground.add_routes(app)
     if config.auth:

@@ -13,12 +13,13 @@ import json
 from typing import Any
 
 from ._config import ServeConfig
+from ._docs import DOCS_PATHS
 
 #: The name of the bearer scheme in the OpenAPI document's ``components.securitySchemes``.
 SECURITY_SCHEME = "bearerAuth"
 
 #: Paths anyone may read: they call no model and show no data.
-OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
+OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", *DOCS_PATHS})
 
 _UNAUTHORIZED = json.dumps(
     {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 from openapi_spec_validator import validate
 
@@ -47,3 +49,30 @@ def test_without_keys_the_document_asks_for_none(start: Start, offline: None) ->
     validate(document)
     assert "securitySchemes" not in document["components"]
     assert not any("security" in op for item in document["paths"].values() for op in item.values())
+
+
+def test_the_docs_page_loads_nothing_from_another_host(start: Start, offline: None) -> None:
+    url = start(config=ServeConfig.create(api_keys=[KEY]))
+    page = httpx.get(f"{url}/docs")  # open, like its assets: they call nothing
+    assert page.status_code == 200
+    assert "://" not in page.text  # no CDN, no validator, no icon from elsewhere
+    loaded = re.findall(r"""(?:src|href)=["']([^"']+)""", page.text)
+    assert sorted(loaded) == [
+        "/docs/favicon.png",
+        "/docs/swagger-ui-bundle.js",
+        "/docs/swagger-ui.css",
+    ]
+    assert "url: '/openapi.json'" in page.text
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    types = {}
+    for path in loaded:
+        asset = httpx.get(url + path)
+        assert asset.status_code == 200, path
+        assert len(asset.content) > 500, path
+        types[path] = asset.headers["content-type"].split(";")[0]
+    assert types == {
+        "/docs/favicon.png": "image/png",
+        "/docs/swagger-ui-bundle.js": "text/javascript",
+        "/docs/swagger-ui.css": "text/css",
+    }
+    assert "SwaggerUIBundle" in httpx.get(f"{url}/docs/swagger-ui-bundle.js").text

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from alloy.serve import ServeConfig
+
 sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -115,3 +117,22 @@ def test_the_playground_shows_a_rail_block(start: Any, offline: None, page: Any)
     page.click("#run")
     page.locator("#result.error").filter(has_text="403").wait_for()
     assert "no_passwords" in page.locator("#result").inner_text()
+
+
+def test_the_docs_page_renders_from_this_server_alone(start: Any, offline: None, page: Any) -> None:
+    """Swagger UI draws every route, and every request the page makes goes to the server."""
+    url = start(config=ServeConfig.create(api_keys=["docs-key"]))
+    requested: list[str] = []
+    refused: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if message.type == "error" else None,
+    )
+    page.goto(url + "/docs")
+    page.locator(".opblock").first.wait_for()
+    assert page.locator(".opblock").count() >= 10
+    assert page.locator("button.authorize").count() == 1  # the bearer keys are declared
+    page.wait_for_load_state("networkidle")
+    assert requested and all(r.startswith(url + "/") for r in requested), requested
+    assert refused == []  # nothing blocked by the page's Content-Security-Policy
