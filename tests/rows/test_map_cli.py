@@ -3,6 +3,7 @@ their line numbers, and a run that survives being killed at any point."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -238,6 +239,16 @@ def test_lines_that_are_not_unicode_fail_alone(
     assert main([*run[:2], "--input", "rows.csv", "--output", "out.jsonl"]) == 1
     assert [r["ok"] for r in records(workdir / "out.jsonl")] == [True, False, True]
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_standard_input_that_is_not_utf8_fails_line_by_line(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b'{"text": "first"}\n{"text": "\xff\xfe"}\n{"text": "last"}\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    run = ["map", "tickets:classify", "--input", "-", "--output", "out.jsonl"]
+    assert main(run) == 1
+    assert [r["ok"] for r in records(workdir / "out.jsonl")] == [True, False, True]
 
 
 HALVES = textwrap.dedent("""
