@@ -335,7 +335,9 @@ class Command(Generic[P, R]):
         (:class:`~alloy.rows.Ok` or :class:`~alloy.rows.Failed`), in input order.
 
         A tuple row is positional arguments, a dict row keyword arguments, an
-        :class:`~alloy.rows.Args` row exactly those, anything else the one argument. Rows are
+        :class:`~alloy.rows.Args` row exactly those, anything else the one argument; a list
+        row is the one argument when that takes a sequence, else positional arguments. A row
+        that fits no reading fails alone with a RowInputError (see the guide). Rows are
         read lazily and at most a small window of them is held, so an input of any length runs
         in flat memory. ``concurrency`` calls run at once; ``rpm`` / ``tpm`` cap requests and
         tokens per minute (by default the limits the provider states in its replies' headers);

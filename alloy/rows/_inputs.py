@@ -50,7 +50,8 @@ KEYED_OPTIONS = (
 
 
 class RowInputError(AlloyError):
-    """A row's input does not fit the command's parameters. It fails that row only."""
+    """A row's input fits no reading of the command's parameters, or holds text that is not
+    valid Unicode (a lone surrogate). It fails that row only."""
 
 
 def bind(

@@ -13,8 +13,8 @@ R = TypeVar("R")
 
 class Args:
     """One row's arguments, spelled out: ``Args("ACME", currency="EUR")`` calls the command
-    with exactly these, whatever their types (a tuple row is positional arguments and a dict
-    row keyword arguments; anything else is the one argument)."""
+    with exactly these, whatever their types (other rows are read as the "Running over
+    datasets" guide says: a tuple as positional arguments, a dict as keyword arguments...)."""
 
     __slots__ = ("args", "kwargs")
 
