@@ -13,7 +13,16 @@ from typing import Any
 
 import pytest
 
-from alloy import BudgetExceeded, ConfigurationError, ServerError, command, configure, pricing, tool
+from alloy import (
+    BudgetExceeded,
+    ConfigurationError,
+    ProviderTimeoutError,
+    ServerError,
+    command,
+    configure,
+    pricing,
+    tool,
+)
 from alloy._cost_cap import input_tokens, worst_case
 from alloy._types import Request, Text, ToolCall, UserTurn
 from alloy.pricing import Price, set_price
@@ -263,3 +272,69 @@ def test_concurrent_calls_of_one_command_do_not_share_a_purse() -> None:
         return list(await asyncio.gather(*(number.acall() for _ in range(5))))
 
     assert asyncio.run(many()) == [1] * 5
+
+
+@pytest.mark.parametrize(
+    ("failure", "sent"),
+    [
+        (ServerError("down", status_code=500), 2),  # answered with an error: cost nothing
+        (ProviderTimeoutError("timed out"), 1),  # may have been billed: counted at its worst
+    ],
+)
+def test_a_failed_request_costs_nothing_only_when_the_provider_answered_it(
+    sleeps: list[float], failure: Exception, sent: int
+) -> None:
+    set_price("priced", OUTPUT_ONLY)
+    replies = iter([failure, '{"value": 1}'])
+    model = FunctionModel(lambda r: next(replies), name="priced")
+
+    @command(output=int, model=model, retries=1, max_tokens=5, cost_budget=0.008)
+    def number() -> str:
+        return "A number"
+
+    if sent == 2:
+        assert number() == 1
+    else:
+        with pytest.raises(BudgetExceeded) as info:
+            number()
+        assert info.value.spent == pytest.approx(0.005)
+    assert len(model.requests) == sent
+
+
+def test_a_spent_token_budget_gives_its_figures_in_tokens() -> None:
+    model = FunctionModel(never_valid)
+
+    @command(output=int, model=model, token_budget=10, max_reasks=5)
+    def number() -> str:
+        return "A number"
+
+    with pytest.raises(BudgetExceeded) as info:
+        number()
+    assert (info.value.spent, info.value.limit, info.value.unit) == (15, 10, "tokens")
+
+
+def test_the_refusal_is_the_calls_failure_event_and_survives_pickling() -> None:
+    import pickle
+
+    from alloy import events
+
+    set_price("priced", OUTPUT_ONLY)
+    model = FunctionModel(never_valid, name="priced")
+
+    @command(output=int, model=model, max_tokens=5, cost_budget=0.004)
+    def number() -> str:
+        return "A number"
+
+    seen: list[events.Event] = []
+    number.subscribe(seen.append)
+    with pytest.raises(BudgetExceeded) as info:
+        number()
+    failed = [event for event in seen if isinstance(event, events.CommandFailed)]
+    assert len(failed) == 1 and failed[0].error is info.value
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (copy.spent, copy.limit, copy.unit, str(copy)) == (
+        0.0,
+        0.004,
+        "USD",
+        str(info.value),
+    )
