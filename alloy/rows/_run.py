@@ -482,9 +482,12 @@ def _record(checkpoint: Checkpoint, key: str, index: int, row: Row[Any], reader:
     if row.ok:
         try:
             value = reader.render(row.value)
-        except (TypeError, ValueError):
-            if row.value is not None:
-                raise
+        except Exception as error:  # a value its own type does not read back, say
+            if row.value is not None:  # handed out all the same; a resumed run asks again
+                from ..events import logger
+
+                logger.warning("alloy: row %d is not kept in the checkpoint: %s", index, error)
+                return
             value = ""  # output=None: nothing to render, and None is what "" reads back as
         checkpoint.put(
             key,

@@ -175,3 +175,31 @@ def test_the_checkpoint_is_in_wal_mode(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 2
+
+
+class Tagged(BaseModel):
+    """A validator that is not idempotent: a value it made is refused when read back."""
+
+    label: str
+
+    @field_validator("label")
+    @classmethod
+    def tag(cls, value: str) -> str:
+        if value.startswith("tag:"):
+            raise ValueError("already tagged")
+        return "tag:" + value
+
+
+def test_a_value_that_cannot_be_stored_is_still_handed_out(
+    tmp_path: Path, run_map: Call, caplog: pytest.LogCaptureFixture
+) -> None:
+    @command(output=Tagged, model=FunctionModel(lambda r: json_reply({"label": "x"})))
+    def label(n: int) -> str:
+        return f"Label {n}"
+
+    path = tmp_path / "run.sqlite"
+    rows = run_map(label, range(3), checkpoint=path)
+    assert [row.value.label for row in rows] == ["tag:x"] * 3
+    assert "row 0 is not kept in the checkpoint" in caplog.text
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 0
