@@ -27,8 +27,10 @@ from alloy._cost_cap import input_tokens, worst_case
 from alloy._types import Request, Text, ToolCall, UserTurn
 from alloy.pricing import Price, set_price
 from alloy.testing import FunctionModel
+from alloy.testing.emulator import Emulator, ReplyText
 
 from ..conftest import Call
+from ..hardening.conftest import PROVIDERS
 
 #: A reply's 5 output tokens cost $0.005; input is free.
 OUTPUT_ONLY = Price(input=0.0, output=1000.0)
@@ -338,3 +340,26 @@ def test_the_refusal_is_the_calls_failure_event_and_survives_pickling() -> None:
         "USD",
         str(info.value),
     )
+
+
+@pytest.mark.parametrize(
+    ("model", "queue"),
+    [(model, wire) for model, wire, _ in PROVIDERS.values()],
+    ids=list(PROVIDERS),
+)
+def test_through_the_real_sdks_the_emulator_sees_no_request_past_the_cap(
+    emu: Emulator, call: Call, model: str, queue: Any
+) -> None:
+    """The emulator counts a token per four characters: "no, no!!" is 2 output tokens, $0.002
+    at $1,000 per million, and ``max_tokens=2`` makes that each request's worst case too."""
+    set_price(model, Price(input=0.0, output=1000.0))
+    emu.push(queue, *[ReplyText("no, no!!")] * 5)
+
+    @command(output=int, model=model, max_reasks=4, max_tokens=2, cost_budget=0.005)
+    def number() -> str:
+        return "A number"
+
+    with pytest.raises(BudgetExceeded) as info:
+        call(number)
+    assert len(emu.requests_for(queue)) == 2  # a third would have made $0.006
+    assert info.value.spent == pytest.approx(0.004)
