@@ -10,10 +10,10 @@ passed them: the text (or partial values) is held back and the railed value is s
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,6 +22,7 @@ from pydantic_core import to_jsonable_python
 from starlette.responses import JSONResponse, Response
 
 from .._command import Command
+from .._output import OutputType
 from .._stream_plan import answer_shape
 from .._tools import strict_arguments
 from .._types import Result
@@ -51,11 +52,27 @@ class Endpoint:
         return {
             "name": self.name,
             "description": self.description,
-            "output": self.command.output_type.expected,
+            "output": output_title(self.command.output_type),
             "stream": self.stream,
             "request_schema": self.models.request.model_json_schema(),
             "response_schema": self.models.response.model_json_schema(mode="serialization"),
         }
+
+
+def output_title(output: OutputType) -> str:
+    """The output type as ``GET /commands`` and the playground show it: each class by its own
+    name, as ``list[Review]``, never ``list[myapp.models.Review]``."""
+    title = output.expected
+    for cls in _classes(output.value_type):
+        title = title.replace(f"{cls.__module__}.{cls.__qualname__}", cls.__qualname__)
+    return title
+
+
+def _classes(tp: Any) -> Iterator[type]:
+    if isinstance(tp, type):
+        yield tp
+    for arg in get_args(tp):
+        yield from _classes(arg)
 
 
 def endpoint_for(name: str, cmd: Command[..., Any]) -> Endpoint:

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from alloy import command
 from alloy.serve import ServeConfig
 from alloy.testing.emulator import (
     RateLimited,
@@ -20,7 +21,7 @@ from alloy.testing.emulator import (
 )
 
 from .conftest import Start
-from .served import CANARY
+from .served import CANARY, Mood, Review, review
 
 
 def events(body: str) -> list[tuple[str, Any]]:
@@ -243,3 +244,23 @@ def test_an_unknown_command_is_404(start: Start, offline: None) -> None:
     missing = httpx.post(f"{url}/commands/nope", json={})
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "not_found"
+
+
+def test_the_command_list_names_output_classes_without_module_paths(
+    start: Start, offline: None
+) -> None:
+    @command(output=list[Review], retries=0)
+    def shortlist(product: str) -> str:
+        return f"Reviews of {product}"
+
+    @command(output=list[list[Review] | Mood] | None, retries=0)
+    def grouped(product: str) -> str:
+        return f"Reviews of {product} by mood"
+
+    url = start(objects={"shortlist": shortlist, "grouped": grouped, "review": review})
+    listed = {c["name"]: c["output"] for c in httpx.get(f"{url}/commands").json()}
+    assert listed == {
+        "shortlist": "list[Review]",
+        "grouped": "list[list[Review] | Mood] | None",
+        "review": "Review",
+    }

@@ -17,7 +17,10 @@ from typing import Any
 
 import pytest
 
+from alloy import command
 from alloy.serve import ServeConfig
+
+from .served import Mood, Review
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -136,3 +139,26 @@ def test_the_docs_page_renders_from_this_server_alone(start: Any, offline: None,
     page.wait_for_load_state("networkidle")
     assert requested and all(r.startswith(url + "/") for r in requested), requested
     assert refused == []  # nothing blocked by the page's Content-Security-Policy
+
+
+@command(output=list[Review], retries=0)
+def shortlist(product: str, mood: Mood = Mood.CALM) -> str:
+    """Reviews of a product in one mood."""
+    return f"Three {mood.value} reviews of {product}"
+
+
+def test_the_form_names_the_choices_and_the_title_has_no_module_paths(
+    start: Any, offline: None, page: Any
+) -> None:
+    url = start(objects={"shortlist": shortlist})
+    page.goto(url + "/")
+    page.get_by_role("button", name="shortlist", exact=True).click()
+    assert page.locator("#title").inner_text() == "shortlist → list[Review]"
+    assert page.locator("label[for=arg-mood]").inner_text() == "mood (one of: calm, angry)"
+    assert page.locator("#arg-mood").evaluate("e => e.tagName") == "SELECT"
+    assert page.locator("#arg-mood").input_value() == '"calm"'  # the default is chosen
+    assert page.locator("#api-key").get_attribute("type") == "password"
+    page.fill("#arg-product", "a kettle")
+    page.select_option("#arg-mood", '"angry"')
+    page.click("#run")
+    page.locator("#result").filter(has_text='"stars"').wait_for()
