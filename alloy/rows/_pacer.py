@@ -5,7 +5,10 @@ per-minute rate and holding ``burst`` seconds' worth, the way OpenAI and Anthrop
 own limits ("60,000 requests a minute may be enforced as 1,000 a second"). Before a call it
 reserves one request and the tokens the call is estimated to use (its input, and ``max_tokens`` or
 the output seen so far), waiting until both are there; after the call it settles the reservation
-with the usage the provider reported. A 429 pauses every call of the run for its ``retry-after``.
+with the usage the provider reported. A 429 pauses every call of the run for its ``retry-after``
+(or a backoff when it has none), halves the calls the run lets out at once (see
+:class:`~alloy.rows._concurrency.AdaptiveConcurrency`; a provider that states no limits is
+kept to its own that way), and the call is sent again once the pause is over.
 
 The limits come from the ``rpm=`` / ``tpm=`` options when given, and else from the provider's own
 rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``): until the first reply states
@@ -25,12 +28,14 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from .._engine import backoff_ceiling
 from .._types import Capabilities, Done, Request, Response, StreamEvent, Text
 from ..errors import RateLimitError
 from ..providers._ratelimits import REPLY_HEADERS, rate_limits
+from ._concurrency import AdaptiveConcurrency
 
 #: Output tokens assumed for a call before any reply was seen (and no ``max_tokens`` is set).
 FIRST_OUTPUT_GUESS = 256
@@ -39,6 +44,12 @@ FIRST_OUTPUT_GUESS = 256
 #: as they arrive: the burst's rest absorbs that.
 HEADROOM = 0.97
 BURST_SHARE = 0.8
+#: Times a call that met a 429 is sent again, each after the run's pause, before the 429 is
+#: the call's error (and the command's own ``retries`` take over). Many: a run that finds a
+#: provider's undisclosed limit by its 429s meets about one for each call let through.
+RATE_LIMIT_RESENDS = 32
+#: A 429 asking for a longer wait (seconds) is a spent quota, not a rate: not waited out here.
+LONGEST_PAUSE = 60.0
 
 
 class _Bucket:
@@ -142,6 +153,8 @@ class Pacer:
     ``rpm`` / ``tpm`` fix the limits; left None they are learned from the replies' headers
     (``learn=False`` turns that off: then only what was given applies). With a ``budget``, the
     allowance (and a 429's pause) is kept there, under ``name``, shared with other pacers.
+    With ``concurrency``, at most that many calls are in flight at once, fewer after 429s
+    (:attr:`concurrency` adapts).
     """
 
     def __init__(
@@ -154,6 +167,7 @@ class Pacer:
         clock: Callable[[], float] = time.monotonic,
         budget: Budget | None = None,
         name: str = "",
+        concurrency: int | None = None,
     ) -> None:
         self.clock = clock
         self.budget = budget
@@ -167,7 +181,10 @@ class Pacer:
         self.probing = learn and rpm is None and tpm is None
         self.learn = learn
         self.paused_until = 0.0
+        #: 429s since the last answer: the backoff of a 429 without ``retry-after`` grows with them.
+        self.refusals = 0
         self.in_flight = 0
+        self.concurrency = AdaptiveConcurrency(concurrency, clock) if concurrency else None
         self.output_guess = float(FIRST_OUTPUT_GUESS)
         self.stats = PacerStats()
         self._lock = threading.Lock()
@@ -237,6 +254,8 @@ class Pacer:
             now = self.clock()
             if self.probing and self.in_flight:
                 return -1.0  # wait for the first reply to say what the limits are
+            if self.concurrency is not None and not self.concurrency.allows(self.in_flight):
+                return -1.0  # wait for a call to finish
             waits = [self.paused_until - now]
             if self.budget is not None:  # the allowance is kept there, not in the buckets
                 if waits[0] <= 0:
@@ -281,6 +300,9 @@ class Pacer:
             self.probing = False  # a reply without limits in its headers: the provider states none
             if response is None:
                 return
+            self.refusals = 0
+            if self.concurrency is not None:
+                self.concurrency.succeeded()
             usage = response.usage
             if self.budget is not None and usage.total_tokens:
                 self.budget.give(self.name, ticket.tokens - usage.total_tokens)
@@ -289,11 +311,19 @@ class Pacer:
             if usage.output_tokens:
                 self.output_guess = 0.8 * self.output_guess + 0.2 * usage.output_tokens
 
-    def rate_limited(self, error: RateLimitError) -> None:
-        """A 429: nobody in the run sends until its ``retry-after`` has passed."""
+    def rate_limited(self, error: RateLimitError, sent: float | None = None) -> None:
+        """A 429 on a call sent at ``sent``: nobody in the run sends until its ``retry-after``
+        (else a backoff growing with the 429s met since the last answer) has passed, and fewer
+        calls go at once from then on."""
         with self._lock:
             self.stats.rate_limited += 1
-            wait = error.retry_after if error.retry_after is not None else 1.0
+            if error.retry_after is not None:
+                wait = error.retry_after
+            else:
+                wait = backoff_ceiling(self.refusals)
+            self.refusals += 1
+            if self.concurrency is not None:
+                self.concurrency.rate_limited(self.clock() if sent is None else sent)
             self.paused_until = max(self.paused_until, self.clock() + max(0.0, wait))
             if self.budget is not None:
                 self.budget.pause(self.name, max(0.0, wait))
@@ -302,7 +332,8 @@ class Pacer:
 
 
 class PacedModel:
-    """``model`` whose every call first waits for ``pacer`` and then settles with it."""
+    """``model`` whose every call first waits for ``pacer`` and then settles with it; a call
+    that meets a 429 is sent again once the run's pause is over (see :class:`_Resends`)."""
 
     def __init__(self, model: Any, pacer: Pacer) -> None:
         self.model = model
@@ -314,30 +345,93 @@ class PacedModel:
         return f"<paced {self.model!r}>"
 
     def request(self, request: Request) -> Response:
-        with _PacedCall(self.pacer, self.pacer.acquire_sync(request)) as call:
-            response: Response = self.model.request(request)
-            call.done = response
-        return response
+        resends = _Resends(self.pacer, request)
+        while True:
+            try:
+                with _PacedCall(self.pacer, self.pacer.acquire_sync(resends.request)) as call:
+                    response: Response = self.model.request(resends.request)
+                    call.done = response
+                return response
+            except RateLimitError as error:
+                if not resends.again(error):
+                    raise
 
     async def arequest(self, request: Request) -> Response:
-        with _PacedCall(self.pacer, await self.pacer.acquire(request)) as call:
-            response: Response = await self.model.arequest(request)
-            call.done = response
-        return response
+        resends = _Resends(self.pacer, request)
+        while True:
+            try:
+                with _PacedCall(self.pacer, await self.pacer.acquire(resends.request)) as call:
+                    response: Response = await self.model.arequest(resends.request)
+                    call.done = response
+                return response
+            except RateLimitError as error:
+                if not resends.again(error):
+                    raise
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
-        with _PacedCall(self.pacer, self.pacer.acquire_sync(request)) as call:
-            for event in self.model.stream(request):
-                if isinstance(event, Done):
-                    call.done = event.response
-                yield event
+        resends = _Resends(self.pacer, request)
+        while True:
+            began = False
+            try:
+                with _PacedCall(self.pacer, self.pacer.acquire_sync(resends.request)) as call:
+                    for event in self.model.stream(resends.request):
+                        if isinstance(event, Done):
+                            call.done = event.response
+                        began = True
+                        yield event
+                return
+            except RateLimitError as error:
+                if began or not resends.again(error):
+                    raise
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        with _PacedCall(self.pacer, await self.pacer.acquire(request)) as call:
-            async for event in self.model.astream(request):
-                if isinstance(event, Done):
-                    call.done = event.response
-                yield event
+        resends = _Resends(self.pacer, request)
+        while True:
+            began = False
+            try:
+                with _PacedCall(self.pacer, await self.pacer.acquire(resends.request)) as call:
+                    async for event in self.model.astream(resends.request):
+                        if isinstance(event, Done):
+                            call.done = event.response
+                        began = True
+                        yield event
+                return
+            except RateLimitError as error:
+                if began or not resends.again(error):
+                    raise
+
+
+class _Resends:
+    """The 429s of one call, each waited out (the pacer's pause) and the call sent again: up
+    to :data:`RATE_LIMIT_RESENDS` times, never for a 429 that is not transient (no credit
+    left) or asks for more than :data:`LONGEST_PAUSE`, and never past the request's
+    ``timeout`` (which the engine shortens to the call's deadline): a re-sent request gets
+    what is left of it."""
+
+    def __init__(self, pacer: Pacer, request: Request) -> None:
+        self.pacer = pacer
+        self.request = request
+        self.count = 0
+        timeout = request.settings.timeout
+        self.deadline = None if timeout is None else pacer.clock() + timeout
+
+    def again(self, error: RateLimitError) -> bool:
+        """Whether to send the call again after ``error`` (with :attr:`request`)."""
+        hint = error.retry_after
+        if (
+            not error.transient
+            or self.count >= RATE_LIMIT_RESENDS
+            or (hint is not None and hint > LONGEST_PAUSE)
+        ):
+            return False
+        if self.deadline is not None:
+            left = self.deadline - max(self.pacer.clock(), self.pacer.paused_until)
+            if left <= 0:
+                return False
+            settings = replace(self.request.settings, timeout=left)
+            self.request = replace(self.request, settings=settings)
+        self.count += 1
+        return True
 
 
 class _PacedCall:
@@ -358,7 +452,7 @@ class _PacedCall:
     def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
         _forget(self.token)
         if isinstance(error, RateLimitError):
-            self.pacer.rate_limited(error)
+            self.pacer.rate_limited(error, self.ticket.sent)
         self.pacer.settle(self.ticket, self.done)
 
 

@@ -440,6 +440,7 @@ class Run:
                 learn=learn,
                 budget=self.settings.budget,
                 name=model.name,
+                concurrency=self.settings.concurrency,
             )
             self._pacers[model.name] = pacer
         return PacedModel(model, pacer)
