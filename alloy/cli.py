@@ -760,14 +760,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     batch = sub.add_parser(
         "batch",
-        help="the batch jobs of a run: status, wait, cancel, results",
+        help="the batch jobs of a run: list, status, wait, cancel, results",
         description="The provider batch jobs a batch run (alloy map --mode batch, or "
-        "cmd.map(..., mode='batch')) recorded in its checkpoint: their state now, waiting for "
-        "them to end, cancelling them, or the finished rows as JSON Lines.",
+        "cmd.map(..., mode='batch')) recorded in its checkpoint: the jobs it knows, their "
+        "state now, waiting for them to end, cancelling them, or the rows as JSON Lines "
+        "(the answers of ended jobs read in first).",
     )
-    batch.add_argument("action", choices=("status", "wait", "cancel", "results"))
+    batch.add_argument("action", choices=("list", "status", "wait", "cancel", "results"))
     batch.add_argument("checkpoint", help="the run's checkpoint (SQLite file)")
-    batch.add_argument("--json", action="store_true", help="status as JSON")
+    batch.add_argument("--json", action="store_true", help="list and status as JSON")
     batch.add_argument("--output", default="-", help="results: where to write (default stdout)")
     batch.add_argument(
         "--poll-interval",

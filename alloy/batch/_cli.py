@@ -1,20 +1,28 @@
-"""``alloy batch status|wait|cancel|results CHECKPOINT``: a batch run's jobs, from the shell.
+"""``alloy batch list|status|wait|cancel|results CHECKPOINT``: a batch run's jobs, from the shell.
 
 The checkpoint of a batch run (``cmd.map(rows, mode="batch", checkpoint=...)`` or ``alloy map
 --mode batch --checkpoint ...``) records each job it submitted, with the provider and model, so
 these work from any process with the provider's key set:
 
-- ``status``: each job's state as the provider reports it now, and the rows finished so far;
-- ``wait``: poll until every job has ended (the run itself, run again, then reads the results);
+- ``list``: the jobs the checkpoint knows, as it recorded them (no provider is asked);
+- ``status``: each job's state and request counts as the provider reports them now, and the
+  rows finished so far;
+- ``wait``: poll until every job has ended;
 - ``cancel``: cancel the jobs still running;
-- ``results``: the finished rows as JSON Lines (the value as the command read and validated it).
+- ``results``: the rows as JSON Lines (the value as the command read and validated it). The
+  answers of jobs that have ended are read first, by the run's command (imported as the run
+  noted it), and recorded in the checkpoint; a row that needs a call (its batch did not answer
+  it, or its answer is re-asked) is left to the run, run again, and counted on stderr.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
+from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,19 @@ def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: 
         raise ConfigurationError(f"no checkpoint at {path!r}")
     with Checkpoint(path) as checkpoint:
         if action == "results":
-            return _results(checkpoint, output)
+            left = _read_ended(path, checkpoint)
+            _results(checkpoint, output)
+            if left:
+                total = left.total()
+                reasons = "; ".join(f"{why}: {count}" for why, count in left.most_common())
+                print(
+                    f"alloy: {total} row{'' if total == 1 else 's'} not finished ({reasons}); "
+                    f"run the map again with --checkpoint {path} to finish them",
+                    file=sys.stderr,
+                )
+            return 0
+        if action == "list":
+            return _list(path, checkpoint, as_json)
         wires: dict[str, Wire] = {}
         jobs = []
         for tag, _, model, job, _, requests, intended in checkpoint.batches():
@@ -43,6 +63,62 @@ def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: 
         if action == "wait":
             return _wait(jobs, wires, poll_interval)
         return _status(checkpoint, jobs, wires, as_json)
+
+
+def _list(path: str, checkpoint: Checkpoint, as_json: bool) -> int:
+    """The jobs the checkpoint knows, as it recorded them: no provider is asked."""
+    jobs = [
+        {
+            "tag": tag,
+            "provider": wire,
+            "model": model,
+            "job": job,
+            "state": state,
+            "requests": requests,
+            "intended": datetime.fromtimestamp(intended, timezone.utc).isoformat(),
+        }
+        for tag, wire, model, job, state, requests, intended in checkpoint.batches()
+    ]
+    if as_json:
+        print(json.dumps({"jobs": jobs}, indent=2))
+        return 0
+    if not jobs:
+        print(f"{path}: no batch jobs (the run was not a batch run, or submitted nothing)")
+    for shown in jobs:
+        print(
+            f"{shown['job'] or '(not submitted)'}  {shown['provider']}  {shown['model']}  "
+            f"{shown['state']}  {shown['requests']} requests  {shown['intended']}"
+        )
+    return 0
+
+
+def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
+    """Read the answers of the ended jobs into the checkpoint (see ``BatchRun.read_ended``);
+    why rows were left, counted."""
+    if not any(checkpoint.unfinished(tag) for tag, *_ in checkpoint.batches()):
+        return Counter()
+    notes = checkpoint.notes()
+    target, model = notes.get("target"), notes.get("model")
+    if not isinstance(target, str) or not isinstance(model, str):
+        raise ConfigurationError(
+            f"{path} does not say which command made it (an older alloy wrote it): run the "
+            "map again with this checkpoint to read its batch answers"
+        )
+    from ..cli import UsageError, load_command
+    from ..rows._run import Settings
+    from ._run import BatchRun
+
+    try:
+        command = load_command(target)
+    except (UsageError, ConfigurationError) as exc:
+        raise ConfigurationError(
+            f"cannot load the run's command {target} to read its batch answers ({exc}); run "
+            "alloy batch results where the run's module imports, or run the map again"
+        ) from None
+    options = {k: v for k, v in (notes.get("options") or {}).items() if v is not None}
+    command = command.with_options(**{**options, "model": model})
+    settings = Settings(checkpoint=path, progress=False, mode="batch")
+    return asyncio.run(BatchRun(command, [], settings).read_ended())
 
 
 def _wire(model: str, wires: dict[str, Wire]) -> Wire:
@@ -109,7 +185,7 @@ def _cancel(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> 
     return 0
 
 
-def _results(checkpoint: Checkpoint, output: str) -> int:
+def _results(checkpoint: Checkpoint, output: str) -> None:
     target: Any = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for key, position, ok, value, error_type, error in checkpoint.finished():
@@ -122,4 +198,3 @@ def _results(checkpoint: Checkpoint, output: str) -> int:
     finally:
         if target is not sys.stdout:
             target.close()
-    return 0

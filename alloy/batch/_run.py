@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import tempfile
+from collections import Counter
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from .._types import Capabilities, Request, Response, StreamEvent, Usage
 from ..errors import CommandError, ConfigurationError
@@ -33,7 +37,8 @@ from ..events import BatchFinished, BatchSubmitted
 from ..pricing import cost as price
 from ..providers._base import SDKModel
 from ..rows._checkpoint import Checkpoint
-from ..rows._records import Failed, Ok, Row
+from ..rows._inputs import KEYED_OPTIONS, row_key
+from ..rows._records import Args, Failed, Ok, Row
 from ..rows._run import Run, _record, _rows_of, _Setup
 from ._wires import BATCH_PRICE, Missed, Outcome, Wire, wire_for
 
@@ -65,6 +70,7 @@ class BatchRun(Run):
         given = 0
         try:
             wire = wire_for(_provider_model(setup.runtime.model))
+            self._note(setup, checkpoint)
             if self.command.tools:
                 raise ConfigurationError(
                     f"mode='batch': {self.command.name} has tools, and a batched request cannot "
@@ -119,6 +125,75 @@ class BatchRun(Run):
                 os.rmdir(os.path.dirname(temporary))
         await self._end(setup)
 
+    def _note(self, setup: _Setup, checkpoint: Checkpoint) -> None:
+        """What ``alloy batch results`` needs to read this run's answers in another process:
+        where the command is defined, and the options its rows' keys were made with."""
+        fn = self.command._fn
+        checkpoint.note("target", f"{fn.__module__}:{fn.__qualname__}")
+        config = vars(setup.plan.config)
+        checkpoint.note("options", {name: config.get(name) for name in KEYED_OPTIONS})
+
+    async def read_ended(self) -> Counter[str]:
+        """Read the answers of the jobs that have ended into the checkpoint, each through its
+        row's engine as a run reads it, but calling no model (``alloy batch results``). A row
+        that needs a call (its batch did not answer it, or its answer is re-asked) is left for
+        the run. Returns why rows were left, counted."""
+        setup = self._setup()
+        checkpoint = setup.checkpoint
+        assert checkpoint is not None
+        left: Counter[str] = Counter()
+        try:
+            wire = wire_for(_provider_model(setup.runtime.model))
+            for tag, _, _, job, state, requests, intended in checkpoint.batches():
+                keys = checkpoint.unfinished(tag)
+                if not keys:
+                    continue
+                if job is None:  # the run died before recording it: the provider may have it
+                    job = await asyncio.to_thread(wire.find, tag, requests, intended - 5)
+                    if job is not None:
+                        checkpoint.submitted(tag, job)
+                if job is None or state == "read":
+                    left["its batch did not answer it" if job else "never submitted"] += len(keys)
+                    continue
+                status = await asyncio.to_thread(wire.status, job)
+                if status.state not in ("done", "cancelled"):
+                    left[f"its job is {status.state}"] += len(keys)
+                    continue
+                outcomes = dict(await asyncio.to_thread(_read_all, wire, job))
+                for key in keys:
+                    row = await self._read_one(setup, wire, key, outcomes.get(key), checkpoint)
+                    if isinstance(row, str):
+                        left[row] += 1
+                    else:
+                        _record(checkpoint, key, row.index, row, setup.reader)
+        finally:
+            self._close(setup)
+        return left
+
+    async def _read_one(
+        self, setup: _Setup, wire: Wire, key: str, outcome: Outcome | None, checkpoint: Checkpoint
+    ) -> Row[Any] | str:
+        """The row of ``key`` with its batch answer read, or why it needs the run."""
+        stored = checkpoint.batch_input(key)
+        if stored is None:
+            return "its inputs are not in the checkpoint"
+        if outcome is None or isinstance(outcome, Missed):
+            return "its batch did not answer it"
+        position, arguments = stored
+        given = json.loads(arguments)
+        args, kwargs = tuple(given["args"]), dict(given["kwargs"])
+        if row_key(setup.run, args, kwargs) != key:
+            return "the command here is not the one the run called"
+        rows = _Pending([position], [Args(*args, **kwargs)], args, kwargs)
+        answered = _Answered(outcome, _Capture(setup.runtime.model), wire.model)
+        try:
+            row = await self._answer(setup, key, rows, answered)
+        except _Captured:
+            return "its answer needs a call online"
+        if answered.reply is not None:  # the call stopped before it read the answer
+            return "its call stopped before it read the answer"
+        return row
+
     # -- submitting --
     async def _submit(
         self,
@@ -148,7 +223,8 @@ class BatchRun(Run):
                 continue
             ids = [custom_id for custom_id, _ in chunk]
             tag = given_tag or _tag(setup.run, ids, round_)
-            checkpoint.intend(tag, wire.name, setup.plan.model, ids)
+            inputs = {key: self._input(pending[key]) for key in ids}
+            checkpoint.intend(tag, wire.name, setup.plan.model, ids, inputs)
             job = await asyncio.to_thread(wire.submit, chunk, tag)
             checkpoint.submitted(tag, job)
             if setup.handlers:
@@ -163,6 +239,21 @@ class BatchRun(Run):
                     ),
                 )
         self._show(setup, checkpoint)
+
+    def _input(self, rows: _Pending) -> tuple[int, str]:
+        """The row's position and its arguments as JSON (without ``deps``), for ``alloy
+        batch results`` to remake its call (what JSON cannot hold is kept as its repr)."""
+        kwargs = dict(rows.kwargs)
+        if self.settings.has_deps and not self.command._own_deps:
+            kwargs.pop("deps", None)
+        given = {"args": list(rows.args), "kwargs": kwargs}
+        try:
+            arguments = to_jsonable_python(given, fallback=repr, serialize_unknown=True)
+        except ValueError:  # bytes that are not text (results then leaves the row to the run)
+            arguments = to_jsonable_python(
+                given, fallback=repr, serialize_unknown=True, bytes_mode="base64"
+            )
+        return rows.indices[0], json.dumps(arguments, ensure_ascii=True)
 
     async def _recover(
         self,
@@ -262,16 +353,16 @@ class BatchRun(Run):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
                 rows = pending.pop(key)
-                row = await self._answer(setup, wire, key, rows, outcome)
+                answered = _Answered(outcome, setup.runtime.model, wire.model)
+                row = await self._answer(setup, key, rows, answered)
                 self._finish(setup, key, rows, row, checkpoint, held)
 
         await asyncio.gather(*(one(key) for key in keys))
 
     async def _answer(
-        self, setup: _Setup, wire: Wire, key: str, rows: _Pending, outcome: Any
+        self, setup: _Setup, key: str, rows: _Pending, answered: _Answered
     ) -> Row[Any]:
-        """The row's call, with the batch's answer as its first reply."""
-        answered = _Answered(outcome, setup.runtime.model, wire.model)
+        """The row's call, with the batch's answer (``answered``) as its first reply."""
         row = await self._call(
             setup.plan,
             replace(setup.runtime, model=answered),
@@ -383,7 +474,8 @@ class _Captured(BaseException):
 
 
 class _Capture:
-    """A model whose one answer is to hand its request over (see ``_first_request``)."""
+    """A model whose one answer is to hand its request over (see ``_first_request``; reading
+    answers from the shell, it stops a row that wants a call online)."""
 
     def __init__(self, model: Any) -> None:
         self.name: str = model.name

@@ -32,6 +32,7 @@ the same requests twice.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -347,16 +348,29 @@ class GeminiWire(Wire):
         return None
 
     def status(self, job: str) -> JobStatus:
-        found = self.call(self.model.client().batches.get, name=job)
-        state_name = str(getattr(found.state, "name", found.state))
+        """The job's state and its ``batchStats``, read from the batch as the long-running
+        operation it is: the SDK's ``BatchJob`` leaves the counts out."""
+        found = self.call(self.model.client().operations.get, _batch_operation()(name=job))
+        metadata = _mapping(found.metadata)
+        state_name = str(metadata.get("state", ""))
         states: dict[str, State] = {
-            "JOB_STATE_SUCCEEDED": "done",
-            "JOB_STATE_CANCELLED": "cancelled",
-            "JOB_STATE_FAILED": "failed",
-            "JOB_STATE_EXPIRED": "failed",
+            "SUCCEEDED": "done",
+            "CANCELLED": "cancelled",
+            "FAILED": "failed",
+            "EXPIRED": "failed",
         }
-        state = states.get(state_name, "running")
-        return JobStatus(state, {}, state_name)
+        state = states.get(state_name.rpartition("_STATE_")[2], "running")
+        stats = _mapping(metadata.get("batchStats"))
+        counts = {
+            shown: _count(stats.get(field))
+            for shown, field in (
+                ("total", "requestCount"),
+                ("succeeded", "successfulRequestCount"),
+                ("failed", "failedRequestCount"),
+                ("pending", "pendingRequestCount"),
+            )
+        }
+        return JobStatus(state, counts, state_name)
 
     def results(self, job: str) -> Iterator[tuple[str, Outcome]]:
         client = self.model.client()
@@ -416,6 +430,30 @@ def json_lines(text: str, key: str) -> Iterator[tuple[str, Mapping[str, Any] | M
         named = re.search(rf'"{key}"\s*:\s*"([^"]*)"', line)
         if named is not None:
             yield named.group(1), Missed("failed", f"line {number} of the results is not JSON")
+
+
+@functools.cache
+def _batch_operation() -> Any:
+    """A Gemini batch as a long-running operation of the SDK (``operations.get`` fetches it
+    by name), its metadata kept whole."""
+    from google.genai import types
+
+    class BatchOperation(types.GenerateVideosOperation):
+        @classmethod
+        def from_api_response(cls, api_response: Any, is_vertex_ai: bool = False) -> Any:
+            found = _mapping(api_response)
+            kept = {name: found.get(name) for name in ("name", "metadata", "done")}
+            return cls.model_validate(kept)
+
+    return BatchOperation
+
+
+def _count(value: Any) -> int:
+    """An int64 count as Gemini's JSON gives it (a string; left out when 0)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

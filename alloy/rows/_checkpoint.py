@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,11 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE TABLE IF NOT EXISTS batch_rows (
     custom_id TEXT PRIMARY KEY,
     tag TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_inputs (
+    custom_id TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    arguments TEXT NOT NULL
 );
 """
 
@@ -161,9 +166,18 @@ class Checkpoint:
             )
 
     # -- provider batch jobs (``alloy.batch``) --
-    def intend(self, tag: str, wire: str, model: str, custom_ids: list[str]) -> None:
+    def intend(
+        self,
+        tag: str,
+        wire: str,
+        model: str,
+        custom_ids: list[str],
+        inputs: Mapping[str, tuple[int, str]] | None = None,
+    ) -> None:
         """Record, before submitting, that the requests ``custom_ids`` go in batch ``tag``: a
-        process that dies between submitting and :meth:`submitted` finds the job by its tag."""
+        process that dies between submitting and :meth:`submitted` finds the job by its tag.
+        ``inputs`` (by custom id: the row's position and its arguments as JSON) let ``alloy
+        batch results`` read the answers without the rows."""
         with self._db:
             self._db.execute(
                 "INSERT OR IGNORE INTO batches VALUES (?, ?, ?, NULL, 'intended', ?, ?)",
@@ -171,6 +185,10 @@ class Checkpoint:
             )
             self._db.executemany(
                 "INSERT OR REPLACE INTO batch_rows VALUES (?, ?)", ((c, tag) for c in custom_ids)
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO batch_inputs VALUES (?, ?, ?)",
+                ((c, position, arguments) for c, (position, arguments) in (inputs or {}).items()),
             )
 
     def submitted(self, tag: str, job: str) -> None:
@@ -193,6 +211,24 @@ class Checkpoint:
             "SELECT tag FROM batch_rows WHERE custom_id = ?", (custom_id,)
         ).fetchone()
         return None if found is None else str(found[0])
+
+    def unfinished(self, tag: str) -> list[str]:
+        """The custom ids of batch ``tag`` whose row is not finished yet."""
+        return [
+            str(custom_id)
+            for (custom_id,) in self._db.execute(
+                "SELECT custom_id FROM batch_rows WHERE tag = ? AND custom_id NOT IN "
+                "(SELECT key FROM rows) ORDER BY custom_id",
+                (tag,),
+            )
+        ]
+
+    def batch_input(self, custom_id: str) -> tuple[int, str] | None:
+        """The row's position and its arguments as JSON, as :meth:`intend` recorded them."""
+        found = self._db.execute(
+            "SELECT position, arguments FROM batch_inputs WHERE custom_id = ?", (custom_id,)
+        ).fetchone()
+        return None if found is None else (int(found[0]), str(found[1]))
 
     def finished(self) -> Iterator[tuple[str, int, bool, str | None, str | None, str | None]]:
         """Every finished row: (key, position, ok, value as JSON, error type, error)."""

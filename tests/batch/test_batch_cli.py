@@ -3,6 +3,8 @@ killed at random points: every row lands once, and no job is submitted twice."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import os
 import random
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from alloy.cli import main
-from alloy.testing.emulator import Emulator
+from alloy.testing.emulator import Emulator, ReplyMalformedJson
 
 COMMANDS = textwrap.dedent("""
     from dataclasses import dataclass
@@ -101,10 +103,12 @@ def test_a_checkpoint_that_is_not_there(workdir: Path, capsys: pytest.CaptureFix
     assert "no checkpoint at 'nothing.sqlite'" in capsys.readouterr().err
 
 
-def _jobs_of(workdir: Path) -> int:
+def _jobs_of(workdir: Path, recorded: bool = False) -> int:
+    """The jobs the checkpoint knows (``recorded``: only those with the provider's job id)."""
+    where = " WHERE job IS NOT NULL" if recorded else ""
     try:
         with sqlite3.connect(workdir / "run.sqlite", timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM batches").fetchone()[0])
+            return int(db.execute("SELECT COUNT(*) FROM batches" + where).fetchone()[0])
     except sqlite3.OperationalError:
         return 0
 
@@ -159,3 +163,128 @@ def test_killed_at_random_points_a_batch_run_submits_each_job_once(
     assert len(submitted) == _jobs_of(workdir)  # each recorded job submitted once
     ids = [custom_id for job in submitted for custom_id, _ in job.requests]
     assert len(ids) == len(set(ids))  # no request in two jobs
+
+
+MODELS = {
+    "openai": "openai-chat:gpt-4o-mini",
+    "anthropic": "anthropic:claude-sonnet-4-6",
+    "gemini": "gemini:gemini-2.5-flash",
+}
+
+
+def _stopped_run(workdir: Path, provider: str, rows: int = 12) -> str:
+    """A batch run on ``provider`` stopped while its job runs, from a module of its own in
+    ``workdir`` (so ``alloy batch results`` can import its command); the checkpoint's path."""
+    module = f"cities_{provider}_{workdir.name}".replace("-", "_")
+    (workdir / f"{module}.py").write_text(
+        COMMANDS.replace("anthropic:claude-sonnet-4-6", MODELS[provider])
+    )
+    capital = importlib.import_module(module).capital
+
+    async def stopped() -> None:
+        run = capital.amap([f"c{i}" for i in range(rows)], mode="batch",
+                           checkpoint="run.sqlite", poll_interval=0.01, progress=False)  # fmt: skip
+        polling = asyncio.ensure_future(run.__aiter__().__anext__())
+        deadline = time.monotonic() + 60
+        while _jobs_of(workdir, recorded=True) < 1:  # stopped once its job is recorded
+            assert time.monotonic() < deadline and not polling.done()
+            await asyncio.sleep(0.02)
+        polling.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await polling
+
+    asyncio.run(stopped())
+    return "run.sqlite"
+
+
+@pytest.mark.parametrize("provider", MODELS)
+def test_wait_then_results_prints_every_row(
+    provider: str, workdir: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``alloy batch wait`` then ``alloy batch results``, with no map run in between: every
+    row, read from the ended job and recorded in the checkpoint."""
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, provider)
+    assert main(["batch", "results", path]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and "12 rows not finished (its job is running: 12)" in out.err
+    emu.batch_options(seconds=0)
+    assert main(["batch", "wait", path, "--poll-interval", "0.01"]) == 0
+    capsys.readouterr()
+    assert main(["batch", "results", path]) == 0
+    out = capsys.readouterr()
+    found = [json.loads(line) for line in out.out.splitlines()]
+    assert [r["index"] for r in found] == list(range(12)) and all(r["ok"] for r in found)
+    assert set(found[0]["value"]) == {"name", "country"} and out.err == ""
+    online = [r for r in emu.requests_for() if r.api and "batch" not in r.api]
+    assert not online  # read from the batch, not asked again
+    assert main(["batch", "status", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows_ok"] == 12  # recorded in the checkpoint
+
+
+def test_results_leaves_rows_that_need_a_call_to_the_run(
+    workdir: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows the batch did not answer are not printed (they need a call online); stderr says
+    so, and the map, run again, finishes them without submitting anything again."""
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, "anthropic")
+    emu.batch_options(seconds=0, fail=0.25, seed=2)
+    assert main(["batch", "results", path]) == 0
+    out = capsys.readouterr()
+    done = [json.loads(line) for line in out.out.splitlines()]
+    (job,) = emu.batches.jobs.values()
+    failed = sum(kind != "ok" for _, kind, _ in job.results)
+    assert 0 < failed < 12 and len(done) == 12 - failed
+    assert f"rows not finished (its batch did not answer it: {failed})" in out.err
+    capital = importlib.import_module(f"cities_anthropic_{workdir.name}".replace("-", "_")).capital
+    rows = list(capital.map([f"c{i}" for i in range(12)], mode="batch", checkpoint=path,
+                            poll_interval=0, progress=False))  # fmt: skip
+    assert all(row.ok for row in rows) and sum(row.resumed for row in rows) == 12 - failed
+    assert len(emu.batches.jobs) == 1
+
+
+def test_list_shows_the_jobs_the_checkpoint_knows(
+    workdir: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, "openai")
+    (job,) = emu.batches.jobs
+    emu.reset()  # the provider is not asked: list shows what the checkpoint recorded
+    assert main(["batch", "list", path]) == 0
+    shown = capsys.readouterr().out
+    assert job in shown and "openai-chat:gpt-4o-mini" in shown and "12 requests" in shown
+    assert main(["batch", "list", path, "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["jobs"]
+    assert listed["job"] == job and listed["state"] == "submitted" and listed["requests"] == 12
+
+
+def test_status_counts_the_requests_of_a_gemini_job(
+    workdir: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, "gemini")
+    assert main(["batch", "status", path, "--json"]) == 0
+    (job,) = json.loads(capsys.readouterr().out)["jobs"]
+    assert job["counts"] == {"total": 12, "succeeded": 0, "failed": 0, "pending": 12}
+    emu.batch_options(seconds=0, fail=0.25, seed=2)
+    assert main(["batch", "status", path]) == 0
+    (ran,) = emu.batches.jobs.values()
+    failed = sum(kind != "ok" for _, kind, _ in ran.results)
+    assert (
+        f"total 12, succeeded {12 - failed}, failed {failed}, pending 0" in capsys.readouterr().out
+    )
+
+
+def test_results_leaves_an_answer_that_is_re_asked_to_the_run(
+    workdir: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emu.batch_options(seconds=3600)
+    emu.push("anthropic", ReplyMalformedJson())  # the batch's first answer fails validation
+    path = _stopped_run(workdir, "anthropic")
+    emu.batch_options(seconds=0)
+    assert main(["batch", "results", path]) == 0
+    out = capsys.readouterr()
+    assert len(out.out.splitlines()) == 11
+    assert "1 row not finished (its answer needs a call online: 1)" in out.err
+    assert not [r for r in emu.requests_for("anthropic") if r.api and "batch" not in r.api]

@@ -9,7 +9,9 @@
   JSON Lines of ``{custom_id, result: {type: succeeded|errored|canceled|expired, ...}}``.
 - Gemini: ``POST /v1beta/models/{model}:batchGenerateContent`` with inline requests (``{request,
   metadata: {key}}``), ``GET /v1beta/batches[/{name}]``, ``POST /v1beta/batches/{name}:cancel``;
-  the answers come back inline in the batch's ``output``.
+  the answers come back inline in the batch's ``output`` (or in a responses file), and its
+  ``batchStats`` count the requests (``requestCount``, ``successfulRequestCount``,
+  ``failedRequestCount``, ``pendingRequestCount``).
 
 Each request of a batch is answered exactly as the same request sent online would be (its wire
 API reads it, the script's next item or the default answer, rendered in the wire's JSON), so a
@@ -485,7 +487,7 @@ class Batches:
             "createTime": _stamp(job.created),
             "updateTime": _stamp(job.done or job.created),
             "state": state,
-            "batchStats": {"requestCount": str(len(job.requests))},
+            "batchStats": _gemini_stats(job),
         }
         if job.done is not None:
             metadata["endTime"] = _stamp(job.done)
@@ -617,6 +619,22 @@ def _counts(job: _Job) -> dict[str, int]:
     for _, kind, _ in job.results:
         counts[kind] += 1
     return counts
+
+
+def _gemini_stats(job: _Job) -> dict[str, str]:
+    """A Gemini batch's ``batchStats``: int64 counts as JSON strings, zeros left out (proto3
+    JSON); requests not yet answered, or never run in a cancelled batch, are pending."""
+    counts = _counts(job)
+    stats = {
+        "requestCount": len(job.requests),
+        "successfulRequestCount": counts["ok"],
+        "failedRequestCount": counts["error"] + counts["expired"],
+        "pendingRequestCount": len(job.requests)
+        - counts["ok"]
+        - counts["error"]
+        - counts["expired"],
+    }
+    return {name: str(count) for name, count in stats.items() if count}
 
 
 def _anthropic_result(result: tuple[str, str, Any]) -> dict[str, Any]:
