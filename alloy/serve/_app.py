@@ -19,6 +19,7 @@ from ..errors import ConfigurationError
 from . import _commands, _docs, _openai, _playground
 from ._auth import BearerAuth, declare_bearer_auth
 from ._config import ServeConfig
+from ._guard import RequestGuard
 from ._observe import AccessLog, Tracing
 from ._proxy import Proxy
 from ._targets import Served, collect, load
@@ -115,6 +116,7 @@ def create_app(
         app.openapi = lambda: declare_bearer_auth(describe_routes())  # type: ignore[method-assign]
     # Outermost first: the access log sees every answer (401s too), the trace every request.
     app.add_middleware(BearerAuth, config=config)
+    app.add_middleware(RequestGuard, config=config)  # a wrong host, not JSON, too big
     if tracer is not None:
         app.add_middleware(Tracing, tracer=tracer)
     app.add_middleware(AccessLog, log_content=config.log_content)

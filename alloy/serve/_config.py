@@ -27,6 +27,15 @@ LOG_CONTENT_ENV = "ALLOY_SERVE_LOG_CONTENT"
 PLAYGROUND_ENV = "ALLOY_SERVE_PLAYGROUND"
 #: ``1`` traces every request with OpenTelemetry (the process's tracer provider).
 OTEL_ENV = "ALLOY_SERVE_OTEL"
+#: Comma-separated names the ``Host`` header may give (``*`` for any); unset means loopback.
+ALLOWED_HOSTS_ENV = "ALLOY_SERVE_ALLOWED_HOSTS"
+#: The largest request body taken, in bytes; a larger one is a 413.
+MAX_BODY_ENV = "ALLOY_SERVE_MAX_BODY_BYTES"
+
+#: The names of this machine's loopback interface, the hosts a local server answers to.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+#: 4 MiB: a long conversation or a full batch fits; a body meant to exhaust memory does not.
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 #: The header a caller's own provider key arrives in, when pass-through is on.
 PROVIDER_KEY_HEADER = "x-alloy-provider-key"
@@ -50,6 +59,10 @@ class ServeConfig:
     playground: bool = True
     #: Whether each request is traced with OpenTelemetry.
     otel: bool = False
+    #: The host names (lower case, no port) the ``Host`` header may give; ``*`` allows any.
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    #: The largest request body taken, in bytes.
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     @classmethod
     def create(
@@ -60,9 +73,12 @@ class ServeConfig:
         log_content: bool = False,
         playground: bool = True,
         otel: bool = False,
+        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> ServeConfig:
         """A config accepting ``api_keys`` (blank ones are refused: a blank key would let
-        anyone in who sends ``Authorization: Bearer`` with nothing after it)."""
+        anyone in who sends ``Authorization: Bearer`` with nothing after it), requests whose
+        ``Host`` is one of ``allowed_hosts``, and bodies of at most ``max_body_bytes``."""
         keys = list(api_keys)
         for index, key in enumerate(keys):
             if not isinstance(key, str) or not key.strip():
@@ -70,12 +86,21 @@ class ServeConfig:
                     f"API key number {index + 1} is blank: give non-empty keys, or none to "
                     "serve without auth"
                 )
+        hosts = tuple(dict.fromkeys(host_name(host) for host in allowed_hosts))
+        if not all(hosts):
+            raise ConfigurationError("an allowed host is blank: give host names, or '*'")
+        if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+            raise ConfigurationError(f"max_body_bytes={max_body_bytes!r}: expected an integer")
+        if max_body_bytes < 1:
+            raise ConfigurationError(f"max_body_bytes={max_body_bytes}: expected at least 1")
         return cls(
             key_digests=tuple(_digest(key.strip()) for key in keys),
             pass_through_keys=pass_through_keys,
             log_content=log_content,
             playground=playground,
             otel=otel,
+            allowed_hosts=hosts,
+            max_body_bytes=max_body_bytes,
         )
 
     @classmethod
@@ -89,6 +114,8 @@ class ServeConfig:
             log_content=_flag(env, LOG_CONTENT_ENV, False),
             playground=_flag(env, PLAYGROUND_ENV, True),
             otel=_flag(env, OTEL_ENV, False),
+            allowed_hosts=host_list(env.get(ALLOWED_HOSTS_ENV)) or LOOPBACK_HOSTS,
+            max_body_bytes=max_body_from_env(env),
         )
 
     @property
@@ -107,6 +134,46 @@ class ServeConfig:
         for digest in self.key_digests:
             matched |= hmac.compare_digest(presented, digest)
         return matched
+
+    def serves_host(self, host: str | None) -> bool:
+        """Whether a ``Host`` header names this server. A page on another site that had its
+        name resolve to this machine (DNS rebinding) sends its own name, and is refused."""
+        if "*" in self.allowed_hosts:
+            return True
+        return host is not None and host_name(host) in self.allowed_hosts
+
+
+def host_name(host: str) -> str:
+    """A ``Host`` header (or a name given as an allowed host) as a bare lower-case name: no
+    port, no brackets around an IPv6 address, no final dot."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return name.rstrip(".")
+
+
+def host_list(raw: str | None) -> tuple[str, ...]:
+    """Comma-separated host names, blanks left out."""
+    return tuple(part.strip() for part in (raw or "").split(",") if part.strip())
+
+
+def max_body_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """The body limit ``ALLOY_SERVE_MAX_BODY_BYTES`` sets, or the default."""
+    env = os.environ if environ is None else environ
+    raw = (env.get(MAX_BODY_ENV) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(
+            f"{MAX_BODY_ENV}={raw!r}: expected a whole number of bytes"
+        ) from None
+    if value < 1:
+        raise ConfigurationError(f"{MAX_BODY_ENV}={raw!r}: expected at least 1 byte")
+    return value
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

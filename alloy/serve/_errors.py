@@ -12,6 +12,9 @@ error                        status  type
 invalid body (typed routes)  422     FastAPI's ``{"detail": [...]}`` with each field's error
 invalid body (/v1 routes)    400     ``invalid_request_error``; unsupported fields included
 no or wrong bearer key       401     ``unauthorized``
+a Host the server refuses    421     ``invalid_host`` (see :mod:`alloy.serve._guard`)
+a POST that is not JSON      415     ``unsupported_media_type``
+a body over the limit        413     ``request_too_large``
 RailBlocked                  403     ``rail_blocked`` (with ``rail`` and ``reason``)
 unknown command or model     404     ``not_found``
 ConfigurationError           400     ``invalid_request_error`` (a value the call cannot use)

@@ -6,6 +6,10 @@ them as ``ALLOY_SERVE_*`` variables and each one calls :func:`~alloy.serve.from_
 uvicorn's graceful shutdown applies: on SIGTERM or Ctrl-C it stops accepting connections and
 lets the requests in flight finish (up to ``graceful_timeout`` seconds).
 
+A server without API keys runs every call for anyone who can reach it, so it binds only to a
+loopback address unless ``insecure_no_auth`` says otherwise; and it answers only requests whose
+``Host`` names it (see :mod:`alloy.serve._guard`).
+
 uvicorn's own access log is off: ``alloy.serve.access`` writes the one line per request, and
 the logging configuration handed to uvicorn (which each worker process applies) sends the
 ``alloy.serve`` loggers to stderr.
@@ -14,20 +18,28 @@ the logging configuration handed to uvicorn (which each worker process applies) 
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 import os
 import socket
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ConfigurationError
 from ._app import TARGETS_ENV, create_app
 from ._config import (
+    ALLOWED_HOSTS_ENV,
     API_KEYS_ENV,
     LOG_CONTENT_ENV,
+    LOOPBACK_HOSTS,
+    MAX_BODY_ENV,
     OTEL_ENV,
     PASS_THROUGH_ENV,
     PLAYGROUND_ENV,
     ServeConfig,
+    host_list,
+    host_name,
+    max_body_from_env,
 )
 from ._targets import load
 
@@ -46,17 +58,26 @@ def run(
     otel: bool = False,
     graceful_timeout: float = 30.0,
     log_level: str = "info",
+    allowed_hosts: Sequence[str] = (),
+    max_body_bytes: int | None = None,
+    insecure_no_auth: bool = False,
 ) -> None:
-    """Serve ``targets`` until stopped. Keys given here join those in ``ALLOY_SERVE_API_KEYS``."""
+    """Serve ``targets`` until stopped. Keys given here join those in ``ALLOY_SERVE_API_KEYS``,
+    and hosts those in ``ALLOY_SERVE_ALLOWED_HOSTS`` and the names ``host`` is reached by."""
     import uvicorn
 
     keys = [*(k for k in (os.environ.get(API_KEYS_ENV) or "").split(",") if k.strip()), *api_keys]
+    refuse_open_door(host, bool(keys), insecure_no_auth)
+    hosts = [*served_hosts(host), *host_list(os.environ.get(ALLOWED_HOSTS_ENV)), *allowed_hosts]
+    body_limit = max_body_bytes if max_body_bytes is not None else max_body_from_env()
     config = ServeConfig.create(
         api_keys=keys,
         pass_through_keys=pass_through_keys,
         log_content=log_content,
         playground=playground,
         otel=otel,
+        allowed_hosts=hosts,
+        max_body_bytes=body_limit,
     )
     served = load(targets)  # every mistake in the targets shows now, in this process
     common = {
@@ -72,6 +93,8 @@ def run(
         os.environ[TARGETS_ENV] = json.dumps(list(targets))
         if keys:
             os.environ[API_KEYS_ENV] = ",".join(keys)
+        os.environ[ALLOWED_HOSTS_ENV] = ",".join(config.allowed_hosts)
+        os.environ[MAX_BODY_ENV] = str(config.max_body_bytes)
         for name, value in (
             (PASS_THROUGH_ENV, pass_through_keys),
             (LOG_CONTENT_ENV, log_content),
@@ -88,6 +111,46 @@ def run(
         )
         return
     uvicorn.run(create_app(served, config), **common)  # type: ignore[arg-type]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's loopback interface (``localhost``, 127.0.0.0/8,
+    ``::1``): only this machine can reach a server bound there."""
+    name = host_name(host)
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def served_hosts(host: str) -> tuple[str, ...]:
+    """The names the ``Host`` header may give for a server bound to ``host``: the loopback
+    names when it is a loopback or every address (``0.0.0.0``, ``::``), else ``host`` itself.
+    Any other name a client uses is given with ``--allowed-host``."""
+    name = host_name(host)
+    try:
+        everywhere = ipaddress.ip_address(name).is_unspecified
+    except ValueError:
+        everywhere = False
+    if everywhere:
+        return LOOPBACK_HOSTS
+    if is_loopback(host):
+        return tuple(dict.fromkeys((*LOOPBACK_HOSTS, name)))
+    return (name,)
+
+
+def refuse_open_door(host: str, has_keys: bool, insecure_no_auth: bool) -> None:
+    """A ConfigurationError for a server without keys on an address other machines reach,
+    unless ``insecure_no_auth`` says that is meant: anyone there could spend its provider key."""
+    if has_keys or insecure_no_auth or is_loopback(host):
+        return
+    raise ConfigurationError(
+        f"alloy serve without API keys on {host}, which other machines can reach, would run "
+        "every call for anyone who can connect: set ALLOY_SERVE_API_KEYS or give --api-key, "
+        "bind to 127.0.0.1, or pass --insecure-no-auth if an open server is what you mean"
+    )
 
 
 def check_port(host: str, port: int) -> None:
