@@ -20,15 +20,28 @@ The purse goes beneath the response cache, so a hit (which costs nothing) is nev
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import math
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._types import Done, Media, Request, Response, StreamEvent, Text, ToolCall, ToolResult
+from ._types import (
+    Done,
+    Media,
+    Opaque,
+    Request,
+    Response,
+    RetryPrompt,
+    StreamEvent,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from .cache import beneath
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .pricing import Price, price_for
@@ -39,13 +52,18 @@ if TYPE_CHECKING:
     from ._config import Config
     from ._drivers import Runtime
 
-#: Input tokens counted for an image or a PDF page set: about what the providers charge for a
-#: large image (Anthropic ~1,600, OpenAI up to ~1,100 at high detail, Gemini 258 a tile).
-MEDIA_TOKENS = 1_600
+#: Input tokens counted for an image: about what the providers charge for a large one
+#: (Anthropic ~1,600, OpenAI up to ~1,100 at high detail, Gemini 258 a tile).
+IMAGE_TOKENS = 1_600
+#: Input tokens counted for each page of a PDF: Anthropic reads a page as its text and an image
+#: of it (1,500 to 3,000 tokens); Gemini charges 258.
+PDF_PAGE_TOKENS = 3_000
 #: Tokens counted for each message, beyond its text: the role and the separators around it.
 MESSAGE_TOKENS = 4
-#: Cents below this are rounding, not money: a request that lands on the cap is allowed.
+#: Dollars below this are rounding, not money: a request that lands on the cap is allowed.
 _SLACK = 1e-12
+#: A page object in a PDF's bytes (``/Type /Page``, not ``/Type /Pages``).
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
 Scope = Literal["call", "run"]
 
@@ -54,7 +72,8 @@ def input_tokens(request: Request) -> int:
     """The input tokens ``request`` may be charged for, estimated from its text without a
     tokenizer: a token per three ASCII characters (English runs about four, JSON and code about
     three) and one per other character (CJK text runs about one), over the system prompt, every
-    message, the output schema and the tool definitions; :data:`MEDIA_TOKENS` per media part."""
+    message, the output schema and the tool definitions; :data:`IMAGE_TOKENS` for an image and
+    :data:`PDF_PAGE_TOKENS` for each page of a PDF (one, for a PDF given by URL)."""
     texts: list[str] = [request.system or ""]
     tokens = 0
     for message in request.messages:
@@ -63,14 +82,16 @@ def input_tokens(request: Request) -> int:
             if isinstance(part, Text):
                 texts.append(part.text)
             elif isinstance(part, Media):
-                tokens += MEDIA_TOKENS
+                tokens += media_tokens(part)
             elif isinstance(part, ToolCall):
                 texts.append(part.name)
                 texts.append(part.raw_args or json.dumps(dict(part.args), default=str))
             elif isinstance(part, ToolResult):
                 texts.append(part.content)
-            else:  # a retry prompt, or data sent back as it came (reasoning, signatures)
-                texts.append(str(getattr(part, "errors", "")) or repr(getattr(part, "payload", "")))
+            elif isinstance(part, RetryPrompt):
+                texts.append(part.errors)
+            elif isinstance(part, Opaque):  # sent back as it came: reasoning, signatures
+                texts.append(json.dumps(part.payload, default=str))
     output = request.output
     if output is not None and output.schema is not None:
         texts.append(json.dumps(output.dialect_schema or output.schema))
@@ -83,6 +104,17 @@ def input_tokens(request: Request) -> int:
         plain = len(text.encode("ascii", "ignore"))  # its ASCII characters, counted in C
         tokens += math.ceil(plain / 3) + (len(text) - plain)
     return tokens
+
+
+def media_tokens(media: Media) -> int:
+    """The input tokens an image or a PDF is counted at."""
+    if media.kind != "pdf":
+        return IMAGE_TOKENS
+    pages = 1
+    if media.data is not None:
+        with contextlib.suppress(ValueError):
+            pages = max(1, len(_PDF_PAGE.findall(base64.b64decode(media.data))))
+    return pages * PDF_PAGE_TOKENS
 
 
 def worst_case(request: Request, price: Price) -> tuple[float, int]:

@@ -8,6 +8,7 @@ tokens with a free input makes each reply of 5 output tokens cost $0.005, and a 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +25,7 @@ from alloy import (
     tool,
 )
 from alloy._cost_cap import input_tokens, worst_case
-from alloy._types import Request, Text, ToolCall, UserTurn
+from alloy._types import Media, Request, Text, ToolCall, UserTurn
 from alloy.pricing import Price, set_price
 from alloy.testing import FunctionModel
 from alloy.testing.emulator import Emulator, ReplyText
@@ -256,6 +257,10 @@ def test_the_estimate_counts_every_part_of_the_request() -> None:
     assert input_tokens(wide) == 4 + 30  # one a character outside ASCII
     with_system = Request("m", bare.messages, system="x" * 30)
     assert input_tokens(with_system) == input_tokens(bare) + 10
+    pdf = base64.b64encode(b"%PDF /Type /Pages /Type /Page 1 /Type/Page 2 /Type /Page 3").decode()
+    media = (Media("image", "image/png", data="iVBO"), Media("pdf", "application/pdf", data=pdf))
+    with_media = Request("m", (UserTurn(media),))
+    assert input_tokens(with_media) == 4 + 1_600 + 3 * 3_000  # an image, and a PDF of 3 pages
     cost, tokens = worst_case(
         Request("m", bare.messages), Price(input=1.0, output=2.0, cache_write=1.25)
     )
