@@ -237,7 +237,7 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
         "messages": build_messages(request.messages),
         "model": model_id,
     }
-    if request.system:
+    if request.system and request.system.strip():
         body["system"] = request.system
     body.update(reasoning)
     if settings.temperature is not None:
@@ -382,7 +382,9 @@ def tool_param(tool: ToolDefinition, strict_ok: bool) -> dict[str, Any]:
 
 
 def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages; empty turns dropped, same-role turns merged."""
+    """Alternating user/assistant messages, as the API takes them: blank text and the turns
+    left empty are dropped (it refuses empty content and text blocks of whitespace alone),
+    same-role turns merged; none left at all is a ConfigurationError (it needs one)."""
     out: list[dict[str, Any]] = []
     pending: list[str] = []  # tool_use ids of the last assistant turn without a result yet
     for message in messages:
@@ -403,6 +405,11 @@ def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
+    if not out:
+        raise ConfigurationError(
+            "anthropic: nothing to send: the prompt and history hold no text, media or tool "
+            "results (blank text is dropped, and the Messages API needs one message)"
+        )
     for entry in out:
         # A lone text block goes as a plain string, the form the SDK's own examples send.
         content = entry["content"]
@@ -414,7 +421,7 @@ def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def _assistant_block(part: Part) -> dict[str, Any] | None:
     match part:
         case Text():
-            return {"type": "text", "text": part.text} if part.text else None
+            return {"type": "text", "text": part.text} if part.text.strip() else None
         case ToolCall():
             return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.args)}
         case Opaque():
@@ -446,7 +453,7 @@ def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
                 else:
                     others.append({"type": "text", "text": text})
             case Text():
-                if part.text:
+                if part.text.strip():
                     others.append({"type": "text", "text": part.text})
             case Media():
                 others.append(_media_block(part))

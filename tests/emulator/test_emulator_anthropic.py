@@ -318,3 +318,89 @@ def test_max_tokens_is_required(alloy_emulator: Emulator) -> None:
         json={"model": MODEL, "messages": USER},
     )
     assert response.status_code == 400 and "max_tokens" in response.json()["error"]["message"]
+
+
+USE = {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}}
+RESULT = {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "21"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        (
+            [*USER, {"role": "tool", "content": "21"}],
+            "messages.1.role: Input should be 'user' or 'assistant'",
+        ),
+        (
+            [{"role": "system", "content": "be brief"}, *USER],
+            'messages: Unexpected role "system". The Messages API accepts a top-level `system` '
+            'parameter, not "system" as an input message role.',
+        ),
+        (
+            [*USER, {"role": "user", "content": [RESULT]}],
+            "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
+            "toolu_01A. Each `tool_result` block must have a corresponding `tool_use` block in "
+            "the previous message.",
+        ),
+        (
+            [*USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": "go"}],
+            "messages.1: `tool_use` ids were found without `tool_result` blocks immediately "
+            "after: toolu_01A. Each `tool_use` block must have a corresponding `tool_result` "
+            "block in the next message.",
+        ),
+        (
+            [{"role": "user", "content": ""}],
+            "messages.0: all messages must have non-empty content except for the optional final "
+            "assistant message",
+        ),
+        (
+            [{"role": "user", "content": []}, {"role": "assistant", "content": "hi"}],
+            "messages.0: all messages must have non-empty content except for the optional final "
+            "assistant message",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": ""}]}],
+            "messages: text content blocks must be non-empty",
+        ),
+        (
+            [{"role": "user", "content": "  \n"}],
+            "messages: text content blocks must contain non-whitespace text",
+        ),
+        ([], "messages: at least one message is required"),
+    ],
+    ids=[
+        "role-tool",
+        "role-system",
+        "result-without-use",
+        "use-without-result",
+        "empty-string",
+        "empty-list",
+        "empty-text-block",
+        "blank-text",
+        "no-messages",
+    ],
+)
+async def test_what_the_api_refuses_in_messages(
+    client: Any, alloy_emulator: Emulator, messages: list[Any], message: str
+) -> None:
+    with pytest.raises(anthropic.BadRequestError) as info:
+        await run(client.messages.create(model=MODEL, max_tokens=64, messages=messages))
+    error = info.value
+    assert error.status_code == 400
+    assert error.body["type"] == "error" and error.body["request_id"].startswith("req_")
+    assert error.body["error"] == {"type": "invalid_request_error", "message": message}
+
+
+async def test_what_the_api_takes_in_messages(client: Any) -> None:
+    """A tool round answered in the next message, and an empty final assistant message
+    (a prefill) are fine."""
+    round_trip = [
+        *USER,
+        {"role": "assistant", "content": [{"type": "text", "text": "Looking."}, USE]},
+        {"role": "user", "content": [RESULT, {"type": "text", "text": "and?"}]},
+        {"role": "assistant", "content": ""},
+    ]
+    message = await run(
+        client.messages.create(model=MODEL, max_tokens=64, messages=round_trip, tools=[TOOL])
+    )
+    assert message.content

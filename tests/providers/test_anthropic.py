@@ -50,6 +50,7 @@ from alloy.providers.anthropic import (
     AnthropicModel,
     StreamParser,
     build,
+    build_messages,
     capabilities_for,
     parse,
     sdk_kwargs,
@@ -1542,3 +1543,23 @@ def test_a_streamed_content_block_without_a_type_is_an_unreadable_reply(emu: Emu
     parser = StreamParser()
     with pytest.raises(UnreadableResponseError, match="content block 0 has no 'type'"):
         parser.feed({"type": "content_block_start", "index": 0, "content_block": {"text": ""}})
+
+
+def test_blank_text_is_not_sent_and_nothing_left_is_a_configuration_error() -> None:
+    history = (user("Hi"), ModelTurn((Text("  \n"),)), user("  ", "And now?"))
+    texts = [{"type": "text", "text": "Hi"}, {"type": "text", "text": "And now?"}]
+    assert build_messages(history) == [{"role": "user", "content": texts}]
+    with pytest.raises(ConfigurationError, match="nothing to send"):
+        build_messages((user("   "),))
+    assert "system" not in build(request(user("Hi"), system="  "), MODEL, CAPS)
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "\n\t"])
+def test_an_empty_prompt_is_refused_before_sending(emu: Emulator, prompt: str) -> None:
+    @command(model=M, retries=3)
+    def ask(q: str) -> str:
+        return q
+
+    with pytest.raises(ConfigurationError, match="nothing to send"):
+        ask(prompt)
+    assert bodies(emu) == []

@@ -77,6 +77,7 @@ class AnthropicMessages(WireAPI):
         messages = body.get("messages")
         if not isinstance(messages, list):
             raise BadRequest("messages: Field required")
+        check_messages(messages)
         marks = sum(marked for _, marked in cache_pieces(body))
         if marks > MAX_CACHE_BREAKPOINTS:
             raise BadRequest(
@@ -187,6 +188,90 @@ class AnthropicMessages(WireAPI):
             "request_id": new_id("req_011C", 20, _ALPHABET),
         }
         return sse_frame(data, "error")
+
+
+def check_messages(messages: list[Any]) -> None:
+    """Refuse, with the API's own message, what the Messages API refuses in ``messages``: a role
+    other than user and assistant (``system`` has its own message: it is a top-level
+    parameter), empty content anywhere but a final assistant message, empty or blank text
+    blocks, and ``tool_use``/``tool_result`` blocks without their partner in the message just
+    before or just after; and no message at all."""
+    if not messages:
+        raise BadRequest("messages: at least one message is required")
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise BadRequest(f"messages.{index}: Input should be a valid dictionary")
+        role = message.get("role")
+        if role == "system":
+            raise BadRequest(
+                'messages: Unexpected role "system". The Messages API accepts a top-level '
+                '`system` parameter, not "system" as an input message role.'
+            )
+        if role not in ("user", "assistant"):
+            raise BadRequest(f"messages.{index}.role: Input should be 'user' or 'assistant'")
+    for index, message in enumerate(messages):
+        blocks = _blocks(message.get("content"))
+        final_assistant = index == len(messages) - 1 and message["role"] == "assistant"
+        if not blocks and not final_assistant:
+            raise BadRequest(
+                f"messages.{index}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        for block in blocks:
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                text = block.get("text")
+                if text == "":
+                    raise BadRequest("messages: text content blocks must be non-empty")
+                if isinstance(text, str) and not text.strip() and not final_assistant:
+                    raise BadRequest(
+                        "messages: text content blocks must contain non-whitespace text"
+                    )
+        _check_tool_pairs(messages, index, blocks)
+
+
+def _blocks(content: Any) -> list[Any]:
+    """A message's content as blocks: a string is one text block (none when empty)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []
+
+
+def _check_tool_pairs(messages: list[Any], index: int, blocks: list[Any]) -> None:
+    """Each ``tool_result`` answers a ``tool_use`` of the message just before; each
+    ``tool_use`` is answered in the message just after, when there is one."""
+
+    def ids(position: int, kind: str, key: str) -> list[Any]:
+        if not 0 <= position < len(messages):
+            return []
+        found = _blocks(messages[position].get("content"))
+        return [b.get(key) for b in found if isinstance(b, Mapping) and b.get("type") == kind]
+
+    asked = ids(index - 1, "tool_use", "id")
+    for number, block in enumerate(blocks):
+        if not isinstance(block, Mapping) or block.get("type") != "tool_result":
+            continue
+        call_id = block.get("tool_use_id")
+        if call_id not in asked:
+            raise BadRequest(
+                f"messages.{index}.content.{number}: unexpected `tool_use_id` found in "
+                f"`tool_result` blocks: {call_id}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )
+    if index + 1 < len(messages):
+        answered = set(ids(index + 1, "tool_result", "tool_use_id"))
+        missing = [
+            b.get("id")
+            for b in blocks
+            if isinstance(b, Mapping)
+            and b.get("type") == "tool_use"
+            and b.get("id") not in answered
+        ]
+        if missing:
+            raise BadRequest(
+                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
+                "have a corresponding `tool_result` block in the next message."
+            )
 
 
 def _output_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
