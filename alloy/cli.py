@@ -593,7 +593,7 @@ def _emulate(args: argparse.Namespace) -> int:
 
 def _cache(args: argparse.Namespace) -> int:
     from ._config import resolve
-    from .cache import is_off, new_store, store_file
+    from .cache import describe, is_off, new_store, store_file
 
     config = resolve({}, {})
     location = args.cache or config.cache
@@ -608,27 +608,36 @@ def _cache(args: argparse.Namespace) -> int:
         )
     store = new_store(location, config.cache_max_entries)
     try:
-        if args.action == "clear":
-            print(f"removed {store.clear()} entries from {store.location}")
-        elif args.action == "prune":
-            print(f"removed {store.prune()} entries from {store.location}")
-        else:
-            stats = store.stats()
-            if args.json:
-                _print_json(
-                    {
-                        "location": stats.location,
-                        "entries": stats.entries,
-                        "expired": stats.expired,
-                        "bytes": stats.bytes,
-                    }
-                )
-            else:
-                print(f"{stats.location}: {stats.entries} entries, {stats.bytes} bytes", end="")
-                print(f", {stats.expired} expired (alloy cache prune removes them)")
+        _manage(args, store)
+    except Exception as exc:  # a store that cannot serve: say which and why, in one line
+        raise ConfigurationError(
+            f"the response cache at {store.location} cannot be used: {describe(exc)}"
+        ) from None
     finally:
         store.close()
     return 0
+
+
+def _manage(args: argparse.Namespace, store: Any) -> None:
+    """Carry out ``alloy cache stats|clear|prune`` on ``store``."""
+    if args.action == "clear":
+        print(f"removed {store.clear()} entries from {store.location}")
+    elif args.action == "prune":
+        print(f"removed {store.prune()} entries from {store.location}")
+    else:
+        stats = store.stats()
+        if args.json:
+            _print_json(
+                {
+                    "location": stats.location,
+                    "entries": stats.entries,
+                    "expired": stats.expired,
+                    "bytes": stats.bytes,
+                }
+            )
+        else:
+            print(f"{stats.location}: {stats.entries} entries, {stats.bytes} bytes", end="")
+            print(f", {stats.expired} expired (alloy cache prune removes them)")
 
 
 # -- alloy serve --------------------------------------------------------------------------------
@@ -656,9 +665,6 @@ def _serve(args: argparse.Namespace) -> int:
             playground=not args.no_playground,
             otel=args.otel,
             graceful_timeout=args.graceful_timeout,
-            allowed_hosts=args.allowed_host or (),
-            max_body_bytes=args.max_body_bytes,
-            insecure_no_auth=args.insecure_no_auth,
         )
     except OSError as exc:  # the port is taken, or the host is not an address of this machine
         raise UsageError(
@@ -863,24 +869,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--log-content", action="store_true", help="log request bodies (prompts) too"
-    )
-    serve.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="NAME",
-        help="a name clients reach the server by, besides the bound host (repeatable; '*' "
-        "for any, behind a proxy that checks Host)",
-    )
-    serve.add_argument(
-        "--max-body-bytes",
-        type=int,
-        metavar="N",
-        help="largest request body taken, in bytes (default 4194304; larger is a 413)",
-    )
-    serve.add_argument(
-        "--insecure-no-auth",
-        action="store_true",
-        help="serve without API keys on an address other machines reach",
     )
     serve.add_argument("--no-playground", action="store_true", help="serve no page at /")
     serve.add_argument("--otel", action="store_true", help="trace requests with OpenTelemetry")

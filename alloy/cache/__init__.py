@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
-from ._notices import NotCached
+from ._notices import NotCached, describe
 from ._store import MemoryStore, Store, StoreStats
 from ._tools import ToolCache, tool_cache
 
@@ -40,6 +40,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "ToolCache",
+    "describe",
     "is_off",
     "keep_reply",
     "new_store",
@@ -91,14 +92,9 @@ def new_store(location: str, max_entries: int | None = None) -> Store:
             f"cache={location!r} names no store alloy knows: use a file path, sqlite:///path, "
             "redis://host:port/db, memory or off"
         )
-    import sqlite3
-
     from ._sqlite import SQLiteStore
 
-    try:
-        return SQLiteStore(sqlite_path(text), max_entries)
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigurationError(f"cache={location!r} cannot be opened as SQLite: {exc}") from None
+    return SQLiteStore(sqlite_path(text), max_entries)
 
 
 def store_file(location: str) -> Path | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from .._types import CacheStatus, Capabilities, Done, Request, Response, StreamEvent
-from ..errors import CacheMissError
+from ..errors import CacheMissError, ConfigurationError
 from ._codec import Delta, Entry, decode, encode
 from ._key import (
     Unkeyable,
@@ -35,7 +35,7 @@ from ._key import (
     key_head,
     wire_body,
 )
-from ._notices import NotCached
+from ._notices import NotCached, describe, store_fault
 from ._store import Store
 
 logger = logging.getLogger("alloy.cache")
@@ -259,12 +259,16 @@ class CachedModel:
 
     def _read(self, key: str) -> tuple[Entry, Response] | None:
         """The entry stored under ``key`` and its reply as a hit, or None."""
+        store = self.policy.store
         try:
-            raw = self.policy.store.get(key)
+            raw = store.get(key)
         except Exception as exc:  # a cache that fails is a miss, never a failed call
             if self.policy.mode == "replay":
-                raise
-            logger.warning("alloy cache: reading %s failed: %r", self.policy.store.location, exc)
+                raise ConfigurationError(
+                    f"ALLOY_CACHE_MODE=replay: the cache at {store.location} cannot be read "
+                    f"({describe(exc)}), and replay mode asks no provider: fix or record the store"
+                ) from None
+            store_fault(store, "reading", exc)
             return None
         if raw is None:
             return None
@@ -284,8 +288,8 @@ class CachedModel:
             return
         try:
             self.policy.store.put(key, value, self.policy.ttl)
-        except Exception as exc:
-            logger.warning("alloy cache: writing %s failed: %r", self.policy.store.location, exc)
+        except Exception as exc:  # the call has its answer: it is only not stored
+            store_fault(self.policy.store, "writing", exc)
 
     def _missing(self, request: Request, key: str) -> CacheMissError:
         return CacheMissError(

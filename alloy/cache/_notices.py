@@ -84,15 +84,16 @@ def store_fault(store: Any, doing: str, error: BaseException) -> None:
             "it fails; later faults of this store are logged at DEBUG: %s",
             doing,
             location,
-            _describe(error),
+            describe(error),
         )
     else:
-        logger.debug("alloy cache: %s %s failed: %s", doing, location, _describe(error))
+        logger.debug("alloy cache: %s %s failed: %s", doing, location, describe(error))
 
 
-def _describe(error: BaseException) -> str:
+def describe(error: BaseException) -> str:
+    """The error's type and message, for a log line or a message of alloy's own."""
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-__all__ = ["FIXES", "NotCached", "store_fault"]
+__all__ = ["FIXES", "NotCached", "describe", "store_fault"]

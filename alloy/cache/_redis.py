@@ -4,17 +4,25 @@ Entries are plain keys under one prefix, expiring by Redis's own ``PX``; the siz
 Redis's ``maxmemory`` policy, set on the server, since a count kept by clients on many machines
 would race (so ``cache_max_entries`` with a Redis store is refused, not ignored). Needs the
 ``redis`` package (``pip install 'alloy[redis]'``).
+
+A server that is down or hung must not hold calls up: connecting and every command give up
+after :data:`TIMEOUT` seconds, without retrying (a cache that does not answer at once is a
+miss; see ``_notices``). The URL's own ``socket_timeout`` and ``socket_connect_timeout``
+options win over it.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigurationError
 from ._store import StoreStats
 
 PREFIX = "alloy:cache:"
+#: Seconds to connect, and to wait for each reply, before the store counts as failed.
+TIMEOUT = 1.0
 _SCAN_BATCH = 500
 
 
@@ -28,8 +36,17 @@ class RedisStore:
             raise ConfigurationError(
                 f"cache={url!r} needs the redis package: pip install 'alloy[redis]'"
             ) from None
-        self.location = url
-        self._client: Any = redis.Redis.from_url(url)
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        self.location = _without_password(url)
+        self._client: Any = redis.Redis.from_url(
+            url,
+            socket_timeout=TIMEOUT,
+            socket_connect_timeout=TIMEOUT,
+            retry_on_timeout=False,
+            retry=Retry(NoBackoff(), 0),
+        )
 
     def get(self, key: str) -> bytes | None:
         value: bytes | None = self._client.get(PREFIX + key)
@@ -71,3 +88,13 @@ class RedisStore:
                 batch = []
         if batch:
             yield batch
+
+
+def _without_password(url: str) -> str:
+    """``url`` as it may be shown in logs and messages: with ``***`` for its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))

@@ -9,6 +9,13 @@ update on every insert and delete, so a write reads the count instead of countin
 only once the count passes the bound by :func:`slack`, the oldest entries first, down to the
 bound: each write costs the same at a hundred entries and at a million, whichever process
 wrote before it.
+
+A store that cannot be opened (a file that is no SQLite database or is cut short, a folder
+that cannot be made or written, a full disk) does not fail where it is made: each use tries to
+open it again and raises what stops it, which a call counts as a miss (see ``_notices``). A
+file this process may not write, or in a folder it may not write (a committed replay cache in
+a read-only checkout), is opened read-only: it is read, and a write raises
+:class:`ReadOnlyStore`.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import quote
 
 from ._store import StoreStats, expiry
 
@@ -70,10 +78,19 @@ if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork to foll
     os.register_at_fork(after_in_child=_forked)
 
 
+class ReadOnlyStore(sqlite3.OperationalError):
+    """A write to a store opened read-only: the file, or its folder, may not be written."""
+
+
 def slack(max_entries: int) -> int:
     """How far past ``max_entries`` a store may grow before a write trims it back to the bound:
     1/64 of it (none below 64 entries), so a trim deletes a batch at a time."""
     return max_entries // 64
+
+
+#: How a store's file is opened: read and written, read-only, or read-only and immutable (a
+#: WAL file in a folder no one may write: SQLite cannot make the shared-memory file beside it).
+OpenMode = Literal["readwrite", "readonly", "immutable"]
 
 
 class SQLiteStore:
@@ -86,9 +103,43 @@ class SQLiteStore:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            self._connect().executescript(_SCHEMA)
+        #: How the file is opened, once it was (None: not yet, or it could not be).
+        self.mode: OpenMode | None = None
+        try:
+            with self._lock:
+                self._open()
+        except (OSError, sqlite3.Error):
+            pass  # the store cannot serve now: each use tries again and raises why
+
+    @property
+    def read_only(self) -> bool:
+        return self.mode in ("readonly", "immutable")
+
+    def _open(self) -> None:
+        """Open the file (see the module's docstring); raises what stops it."""
+        if _writable(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = self._connect("readwrite")
+            try:
+                connection.executescript(_SCHEMA)
+            except BaseException:
+                self._forget(connection)
+                raise
+            self.mode = "readwrite"
+            return
+        if not self.path.is_file():
+            raise ReadOnlyStore(f"{self.path} does not exist, and cannot be made: {_READ_ONLY_WHY}")
+        for mode in ("readonly", "immutable"):
+            connection = self._connect(mode)
+            try:
+                connection.execute("SELECT key FROM replies LIMIT 1").fetchall()
+            except sqlite3.Error:
+                self._forget(connection)
+                if mode == "immutable":
+                    raise
+                continue
+            self.mode = mode
+            return
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, made on its first use here and again in a forked child
@@ -97,18 +148,47 @@ class SQLiteStore:
         connection = getattr(local, "connection", None)
         if connection is None or local.forks != _forks:
             with self._lock:
-                connection = self._connect()
+                if self.mode is None:
+                    self._open()
+                assert self.mode is not None
+                connection = self._connect(self.mode)
             local.connection, local.forks = connection, _forks
         return connection
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, mode: OpenMode) -> sqlite3.Connection:
+        if mode == "readwrite":
+            target: str | Path = self.path
+        else:
+            target = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            if mode == "immutable":
+                target += "&immutable=1"
         connection = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            target,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=mode != "readwrite",
         )
-        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
+        try:
+            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if mode == "readwrite":
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            connection.close()
+            raise
         self._all.append(connection)
+        return connection
+
+    def _forget(self, connection: sqlite3.Connection) -> None:
+        connection.close()
+        self._all.remove(connection)
+
+    def _writer(self) -> sqlite3.Connection:
+        """This thread's connection, to write with: a read-only store refuses at once."""
+        connection = self._connection()
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.location} is opened read-only: {_READ_ONLY_WHY}")
         return connection
 
     def get(self, key: str) -> bytes | None:
@@ -124,7 +204,7 @@ class SQLiteStore:
 
     def put(self, key: str, value: bytes, ttl: float | None) -> None:
         now = time.time()
-        connection = self._connection()
+        connection = self._writer()
         with _transaction(connection):
             connection.execute(_PUT, (key, value, now, expiry(ttl, now)))
             bound = self.max_entries
@@ -145,12 +225,12 @@ class SQLiteStore:
         return StoreStats(self.location, entries - expired, expired, size)
 
     def clear(self) -> int:
-        connection = self._connection()
+        connection = self._writer()
         with _transaction(connection):
             return connection.execute("DELETE FROM replies").rowcount
 
     def prune(self) -> int:
-        connection = self._connection()
+        connection = self._writer()
         with _transaction(connection):
             gone = connection.execute(
                 "DELETE FROM replies WHERE expires IS NOT NULL AND expires <= ?", (time.time(),)
@@ -170,6 +250,20 @@ class SQLiteStore:
                 connection.close()
             self._all.clear()
         self._local = threading.local()
+
+
+_READ_ONLY_WHY = "this process may not write the file or its folder (or it is no folder)"
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (made when missing, with its folders): the
+    file, else the nearest folder that exists (a read-only file system counts too)."""
+    if path.exists():
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    for folder in path.parents:
+        if folder.exists():
+            return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+    return False
 
 
 def _count(connection: sqlite3.Connection) -> int:

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from typing import Any
 
 from .._types import ToolCall
 from ._key import Unkeyable, canonical
 from ._model import CachePolicy
-
-logger = logging.getLogger("alloy.cache")
+from ._notices import store_fault
 
 #: Bumped when the layout changes; entries of another version are misses.
 VERSION = 1
@@ -51,7 +49,7 @@ class ToolCache:
         try:
             raw = self.policy.store.get(key)
         except Exception as exc:  # a cache that fails is a miss, never a failed call
-            logger.warning("alloy cache: reading %s failed: %r", self.policy.store.location, exc)
+            store_fault(self.policy.store, "reading", exc)
             return None
         return None if raw is None else _decode(raw)
 
@@ -63,7 +61,7 @@ class ToolCache:
         try:
             self.policy.store.put(key, value, self.policy.ttl)
         except Exception as exc:
-            logger.warning("alloy cache: writing %s failed: %r", self.policy.store.location, exc)
+            store_fault(self.policy.store, "writing", exc)
 
 
 def _decode(raw: bytes) -> str | None:

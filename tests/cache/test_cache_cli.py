@@ -100,3 +100,15 @@ def test_a_cache_that_does_not_exist_is_reported_and_not_made(
     err = capsys.readouterr().err
     assert "no response cache exists at typo.sqlite" in err
     assert not (tmp_path / "typo.sqlite").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_cache_file_that_cannot_serve_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(b"no database here\n" * 100)
+    assert main(["cache", "stats", "--cache", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"the response cache at sqlite:///{path} cannot be used" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert path.read_bytes() == b"no database here\n" * 100

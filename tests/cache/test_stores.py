@@ -157,7 +157,9 @@ def test_a_location_names_its_store(tmp_path: Path) -> None:
     plain.close()
 
 
-def test_a_cache_file_that_cannot_be_made_is_a_configuration_error(tmp_path: Path) -> None:
+def test_a_cache_file_that_cannot_be_made_is_a_miss_and_in_replay_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
 
@@ -165,9 +167,13 @@ def test_a_cache_file_that_cannot_be_made_is_a_configuration_error(tmp_path: Pat
     def number() -> str:
         return "a number"
 
-    with use_config(cache=str(blocker / "r.sqlite")), pytest.raises(ConfigurationError) as bad:
+    location = str(blocker / "r.sqlite")
+    with use_config(cache=location):
+        assert not number.run().cached and not number.run().cached
+    assert caplog.text.count("WARNING") == 1 and "r.sqlite" in caplog.text
+    with use_config(cache=location, cache_mode="replay"), pytest.raises(ConfigurationError) as bad:
         number()
-    assert "r.sqlite" in str(bad.value)
+    assert "r.sqlite" in str(bad.value) and "replay" in str(bad.value)
 
 
 def test_a_failing_store_is_a_miss_not_a_failed_call(
