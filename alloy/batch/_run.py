@@ -13,6 +13,9 @@
    re-asks apply as online: an answer that fails validation is re-asked online. A request that
    failed, expired or was cancelled runs online (``batch_retry="online"``) or goes in a
    follow-up batch (``"batch"``, up to ``batch_rounds`` rounds, then online).
+5. ``alloy batch results`` reads the answers of ended jobs from another process in the same
+   way (:meth:`BatchRun.read_ended`), each row's call remade from the arguments its
+   submission recorded, calling no model: a row that needs a call is left to the run.
 
 Batched tokens cost half the online price: each row's ``cost`` prices its batched turn so.
 """
