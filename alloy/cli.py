@@ -665,6 +665,9 @@ def _serve(args: argparse.Namespace) -> int:
             playground=not args.no_playground,
             otel=args.otel,
             graceful_timeout=args.graceful_timeout,
+            allowed_hosts=args.allowed_host or (),
+            max_body_bytes=args.max_body_bytes,
+            insecure_no_auth=args.insecure_no_auth,
         )
     except OSError as exc:  # the port is taken, or the host is not an address of this machine
         raise UsageError(
@@ -869,6 +872,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--log-content", action="store_true", help="log request bodies (prompts) too"
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a name clients reach the server by, besides the bound host (repeatable; '*' "
+        "for any, behind a proxy that checks Host)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        metavar="N",
+        help="largest request body taken, in bytes (default 4194304; larger is a 413)",
+    )
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="serve without API keys on an address other machines reach",
     )
     serve.add_argument("--no-playground", action="store_true", help="serve no page at /")
     serve.add_argument("--otel", action="store_true", help="trace requests with OpenTelemetry")
