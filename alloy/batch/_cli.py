@@ -36,7 +36,11 @@ def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: 
         raise ConfigurationError(f"no checkpoint at {path!r}")
     with Checkpoint(path) as checkpoint:
         if action == "results":
-            left = _read_ended(path, checkpoint)
+            try:
+                left = _read_ended(path, checkpoint)
+            except ConfigurationError:  # the rows finished so far, then why not the rest
+                _results(checkpoint, output)
+                raise
             _results(checkpoint, output)
             if left:
                 total = left.total()

@@ -288,3 +288,24 @@ def test_results_leaves_an_answer_that_is_re_asked_to_the_run(
     assert len(out.out.splitlines()) == 11
     assert "1 row not finished (its answer needs a call online: 1)" in out.err
     assert not [r for r in emu.requests_for("anthropic") if r.api and "batch" not in r.api]
+
+
+def test_results_when_the_runs_command_cannot_be_imported(
+    workdir: Path,
+    emu: Emulator,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows finished so far are printed, then a one-line error (exit 2) names the command
+    and what to do."""
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, "openai")
+    module = f"cities_openai_{workdir.name}".replace("-", "_")
+    (workdir / f"{module}.py").unlink()
+    monkeypatch.delitem(sys.modules, module)
+    emu.batch_options(seconds=0)
+    assert main(["batch", "results", path]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert f"cannot load the run's command {module}:capital" in out.err
+    assert len(out.err.strip().splitlines()) == 1
