@@ -22,6 +22,7 @@ from ._config import ServeConfig
 from ._guard import RequestGuard
 from ._observe import AccessLog, Tracing
 from ._proxy import Proxy
+from ._shutdown import CutOff
 from ._targets import Served, collect, load
 
 #: Where ``alloy serve`` hands its targets to the worker processes (a JSON list).
@@ -119,6 +120,7 @@ def create_app(
     app.add_middleware(RequestGuard, config=config)  # a wrong host, not JSON, too big
     if tracer is not None:
         app.add_middleware(Tracing, tracer=tracer)
+    app.add_middleware(CutOff)  # a request cut off by shutdown: a JSON 503
     app.add_middleware(AccessLog, log_content=config.log_content)
     return app
 

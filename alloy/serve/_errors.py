@@ -24,6 +24,7 @@ other ProviderError          502     ``provider_error``
 OutputError, CriterionFailed 502     ``output_error``: the model answered unusably
 BudgetExceeded               502     ``budget_exceeded``
 other CommandError           500     ``command_failed`` (tool errors, tool loop limits)
+cut off by a shutdown        503     ``server_shutting_down`` (see :mod:`alloy.serve._shutdown`)
 anything else                500     ``internal_error``, with no detail
 ===========================  ======  ============================================================
 
@@ -96,6 +97,16 @@ class ServeError(Exception):
 def invalid(message: str, param: str | None = None) -> ServeError:
     """A 400 for a request body the /v1 routes cannot take."""
     return ServeError(400, message, type="invalid_request_error", param=param)
+
+
+def shutting_down() -> ServeError:
+    """A 503 for a request the server cut off at its graceful timeout while stopping."""
+    return ServeError(
+        503,
+        "The server is shutting down and cut this request off at its graceful timeout; "
+        "send it again",
+        type="server_shutting_down",
+    )
 
 
 def unsupported(param: str, why: str = "") -> ServeError:

@@ -4,18 +4,20 @@ A stream's status is sent with its first byte. So the first frame is produced be
 response starts: a failure before any output (a rail blocking the input, an output rail
 blocking a held-back answer, a bad argument) still gets its own status and JSON body. A
 failure after output has been sent ends the stream with an ``error`` event and then
-``[DONE]``, never with a silent cut.
+``[DONE]``, never with a silent cut; so does a stream the server cuts off at its graceful
+timeout while stopping (``server_shutting_down``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ._errors import describe, log
+from ._errors import describe, log, shutting_down
 
 DONE = b"data: [DONE]\n\n"
 _HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -65,6 +67,11 @@ async def stream_response(
             status, _, _ = describe(error)
             log.warning("stream failed after its start: %s (%d)", type(error).__name__, status)
             for item in on_error(error):
+                yield item
+        except asyncio.CancelledError:
+            # The server is stopping (or the client left, and these frames reach no one). The
+            # stream ends here, whole: re-raised, the cancellation would cut its last chunk.
+            for item in on_error(shutting_down()):
                 yield item
         finally:
             await _close(close)

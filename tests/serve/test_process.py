@@ -199,3 +199,33 @@ def test_a_busy_port_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert f"cannot serve on 127.0.0.1:{port}" in err
     assert "in use" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_request_cut_off_at_the_graceful_timeout_gets_a_json_503(on_emulator: Any) -> None:
+    on_emulator.push("openai", Slow(3.0, ReplyText("too late")))
+    process, url = serve("tests.serve.served:echo", "--graceful-timeout", "0.3")
+    try:
+        answers: list[httpx.Response] = []
+        caller = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(f"{url}/commands/echo", json={"name": "x"}, timeout=30)
+            )
+        )
+        caller.start()
+        for _ in range(500):  # until the call reaches the provider, then stop the server
+            if on_emulator.requests:
+                break
+            time.sleep(0.01)
+        assert on_emulator.requests
+        process.send_signal(signal.SIGTERM)
+        caller.join(timeout=30)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert answers and answers[0].status_code == 503
+    assert answers[0].headers["content-type"] == "application/json"
+    error = answers[0].json()["error"]
+    assert (error["type"], error["code"]) == ("server_shutting_down", "server_shutting_down")
+    assert "shutting down" in error["message"]
