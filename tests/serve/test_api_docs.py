@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import httpx
+import pytest
 from openapi_spec_validator import validate
 
-from alloy.serve import ServeConfig
+from alloy.serve import ServeConfig, _docs
 
 from .conftest import Start
 
@@ -76,3 +77,17 @@ def test_the_docs_page_loads_nothing_from_another_host(start: Start, offline: No
         "/docs/swagger-ui.css": "text/css",
     }
     assert "SwaggerUIBundle" in httpx.get(f"{url}/docs/swagger-ui-bundle.js").text
+
+
+def test_without_swagger_ui_the_docs_page_points_at_the_document(
+    start: Start, offline: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_docs, "_asset", lambda name: None)  # as if the package were missing
+    url = start()
+    page = httpx.get(f"{url}/docs")
+    assert page.status_code == 200
+    assert "://" not in page.text
+    assert "href='/openapi.json'" in page.text and "pip install 'alloy[serve]'" in page.text
+    missing = httpx.get(f"{url}/docs/swagger-ui-bundle.js")
+    assert missing.status_code == 404
+    assert "pip install" in missing.json()["error"]["message"]
