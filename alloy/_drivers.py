@@ -41,12 +41,13 @@ from ._engine import (
     RunRails,
     RunTools,
     Sleep,
+    Stale,
 )
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result
-from .cache import ToolCache, keep_reply
+from .cache import ToolCache, keep_reply, refresh_reply
 from .errors import BudgetExceeded, ProviderError
 from .events import Event, Handler, logger
 
@@ -82,7 +83,7 @@ class Runtime:
     #: Where tools marked cacheable find their results, with a response cache; else None.
     tool_cache: ToolCache | None = None
 
-    def model_for(self, call: CallModel | Accepted) -> Model:
+    def model_for(self, call: CallModel | Accepted | Stale) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
         return self.fallbacks[call.fallback - 1] if call.fallback else self.model
 
@@ -129,6 +130,8 @@ def drive_sync(
                         break
             case Accepted(response):
                 keep_reply(runtime.model_for(effect), response)
+            case Stale(response):
+                send = refresh_reply(runtime.model_for(effect), response)
             case _:
                 assert_never(effect)
 
@@ -174,6 +177,8 @@ async def drive_async(
                         break
             case Accepted(response):
                 keep_reply(runtime.model_for(effect), response)
+            case Stale(response):
+                send = refresh_reply(runtime.model_for(effect), response)
             case _:
                 assert_never(effect)
 

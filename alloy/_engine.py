@@ -191,7 +191,20 @@ class RunRails:
     subject: Subject
 
 
-Effect = Union[CallModel, RunTools, Sleep, Emit, RunRails, Accepted]
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """``response``, a reply the response cache handed back (its ``cache`` is ``hit``), failed
+    validation: the next time its request is sent, the provider is asked instead of the store.
+    The driver sends back whether it will be (False without a cache, or in replay mode, which
+    asks no provider), and the engine then sends the same request again.
+    """
+
+    response: Response
+    #: Which model answered (see ``CallModel.fallback``).
+    fallback: int = 0
+
+
+Effect = Union[CallModel, RunTools, Sleep, Emit, RunRails, Accepted, Stale]
 #: A rail subject's own type: rails send back a subject of the type they were given.
 S = TypeVar("S", PromptSubject, OutputSubject, ToolCallSubject, ToolResultSubject)
 
@@ -773,6 +786,7 @@ class _Run:
         tool_turns = 0
         reasks = 0
         finalizing = False
+        refreshed = False  # a cached reply that failed validation was asked again, fresh
         while True:
             response = yield from self.call_model(self.request(tools=not finalizing))
             self.messages.append(ModelTurn(response.parts))
@@ -831,6 +845,12 @@ class _Run:
                 yield from self.emit(
                     partial(OutputRejected, name, cid, invalid.summary, invalid.feedback, text)
                 )
+                if response.cache == "hit" and not refreshed:
+                    refreshed = True
+                    if (yield Stale(response, self.fallback)):
+                        self.spend_check()
+                        self.messages.pop()  # the stale reply: the same request, to the provider
+                        continue
                 if reasks < self.config.max_reasks:
                     self.spend_check()
                     reasks += 1
@@ -838,8 +858,9 @@ class _Run:
                     yield from self.emit(partial(Reask, name, cid, invalid.feedback, count))
                     self.messages.append(UserTurn((RetryPrompt(invalid.feedback),)))
                     continue
+                source = " (this reply came from the response cache)" * (response.cache == "hit")
                 raise self.error(
-                    ParseError, f"{invalid.summary}: {snippet(text)}", output=text
+                    ParseError, f"{invalid.summary}{source}: {snippet(text)}", output=text
                 ) from invalid
             except CommandError as error:
                 raise self.attach(error, output=text) from error.__cause__

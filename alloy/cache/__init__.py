@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ._model import CachedModel, CacheMode, CachePolicy, keep_reply
+from ._model import CachedModel, CacheMode, CachePolicy, keep_reply, refresh_reply
 from ._notices import NotCached, describe
 from ._store import MemoryStore, Store, StoreStats
 from ._tools import ToolCache, tool_cache
@@ -46,6 +46,7 @@ __all__ = [
     "new_store",
     "open_store",
     "policy_for",
+    "refresh_reply",
     "store_file",
     "tool_cache",
 ]

@@ -11,7 +11,11 @@ call's value from) is stored, when the engine says so (the ``Accepted`` effect, 
 :meth:`CachedModel.keep`). A reply that failed validation, ended the call with an error, or
 belonged to a stream that failed or was left unfinished never is, so a rerun asks the provider
 again instead of failing the same way from the store.
-"""
+
+A hit is validated again on every use, against the output type and checks as they are now. A
+hit they refuse is stale: the engine says so (the ``Stale`` effect, carried out by
+:meth:`CachedModel.refresh`) and sends the same request again, which then goes to the
+provider instead of the store, as a miss: a fresh reply the call accepts replaces the entry."""
 
 from __future__ import annotations
 
@@ -132,6 +136,12 @@ class CachedModel:
         #: handed to it (kept alive here, so the id stays its own): the reply, key and entry.
         self._pending: OrderedDict[int, tuple[Response, str, Entry]] = OrderedDict()
         self._pending_lock = threading.Lock()
+        #: The keys of the latest hits, by the id of the reply handed out (kept alive here),
+        #: so that a hit the engine refuses names its entry (see :meth:`refresh`).
+        self._hits: OrderedDict[int, tuple[Response, str]] = OrderedDict()
+        #: Keys whose next lookups go to the provider, and how many: each refused hit's call
+        #: sends its request again once.
+        self._stale: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"<cached {self.model!r} in {self.policy.store.location}>"
@@ -194,6 +204,33 @@ class CachedModel:
         if found is not None and found[0] is response:
             self._save(found[1], found[2])
 
+    def refresh(self, response: Response) -> bool:
+        """``response``, a hit this model handed out, failed validation: its request is asked
+        of the provider the next time it is sent. Whether it will be: not in replay mode, which
+        asks no provider, nor for a hit too old to be remembered."""
+        if self.policy.mode == "replay":
+            return False
+        with self._pending_lock:
+            found = self._hits.pop(id(response), None)
+            if found is None or found[0] is not response:
+                return False
+            key = found[1]
+            self._stale[key] = self._stale.get(key, 0) + 1
+        logger.debug("alloy cache: a reply from %s failed validation: asking again", self)
+        return True
+
+    def _take_stale(self, key: str) -> bool:
+        """Whether ``key``'s entry was refused and this lookup goes to the provider instead."""
+        with self._pending_lock:
+            left = self._stale.get(key)
+            if left is None:
+                return False
+            if left > 1:
+                self._stale[key] = left - 1
+            else:
+                del self._stale[key]
+            return True
+
     def _asked(self, found: _Lookup, entry: Entry) -> Response:
         """The provider's reply marked with the cache's status; a reply to store waits for the
         engine's verdict."""
@@ -220,12 +257,19 @@ class CachedModel:
             return _NO_JSON_FORM
         if policy.mode == "record":
             return _Lookup("record", key)
+        if self._stale and self._take_stale(key):
+            return _Lookup("miss", key)
         found = self._read(key)
         if found is None:
             if policy.mode == "replay":
                 raise self._missing(request, key)
             return _Lookup("miss", key)
-        return _Lookup("hit", key, found[0], found[1])
+        hit = replace(found[1])  # its own object: a refused hit names its key (see refresh)
+        with self._pending_lock:
+            self._hits[id(hit)] = (hit, key)
+            while len(self._hits) > PENDING:
+                self._hits.popitem(last=False)
+        return _Lookup("hit", key, found[0], hit)
 
     def _key(self, request: Request, stream: bool) -> tuple[str | Unkeyable, bool]:
         """The request's key (or why it has none) and whether it is repeatable.
@@ -311,6 +355,12 @@ def keep_reply(model: Any, response: Response) -> None:
         model.keep(response)
 
 
+def refresh_reply(model: Any, response: Response) -> bool:
+    """Whether ``model`` is behind the cache and asks the provider, not the store, the next time
+    the request of ``response`` (a hit that failed validation) is sent."""
+    return isinstance(model, CachedModel) and model.refresh(response)
+
+
 def _last_text(request: Request) -> str:
     for message in reversed(request.messages):
         text = "".join(getattr(part, "text", "") for part in message.parts)
@@ -319,4 +369,4 @@ def _last_text(request: Request) -> str:
     return "without text"
 
 
-__all__ = ["CacheMode", "CachePolicy", "CachedModel", "keep_reply"]
+__all__ = ["CacheMode", "CachePolicy", "CachedModel", "keep_reply", "refresh_reply"]
