@@ -39,7 +39,7 @@ from ._key import (
     key_head,
     wire_body,
 )
-from ._notices import NotCached, describe, store_fault
+from ._notices import NotCached, describe, resting, store_fault
 from ._store import Store
 
 logger = logging.getLogger("alloy.cache")
@@ -304,6 +304,8 @@ class CachedModel:
     def _read(self, key: str) -> tuple[Entry, Response] | None:
         """The entry stored under ``key`` and its reply as a hit, or None."""
         store = self.policy.store
+        if self.policy.mode != "replay" and resting(store, "reading"):
+            return None  # it failed a moment ago: a miss, without waiting on it again
         try:
             raw = store.get(key)
         except Exception as exc:  # a cache that fails is a miss, never a failed call
@@ -329,6 +331,8 @@ class CachedModel:
         value = encode(entry)
         if value is None:
             logger.debug("alloy cache: a reply with parts that have no JSON form is not stored")
+            return
+        if resting(self.policy.store, "writing"):
             return
         try:
             self.policy.store.put(key, value, self.policy.ttl)

@@ -3,15 +3,18 @@
 A cache that is configured but serves nothing must not be silent: a command whose requests are
 not cached says why, once, at WARNING, naming the fix (see :class:`NotCached`); a store that
 fails says so once per store, at WARNING, and every later fault at DEBUG (see
-:func:`store_fault`), so a hung or broken store neither fails calls nor floods the log.
+:func:`store_fault`), so a hung or broken store neither fails calls nor floods the log. A store
+that failed to read (or to write) is then left alone for :data:`REST` seconds (see
+:func:`resting`): a hung Redis costs one timeout, not one per call.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
-from typing import Any
+from typing import Any, Literal
 
 from .._types import Request
 
@@ -65,25 +68,44 @@ class NotCached:
         logger.warning("%s", message)
 
 
+#: Seconds a store that failed to read (or to write) is not asked to again: calls are misses
+#: (or are not stored) meanwhile, without waiting on it.
+REST = 30.0
+
+Doing = Literal["reading", "writing"]
+
 #: The stores that reported a fault at WARNING already (held weakly: a closed store goes).
 _faulted: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Until when (``time.monotonic()``) each store is left alone, for reading and for writing.
+_rest: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
 _faulted_lock = threading.Lock()
 
 
-def store_fault(store: Any, doing: str, error: BaseException) -> None:
-    """Report that ``store`` failed ``doing`` something (the call goes on as a miss): at
-    WARNING the first time for this store, at DEBUG after that."""
+def resting(store: Any, doing: Doing) -> bool:
+    """Whether ``store`` failed ``doing`` less than :data:`REST` seconds ago."""
+    if not _rest:
+        return False
+    until = _rest.get(store)
+    return until is not None and until.get(doing, 0.0) > time.monotonic()
+
+
+def store_fault(store: Any, doing: Doing, error: BaseException) -> None:
+    """Report that ``store`` failed ``doing`` (the call goes on as a miss, or unstored): at
+    WARNING the first time for this store, at DEBUG after that; it rests meanwhile."""
     with _faulted_lock:
         first = store not in _faulted
         if first:
             _faulted.add(store)
+        _rest.setdefault(store, {})[doing] = time.monotonic() + REST
     location = getattr(store, "location", repr(store))
     if first:
         logger.warning(
             "alloy cache: %s %s failed, so calls are answered by the provider (misses) while "
-            "it fails; later faults of this store are logged at DEBUG: %s",
+            "it fails, and it is tried again every %d seconds; later faults of this store are "
+            "logged at DEBUG: %s",
             doing,
             location,
+            REST,
             describe(error),
         )
     else:
@@ -96,4 +118,4 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-__all__ = ["FIXES", "NotCached", "describe", "store_fault"]
+__all__ = ["FIXES", "REST", "NotCached", "describe", "resting", "store_fault"]

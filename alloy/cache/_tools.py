@@ -17,7 +17,7 @@ from typing import Any
 from .._types import ToolCall
 from ._key import Unkeyable, canonical
 from ._model import CachePolicy
-from ._notices import store_fault
+from ._notices import resting, store_fault
 
 #: Bumped when the layout changes; entries of another version are misses.
 VERSION = 1
@@ -44,7 +44,7 @@ class ToolCache:
 
     def read(self, key: str) -> str | None:
         """The stored result under ``key`` (as the model reads it), or None."""
-        if self.policy.mode == "record":
+        if self.policy.mode == "record" or resting(self.policy.store, "reading"):
             return None
         try:
             raw = self.policy.store.get(key)
@@ -55,7 +55,7 @@ class ToolCache:
 
     def write(self, key: str, content: str) -> None:
         """Store a result the tool returned (as the model reads it) under ``key``."""
-        if self.policy.mode == "replay":
+        if self.policy.mode == "replay" or resting(self.policy.store, "writing"):
             return
         value = json.dumps({"v": VERSION, "tool": content}, ensure_ascii=False).encode()
         try:
