@@ -31,8 +31,8 @@ from ..errors import (
     SchemaRejectedError,
 )
 from ._base import Reply, SDKModel, Streamed, error_for_status, retry_after_from
+from ._efforts import OPENAI
 from ._ratelimits import observe_headers
-from ._settings import unsupported
 
 if TYPE_CHECKING:
     import openai
@@ -54,8 +54,6 @@ _REASONING = re.compile(r"^(o\d|gpt-5|codex-)")
 # Models from before Structured Outputs: tools work, but neither json_schema nor strict tools.
 _NO_NATIVE = re.compile(r"^(gpt-3\.5|gpt-4(-|$)|gpt-4o-2024-05-13|o1-mini|o1-preview)")
 _NO_TOOLS = re.compile(r"^(o1-mini|o1-preview)")
-# Models that never reason: they refuse a reasoning effort.
-_NOT_REASONING = re.compile(r"^(gpt-3\.5|gpt-4|chatgpt-)")
 
 
 def base_model_id(model_id: str) -> str:
@@ -119,29 +117,13 @@ def temperature_for(
 def reasoning_effort_for(model_id: str, settings: ModelSettings) -> str | None:
     """The ``reasoning_effort`` option as OpenAI's effort level, or None when unset.
 
-    OpenAI takes a level, never a budget in tokens. A model known not to reason (gpt-4*,
-    gpt-3.5, the gpt-5 chat variants) is refused; any other id, a reasoning model or one on an
-    OpenAI-compatible server, is sent the level and its server decides.
+    OpenAI takes levels, never a budget in tokens; which levels, per model family, is the
+    table :data:`~._efforts.OPENAI` (``0`` is ``"none"`` where a family takes that).
     """
     effort = settings.reasoning_effort
     if effort is None:
         return None
-    if isinstance(effort, int):
-        raise unsupported(
-            "OpenAI",
-            "reasoning_effort",
-            effort,
-            "it takes an effort level (none, minimal, low, medium, high, xhigh or max), "
-            "not a thinking budget in tokens",
-        )
-    if _NOT_REASONING.match(base_model_id(model_id)) or "-chat" in base_model_id(model_id):
-        raise unsupported(
-            "OpenAI",
-            "reasoning_effort",
-            effort,
-            f"{model_id} is not a reasoning model (o-series, gpt-5 and codex models are)",
-        )
-    return effort
+    return str(OPENAI.check(model_id, effort))
 
 
 def split_known(

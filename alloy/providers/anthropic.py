@@ -21,10 +21,11 @@ Deliberate choices:
 
 - ``max_tokens`` is required by the API; without a setting :data:`DEFAULT_MAX_TOKENS` (4096) is
   sent (plus the thinking budget, which counts toward it) and a DEBUG line says so.
-- ``reasoning_effort``: a level (low, medium, high, xhigh, max) is ``output_config.effort``; a
+- ``reasoning_effort``, checked per model family (:data:`._efforts.ANTHROPIC`): a level (low,
+  medium, high, xhigh, max; Opus 4.5, Claude 4.6 and later) is ``output_config.effort``; a
   number of tokens is extended thinking, ``thinking: {type: enabled, budget_tokens}`` (at least
-  1024); ``"none"`` or 0 is ``thinking: {type: disabled}``; ``"minimal"`` has no Anthropic
-  match and is refused. ``prompt_cache=True`` puts ``cache_control`` breakpoints on the last
+  1024; Claude 3.7 and later); ``"none"`` or 0 is ``thinking: {type: disabled}``; Claude 3.5
+  and older take none of these. ``prompt_cache=True`` puts ``cache_control`` breakpoints on the last
   tool, the system prompt and the last block of the conversation
   (:func:`mark_cache_breakpoints`). ``prompt_cache_key`` and ``cached_content`` are other
   providers' and refused.
@@ -102,9 +103,10 @@ from ..errors import (
     UnreadableResponseError,
 )
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
+from ._efforts import ANTHROPIC
 from ._parts import misplaced
 from ._ratelimits import observe_headers
-from ._settings import refuse_cache_names, unsupported
+from ._settings import refuse_cache_names
 
 logger = logging.getLogger("alloy.providers.anthropic")
 
@@ -116,14 +118,6 @@ OUTPUT_TOOL_DESCRIPTION = (
     "Call it once, when you have everything you need."
 )
 STUB_TOOL_DESCRIPTION = "Used earlier in this conversation; not available now."
-#: ``output_config.effort`` levels; ``"none"`` turns thinking off and ``"minimal"`` has no match.
-EFFORT_LEVELS = frozenset({"low", "medium", "high", "xhigh", "max"})
-#: The smallest ``thinking.budget_tokens`` the API takes.
-MIN_THINKING_BUDGET = 1024
-_EFFORTS_TAKEN = (
-    "it takes low, medium, high, xhigh or max (output_config.effort), 'none' or 0 (thinking "
-    f"off), or a thinking budget of at least {MIN_THINKING_BUDGET} tokens"
-)
 #: A prompt-cache breakpoint with the default five-minute lifetime.
 EPHEMERAL = {"type": "ephemeral"}
 #: Blocks that take ``cache_control`` (thinking blocks do not).
@@ -230,7 +224,7 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
     """The JSON body sent to ``POST /v1/messages`` for ``request`` (before ``stream``)."""
     settings = request.settings
     refuse_cache_names(settings, "Anthropic")
-    reasoning = reasoning_fields(settings.reasoning_effort)
+    reasoning = reasoning_fields(model_id, settings.reasoning_effort)
     thinking = thinking_enabled({**reasoning, **settings.extra})
     body: dict[str, Any] = {
         "max_tokens": _max_tokens(settings.max_tokens, reasoning),
@@ -301,20 +295,17 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
     return merge_extra(body, settings.extra)
 
 
-def reasoning_fields(effort: str | int | None) -> dict[str, Any]:
-    """The body fields for the ``reasoning_effort`` option: a level is ``output_config.effort``;
-    a budget in tokens is extended thinking with that ``budget_tokens``; ``"none"`` and ``0``
-    turn thinking off."""
+def reasoning_fields(model_id: str, effort: str | int | None) -> dict[str, Any]:
+    """The body fields for the ``reasoning_effort`` option, once the model's family takes it
+    (:data:`~._efforts.ANTHROPIC`): a level is ``output_config.effort``; a budget in tokens is
+    extended thinking with that ``budget_tokens``; ``"none"`` and ``0`` turn thinking off."""
     if effort is None:
         return {}
-    if effort in ("none", 0):
+    effort = ANTHROPIC.check(model_id, effort)
+    if effort == "none":
         return {"thinking": {"type": "disabled"}}
     if isinstance(effort, int):
-        if effort < MIN_THINKING_BUDGET:
-            raise unsupported("Anthropic", "reasoning_effort", effort, _EFFORTS_TAKEN)
         return {"thinking": {"type": "enabled", "budget_tokens": effort}}
-    if effort not in EFFORT_LEVELS:
-        raise unsupported("Anthropic", "reasoning_effort", effort, _EFFORTS_TAKEN)
     return {"output_config": {"effort": effort}}
 
 

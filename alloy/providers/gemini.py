@@ -23,8 +23,9 @@ What goes on the wire, and why:
   be an object: a tool's JSON object goes as is, anything else as ``{"result": ...}``, and a
   failed tool as ``{"error": ...}``. No call is left unanswered: a re-ask after a forced output
   call with invalid arguments is sent as that call's ``{"error": ...}`` response.
-- ``reasoning_effort`` is ``thinking_config`` (:func:`thinking_config`): ``thinking_level`` on
-  Gemini 3, ``thinking_budget`` on 2.5 or for a budget in tokens. ``cached_content`` names a
+- ``reasoning_effort`` is ``thinking_config`` (:func:`thinking_config`), checked per model family
+  (:data:`._efforts.GEMINI`): ``thinking_level`` on Gemini 3, ``thinking_budget`` on 2.5 or for
+  a budget in tokens. ``cached_content`` names a
   context cache made beforehand with the SDK (``client.caches.create``) and is sent as is;
   Gemini refuses a system instruction or tools beside it, so that is a ConfigurationError
   before sending. Implicit caching (Gemini 2.5 and later) needs no field, so ``prompt_cache``
@@ -96,8 +97,9 @@ from ..errors import (
     UnreadableResponseError,
 )
 from ._base import Reply, SDKModel, Streamed, retry_after_from
+from ._efforts import GEMINI
 from ._parts import misplaced
-from ._settings import refuse_cache_names, unsupported
+from ._settings import refuse_cache_names
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -125,11 +127,8 @@ OUTPUT_TOOL_DESCRIPTION = (
 
 _OLD_MODEL = re.compile(r"^gemini-(1|2)(\.|-)")
 _ORDERED_MODEL = re.compile(r"^gemini-(1|2\.0)(\.|-)")
-_NO_THINKING = _ORDERED_MODEL  # Gemini 2.0 and older: no thinking either
 #: Gemini 2.5's thinking budgets for effort levels, as Google's OpenAI-compatible API maps them.
 LEVEL_BUDGETS = {"none": 0, "low": 1024, "medium": 8192, "high": 24576}
-#: Gemini 3's ``thinking_level`` values (``types.ThinkingLevel``), as effort levels.
-THINKING_LEVELS = frozenset({"minimal", "low", "medium", "high", "xhigh"})
 
 _FILTERED = frozenset(
     {
@@ -262,42 +261,20 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
 
 
 def thinking_config(model_id: str, effort: str | int | None) -> dict[str, Any]:
-    """``thinking_config`` for the ``reasoning_effort`` option (empty when it is unset).
+    """``thinking_config`` for the ``reasoning_effort`` option (empty when it is unset), once
+    the model's family takes it (:data:`~._efforts.GEMINI`).
 
-    A budget in tokens is ``thinking_budget`` (0 turns thinking off). A level is Gemini 3's
-    ``thinking_level``; Gemini 2.5 takes budgets only, so a level there is the budget Google's
-    own OpenAI-compatible endpoint maps it to (none 0, low 1024, medium 8192, high 24576).
-    Gemini 2.0 and 1.x do not think at all.
+    A budget in tokens is ``thinking_budget``. A level is Gemini 3's ``thinking_level``;
+    Gemini 2.5 takes budgets only, so a level there is the budget Google's own
+    OpenAI-compatible endpoint maps it to (none 0, low 1024, medium 8192, high 24576).
     """
     if effort is None:
         return {}
-    name = _base_id(model_id)
-    if _NO_THINKING.match(name):
-        raise unsupported(
-            "Gemini",
-            "reasoning_effort",
-            effort,
-            f"{model_id} has no thinking (Gemini 2.5 and later)",
-        )
+    effort = GEMINI.check(model_id, effort)
     if isinstance(effort, int):
         return {"thinking_budget": effort}
-    if _OLD_MODEL.match(name):
-        if effort not in LEVEL_BUDGETS:
-            raise unsupported(
-                "Gemini",
-                "reasoning_effort",
-                effort,
-                f"{model_id} takes none, low, medium or high, or a thinking budget in tokens",
-            )
+    if _OLD_MODEL.match(_base_id(model_id)):
         return {"thinking_budget": LEVEL_BUDGETS[effort]}
-    if effort not in THINKING_LEVELS:
-        raise unsupported(
-            "Gemini",
-            "reasoning_effort",
-            effort,
-            "Gemini 3 takes minimal, low, medium, high or xhigh (it cannot turn thinking off), "
-            "or a thinking budget in tokens",
-        )
     return {"thinking_level": effort.upper()}
 
 

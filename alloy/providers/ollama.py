@@ -24,8 +24,8 @@ What goes on the wire, and why:
   call id).
 - Images go as base64 in ``images``; Ollama takes no image URLs and no PDFs, which are a
   ConfigurationError.
-- ``reasoning_effort`` is ``think``: ``"none"`` is false, low/medium/high go as they are;
-  other levels and budgets in tokens are refused. The server keeps the loaded model's context
+- ``reasoning_effort`` is ``think``: ``"none"`` (or 0) is false, low/medium/high go as they
+  are; other levels and budgets in tokens are refused (:data:`._efforts.OLLAMA`). The server keeps the loaded model's context
   between calls by itself, so ``prompt_cache`` adds nothing; ``prompt_cache_key`` and
   ``cached_content`` are other providers' and refused.
 - Settings: ``options.temperature`` and ``options.num_predict`` (max tokens); ``timeout`` is
@@ -73,8 +73,9 @@ from ..errors import (
     ServerError,
 )
 from ._base import Reply, SDKModel, Streamed
+from ._efforts import OLLAMA
 from ._parts import misplaced
-from ._settings import refuse_cache_names, unsupported
+from ._settings import refuse_cache_names
 
 if TYPE_CHECKING:
     pass
@@ -87,8 +88,6 @@ PROVIDER = "ollama"
 CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
 CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False)
-#: The levels Ollama's ``think`` field takes besides true and false.
-THINK_LEVELS = frozenset({"low", "medium", "high"})
 
 
 def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,7 +130,7 @@ def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str,
     if fmt is not None:
         body["format"] = fmt
     if settings.reasoning_effort is not None:
-        body["think"] = think(settings.reasoning_effort)
+        body["think"] = think(model_id, settings.reasoning_effort)
     if settings.extra:
         _apply_extra(body, options, settings.extra)
     if options:
@@ -139,19 +138,12 @@ def build(request: Request, model_id: str, *, stream: bool = False) -> dict[str,
     return body
 
 
-def think(effort: str | int) -> bool | str:
-    """Ollama's ``think`` for the ``reasoning_effort`` option: ``"none"`` turns thinking off;
-    low, medium and high are levels (gpt-oss) that other thinking models read as on."""
-    if effort == "none":
-        return False
-    if effort in THINK_LEVELS:
-        return str(effort)
-    raise unsupported(
-        "Ollama",
-        "reasoning_effort",
-        effort,
-        "its think field takes none (off), low, medium or high; it has no thinking budget",
-    )
+def think(model_id: str, effort: str | int) -> bool | str:
+    """Ollama's ``think`` for the ``reasoning_effort`` option (:data:`~._efforts.OLLAMA`):
+    ``"none"`` (or 0) turns thinking off; low, medium and high are levels (gpt-oss) that other
+    thinking models read as on."""
+    effort = OLLAMA.check(model_id, effort)
+    return False if effort == "none" else str(effort)
 
 
 def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -115,7 +115,7 @@ def test_anthropic_none_turns_thinking_off(off: str | int) -> None:
 @pytest.mark.parametrize(
     ("effort", "max_tokens", "message"),
     [
-        ("minimal", None, "takes low, medium, high, xhigh or max"),
+        ("minimal", None, "takes none, low, medium, high, xhigh or max"),
         (512, None, "at least 1024 tokens"),
         (4096, 4096, "leaves no room for an answer"),
     ],
@@ -200,12 +200,13 @@ def chat_params() -> type:
 
 @pytest.mark.parametrize("effort", ["none", "minimal", "low", "medium", "high", "xhigh", "max"])
 def test_openai_effort_levels_go_as_they_are(effort: str) -> None:
+    """A later GPT-5 release (or another server's model) is sent any level: it decides."""
     req = request(reasoning_effort=effort, prompt_cache_key="tenant-1")
-    body = openai_responses.build(req, "gpt-5-mini")
+    body = openai_responses.build(req, "gpt-5.2")
     assert body["reasoning"] == {"effort": effort}
     assert body["prompt_cache_key"] == "tenant-1"
     sdk_accepts(responses_params(), body, "reasoning", "prompt_cache_key")
-    chat = openai_chat.build(req, "gpt-5-mini")
+    chat = openai_chat.build(req, "gpt-5.2")
     assert chat["reasoning_effort"] == effort and chat["prompt_cache_key"] == "tenant-1"
     sdk_accepts(chat_params(), chat, "reasoning_effort", "prompt_cache_key")
 
@@ -223,9 +224,19 @@ def test_openai_sends_nothing_for_prompt_cache_alone() -> None:
 @pytest.mark.parametrize(
     ("model", "settings", "message"),
     [
-        ("gpt-5-mini", {"reasoning_effort": 2048}, "not a thinking budget"),
-        ("gpt-4o", {"reasoning_effort": "low"}, "gpt-4o is not a reasoning model"),
-        ("gpt-5-chat-latest", {"reasoning_effort": "low"}, "not a reasoning model"),
+        (
+            "gpt-5-mini",
+            {"reasoning_effort": 2048},
+            r"\(GPT-5\) takes minimal, low, medium or high$",
+        ),
+        (
+            "gpt-5-mini",
+            {"reasoning_effort": "none"},
+            r"\(GPT-5\) takes minimal, low, medium or high",
+        ),
+        ("o3", {"reasoning_effort": "minimal"}, r"o3 \(o-series\) takes low, medium or high"),
+        ("gpt-4o", {"reasoning_effort": "low"}, "gpt-4o .* takes no reasoning_effort"),
+        ("gpt-5-chat-latest", {"reasoning_effort": "low"}, "takes no reasoning_effort"),
         ("gpt-5-mini", {"cached_content": "cachedContents/a"}, "Gemini context cache"),
     ],
 )
@@ -258,6 +269,8 @@ def gemini_config(model: str, **settings: Any) -> dict[str, Any]:
 def test_gemini_2_5_takes_levels_as_budgets(effort: str, budget: int) -> None:
     config = gemini_config("gemini-2.5-flash", reasoning_effort=effort)
     assert config["thinking_config"] == {"thinking_budget": budget}
+    if effort == "none":  # 0 is "none", where a family takes that
+        assert gemini_config("gemini-2.5-flash", reasoning_effort=0) == config
 
 
 @pytest.mark.parametrize("effort", ["minimal", "low", "medium", "high", "xhigh"])
@@ -268,7 +281,6 @@ def test_gemini_3_takes_levels_as_thinking_levels(effort: str) -> None:
 
 @pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-flash"])
 def test_gemini_budgets_are_thinking_budgets(model: str) -> None:
-    assert gemini_config(model, reasoning_effort=0)["thinking_config"] == {"thinking_budget": 0}
     config = gemini_config(model, reasoning_effort=4096)
     assert config["thinking_config"] == {"thinking_budget": 4096}
 
@@ -276,10 +288,15 @@ def test_gemini_budgets_are_thinking_budgets(model: str) -> None:
 @pytest.mark.parametrize(
     ("model", "effort", "message"),
     [
-        ("gemini-2.0-flash", "low", "has no thinking"),
-        ("gemini-1.5-pro", 1024, "has no thinking"),
-        ("gemini-2.5-pro", "xhigh", "takes none, low, medium or high"),
-        ("gemini-3-pro-preview", "none", "cannot turn thinking off"),
+        ("gemini-2.0-flash", "low", "which do not think"),
+        ("gemini-1.5-pro", 1024, "which do not think"),
+        ("gemini-2.5-pro", "xhigh", r"takes low, medium or high, or a thinking budget of 128 to"),
+        ("gemini-2.5-pro", "none", "Gemini 2.5 Pro, which always thinks"),
+        ("gemini-2.5-pro", 0, "Gemini 2.5 Pro, which always thinks"),
+        ("gemini-2.5-flash", 30000, "a thinking budget of 1 to 24576 tokens"),
+        ("gemini-3-pro-preview", "none", "which always think"),
+        ("gemini-3-pro-preview", 0, "which always think"),
+        ("gemini-3-flash", 0, "which always think"),
         ("gemini-3-pro-preview", "max", "minimal, low, medium, high or xhigh"),
     ],
 )
@@ -336,8 +353,8 @@ def test_ollama_effort_is_think(effort: str, think: bool | str) -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"reasoning_effort": 2048}, "has no thinking budget"),
-        ({"reasoning_effort": "xhigh"}, "takes none \\(off\\), low, medium or high"),
+        ({"reasoning_effort": 2048}, "no budgets.* takes none, low, medium or high"),
+        ({"reasoning_effort": "xhigh"}, "takes none, low, medium or high"),
         ({"prompt_cache_key": "tenant-1"}, "OpenAI's routing hint"),
         ({"cached_content": "cachedContents/a"}, "Gemini context cache"),
     ],
@@ -345,3 +362,58 @@ def test_ollama_effort_is_think(effort: str, think: bool | str) -> None:
 def test_ollama_refuses_what_it_cannot_take(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ollama.build(request(**settings), "llama3.2")
+
+
+# -- one table per provider, checked one way ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "effort", "sent"),
+    [
+        ("claude-opus-4-5", "high", {"output_config": {"effort": "high"}}),
+        ("claude-sonnet-4-6", "max", {"output_config": {"effort": "max"}}),
+        ("claude-sonnet-4-5", 2048, {"thinking": {"type": "enabled", "budget_tokens": 2048}}),
+        ("claude-3-7-sonnet-latest", "none", {"thinking": {"type": "disabled"}}),
+        ("claude-opus-4-1", 0, {"thinking": {"type": "disabled"}}),
+    ],
+)
+def test_anthropic_sends_what_the_model_family_takes(
+    model: str, effort: str | int, sent: dict[str, Any]
+) -> None:
+    body = anthropic.build(request(reasoning_effort=effort), model, CAPS)
+    assert {key: body[key] for key in sent} == sent
+
+
+@pytest.mark.parametrize(
+    ("model", "effort", "message"),
+    [
+        ("claude-sonnet-4-5", "high", r"\(Claude 3\.7 to Sonnet and Haiku 4\.5: .*\) takes none"),
+        ("claude-haiku-4-5-20251001", "low", "extended thinking, no effort levels"),
+        ("claude-opus-4-1", "medium", "takes none .* or a thinking budget of at least 1024"),
+        ("claude-3-5-sonnet-20241022", 2048, "Claude 3.5 and older, which do not think"),
+        ("claude-3-haiku-20240307", "none", "takes no reasoning_effort"),
+    ],
+)
+def test_anthropic_refuses_what_the_model_family_cannot_take(
+    model: str, effort: str | int, message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        anthropic.build(request(reasoning_effort=effort), model, CAPS)
+
+
+def test_every_provider_checks_reasoning_effort_through_one_table() -> None:
+    from alloy.providers import _efforts
+
+    cases = [
+        (_efforts.OPENAI, lambda e: openai_responses.build(request(reasoning_effort=e), "o3")),
+        (_efforts.OPENAI, lambda e: openai_chat.build(request(reasoning_effort=e), "o3")),
+        (_efforts.ANTHROPIC, lambda e: anthropic.build(request(reasoning_effort=e), "c", CAPS)),
+        (_efforts.GEMINI, lambda e: gemini.config_dict(request(reasoning_effort=e), "gemini-3")),
+        (_efforts.OLLAMA, lambda e: ollama.build(request(reasoning_effort=e), "qwen3")),
+    ]
+    for table, build in cases:
+        assert table.families[-1].matches("any-model-id-at-all")
+        with pytest.raises(ConfigurationError) as info:
+            build(-5)
+        assert str(info.value).startswith(f"{table.provider} cannot take reasoning_effort=-5: ")
+        assert " takes " in str(info.value)

@@ -79,13 +79,13 @@ def test_reasoning_effort_reaches_every_wire_when_streamed(
 @pytest.mark.parametrize(
     ("provider", "options", "refused"),
     [
-        ("openai", {"reasoning_effort": 2048}, "not a thinking budget"),
+        ("openai", {"reasoning_effort": 2048}, r"gpt-5-mini \(GPT-5\) takes minimal, low"),
         ("openai-chat", {"cached_content": "cachedContents/abc"}, "Gemini context cache"),
         ("anthropic", {"prompt_cache_key": "tenant-1"}, "OpenAI's routing hint"),
-        ("anthropic", {"reasoning_effort": "minimal"}, "takes low, medium, high"),
+        ("anthropic", {"reasoning_effort": "minimal"}, "takes none, low, medium, high"),
         ("gemini", {"prompt_cache_key": "tenant-1"}, "OpenAI's routing hint"),
         ("gemini", {"cached_content": "cachedContents/abc", "system": "Hi"}, "beside cached"),
-        ("ollama", {"reasoning_effort": 1024}, "no thinking budget"),
+        ("ollama", {"reasoning_effort": 1024}, "no budgets"),
     ],
 )
 def test_what_a_provider_cannot_take_is_refused_before_sending(
