@@ -38,3 +38,8 @@ def classify_offline(text: str) -> str:
 @command(output=int, model="openai:gpt-4o-mini")
 def count(word: str) -> str:
     return f"How many letters in {word}?"
+
+
+@command(output=int, model="gemini:gemini-2.5-flash")
+def count_on_gemini(word: str) -> str:
+    return f"How many letters in {word}?"

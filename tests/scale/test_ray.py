@@ -1,6 +1,7 @@
 """Commands inside Ray Data on a real local Ray cluster (two CPUs, started once for the session),
 against the emulator: the same records as ``cmd.map`` in one process, and a budget shared by the
-actors that keeps them within a rate limit each of them alone would overshoot."""
+actors that keeps them within a rate limit each of them alone would overshoot, and actors that
+find a limit nobody told them by its 429s."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from alloy.providers import env_prefixes  # noqa: E402
 from alloy.ray import CommandBatches, RayBudget, typed  # noqa: E402
 from alloy.testing.emulator import Emulator  # noqa: E402
 
-from .commands import Ticket, classify_offline, count  # noqa: E402
+from .commands import Ticket, classify_offline, count, count_on_gemini  # noqa: E402
 
 #: Words of many lengths, so each row's prompt (and usage) is its own.
 WORDS = [f"{'x' * (4 * (n % 7))}word{n}" for n in range(40)]
@@ -107,18 +108,35 @@ def test_a_shared_budget_keeps_two_actors_within_the_limit(
 ) -> None:
     """Both actors learn 1,200 requests a minute from OpenAI's headers, each with a batch of
     40 rows. Each pacing alone, they send twice that and meet 429s; sharing a RayBudget, they
-    meet next to none. Rows retry their 429s patiently: every row must still end ``ok``
-    (a failed row's error is shown), on a loaded machine too."""
-    patient = count.with_options(retries=16)
+    meet next to none. Either way every row ends ``ok`` with the command's default retries
+    (a failed row's error is shown): a 429'd call is sent again once its pause is over."""
     rows = [{"id": n, "word": f"w{n}"} for n in range(80)]
     limits = emu.rate_limit("openai", rpm=1200)
-    apart = mapped(patient, rows, batch_size=40, concurrency=16)
+    apart = mapped(count, rows, batch_size=40, concurrency=16)
     refused_apart = limits.refused
     emu.reset()
     limits = emu.rate_limit("openai", rpm=1200)
-    shared = mapped(patient, rows, batch_size=40, concurrency=16, budget=RayBudget())
+    shared = mapped(count, rows, batch_size=40, concurrency=16, budget=RayBudget())
     failed = [(row["id"], row["error"]) for row in apart + shared if not row["ok"]]
     assert not failed
     assert limits.admitted == 80
     print(f"refused: {refused_apart} apart, {limits.refused} sharing a budget")
     assert limits.refused <= 3 < 8 <= refused_apart
+
+
+@pytest.mark.fuzz
+def test_two_actors_lose_no_rows_to_a_limit_nobody_states(
+    ray_cluster: None, emu: Emulator, fuzz_scale: int
+) -> None:
+    """Gemini states no limits, and the actors get no ``rpm=`` and no budget: each sends 16
+    calls at once into a limit that holds 10, finds the limit by its 429s (fewer calls at once
+    after each) and sends each 429'd call again once its ``retry-after`` has passed. With the
+    command's default retries every row ends ``ok`` (a failed row's error is shown). 40 rows
+    in the suite, 400 under ``make fuzz``."""
+    limits = emu.rate_limit("gemini", rpm=600)
+    rows = [{"id": n, "word": f"w{n}"} for n in range(40 if fuzz_scale == 1 else 400)]
+    done = mapped(count_on_gemini, rows, batch_size=len(rows) // 2, concurrency=16)
+    failed = [(row["id"], row["error"]) for row in done if not row["ok"]]
+    assert not failed
+    assert limits.admitted == len(rows) and limits.refused > 0
+    assert all(row["attempts"] == 1 for row in done)  # the 429s were the pacer's, not retries
