@@ -213,17 +213,27 @@ from alloy import command, use_config
 def number(question: str) -> str:
     return question
 
-location, mode, full = sys.argv[1], sys.argv[2], sys.argv[3] == "full"
-if full:
+location, mode, full = sys.argv[1:4]
+
+def fill_the_disk():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+questions = ["How many?"] * 3
+if full == "at-open":
+    fill_the_disk()
+elif full == "after-open":  # one reply stored, then every write fails; reads still serve
+    with use_config(cache=location, cache_mode=mode):
+        number("How many?")
+    fill_the_disk()
+    questions = ["How many cats?", "How many dogs?", "How many?"]
 warned = []
 handler = logging.Handler(logging.WARNING)
 handler.emit = lambda record: warned.append(record.getMessage())
 logging.getLogger("alloy").addHandler(handler)
 try:
     with use_config(cache=location, cache_mode=mode):
-        runs = [number.run("How many?") for _ in range(3)]
+        runs = [number.run(question) for question in questions]
     print(json.dumps({"values": [r.value for r in runs], "cached": [r.cached for r in runs],
                       "warned": [w for w in warned if "failed" in w]}))
 except Exception as error:
@@ -231,9 +241,10 @@ except Exception as error:
 """
 
 
-def run_child(location: Path, mode: str, *, read_only: bool = False, full: bool = False) -> Any:
-    """What the child reports after three calls of ``number`` with the cache at ``location``."""
-    command = [sys.executable, "-c", CHILD, str(location), mode, "full" if full else "-"]
+def run_child(location: Path, mode: str, *, read_only: bool = False, full: str = "-") -> Any:
+    """What the child reports after three calls of ``number`` with the cache at ``location``;
+    ``full`` is when the disk fills up: ``at-open``, ``after-open`` or ``-`` (never)."""
+    command = [sys.executable, "-c", CHILD, str(location), mode, full]
     folder = location.parent
     if read_only:
         for path in folder.iterdir():
@@ -285,6 +296,14 @@ def test_a_cache_in_a_read_only_folder_that_holds_none_is_a_miss(cache_file: Pat
 
 def test_a_full_disk_at_open_is_a_miss_with_one_warning(cache_file: Path) -> None:
     path = cache_file
-    found = run_child(path, "readwrite", full=True)
+    found = run_child(path, "readwrite", full="at-open")
     assert found["cached"] == [False] * 3 and len(found["warned"]) == 1, found
-    assert run_child(path, "replay", full=True)["error"] == "ConfigurationError"
+    assert run_child(path, "replay", full="at-open")["error"] == "ConfigurationError"
+
+
+def test_a_disk_that_fills_up_after_open_stores_nothing_more_and_still_serves_hits(
+    cache_file: Path,
+) -> None:
+    found = run_child(cache_file, "readwrite", full="after-open")
+    assert found["cached"] == [False, False, True], found
+    assert len(found["warned"]) == 1 and "writing" in found["warned"][0]
