@@ -330,7 +330,7 @@ class CachedModel:
     def _save(self, key: str, entry: Entry) -> None:
         value = encode(entry)
         if value is None:
-            logger.debug("alloy cache: a reply with parts that have no JSON form is not stored")
+            self.notice.reply_not_stored(self.name, self.policy.store.location)
             return
         if resting(self.policy.store, "writing"):
             return

@@ -60,6 +60,15 @@ class NotCached:
             "(str, numbers, lists, dicts, dataclasses or pydantic models) to cache it",
         )
 
+    def reply_not_stored(self, model: str, location: str) -> None:
+        if "reply not stored" in self._said:
+            return
+        self._say(
+            "reply not stored",
+            f"alloy cache: a reply of {model} to {self.command} is not stored in {location}: "
+            "it holds parts with no JSON form, so the request is asked again next time",
+        )
+
     def _say(self, reason: str, message: str) -> None:
         with self._lock:
             if reason in self._said:

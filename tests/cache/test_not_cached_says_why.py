@@ -88,3 +88,22 @@ def test_a_cached_command_and_one_without_a_cache_say_nothing(
         capital("France")
         assert capital.run("France").cached
     assert _warnings(caplog) == []
+
+
+def test_a_reply_that_cannot_be_stored_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
+    from alloy._types import Opaque, Response, Text
+    from alloy.testing import FunctionModel, override_model
+
+    def answer(request: object) -> Response:
+        return Response((Opaque("trace", object()), Text("42")))
+
+    @command(output=int, temperature=0)
+    def number(question: str) -> str:
+        return question
+
+    with override_model(FunctionModel(answer)), use_config(cache="memory"):
+        assert [number.run("How many?").cached for _ in range(3)] == [False] * 3
+    said = _warnings(caplog) + [
+        r.getMessage() for r in caplog.records if "is not stored" in r.getMessage()
+    ]
+    assert len(said) == 1 and "no JSON form" in said[0]
