@@ -29,7 +29,7 @@ from ._nesting import check_nesting
 from ._output import InvalidOutput
 from ._partial import JsonStream, Live, Snapshot, agrees, materialize, open_path
 from ._stream_plan import AnswerShape
-from ._types import Request, Result, TextDelta, ToolCallDelta
+from ._types import Message, Request, Result, RetryPrompt, TextDelta, ToolCallDelta
 from .events import Event, OutputItem, PartialOutput
 from .streaming import Partial, Restart
 
@@ -91,18 +91,24 @@ class _Follower:
         self.schema = schema
         self.attempt = 1
         self.shown = False  # whether this attempt has shown anything yet
+        #: The messages of the model call before (None before the first).
+        self.asked: tuple[Message, ...] | None = None
         self.restarts = 0  # the parser's restarts seen (an answer given up for a later one)
         self.tool: str | None = None
         self.source: int | None = None
         self.parser: JsonStream | None = None
 
     def begin(self, request: Request) -> Sequence[Any]:
-        """A model call starts: after one that showed an answer, that is a new attempt."""
+        """A model call starts. It is a new attempt after one that showed an answer, and when
+        it asks for the answer again though nothing was shown: a re-ask (its last turn holds
+        the RetryPrompt) or a retry of the same messages. A tool round's next call is not."""
         spec = request.output
         self.tool = spec.name if spec is not None and spec.mode == "tool" else None
         self.source = None
         self.parser = None
-        return self.restart() if self.shown else ()
+        before, self.asked = self.asked, request.messages
+        again = before is not None and (_reasks(request) or request.messages == before)
+        return self.restart() if self.shown or again else ()
 
     def feed(self, delta: TextDelta | ToolCallDelta) -> Sequence[Any]:
         if type(delta) is TextDelta:
@@ -344,6 +350,12 @@ class ItemReader(_Follower):
             return None
         attempt, item = out  # type: ignore[misc]
         return OutputItem(self.command, self.call_id, attempt, item)
+
+
+def _reasks(request: Request) -> bool:
+    """Whether ``request`` is a re-ask: its last turn tells the model what was wrong."""
+    messages = request.messages
+    return bool(messages) and any(type(part) is RetryPrompt for part in messages[-1].parts)
 
 
 class _Tape:

@@ -232,14 +232,15 @@ class Restart:
     to an answer that is not the final one, and ``attempt``'s elements follow.
 
     It comes when a finished answer is re-asked (it failed validation or a check), when a
-    provider failure is retried after elements had arrived, or, in prompt mode, when the
-    answer turned out to be other JSON in the reply than the one read while it streamed.
+    provider failure is retried (whether or not elements had arrived), or, in prompt mode,
+    when the answer turned out to be other JSON in the reply than the one read while it
+    streamed. A tool round is not a new attempt.
     """
 
     #: The attempt starting now (1 is the first answer).
     attempt: int
-    #: How many elements of the attempt before were yielded (at least one: a stream that
-    #: yielded none has nothing to start over).
+    #: How many elements of the attempt before were yielded (0 when that answer was re-asked
+    #: or retried before any of its elements was shown).
     discarded: int
 
 

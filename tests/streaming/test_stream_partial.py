@@ -442,10 +442,54 @@ def test_criteria_on_a_whole_list_hold_its_elements_until_they_passed() -> None:
         lambda text: text
     )
     stream = lines.stream_items("x")
+    restarts: list[Restart] = []
+    stream.on_restart(restarts.append)
+    # The first answer was re-asked (too short) before any element was shown: the elements are
+    # the second answer's, and the stream says it started over.
     assert [(line, stream.attempt) for line in stream] == [
-        (Line(**line), 1)  # type: ignore[arg-type]
+        (Line(**line), 2)  # type: ignore[arg-type]
         for line in LINES
     ]
+    assert restarts == [Restart(attempt=2, discarded=0)]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        {"value": [{"sku": "A-1", "qty": "many"}]},  # its first element is invalid
+        "Sorry, here is no JSON",  # nothing to read at all
+    ],
+    ids=["invalid-first-element", "not-json"],
+)
+def test_a_reask_before_anything_was_shown_is_a_new_attempt(first: Any) -> None:
+    stream = lines_command(answering(first, {"value": LINES})).stream_items("x")
+    seen: list[Any] = []
+    stream.on_restart(seen.append)
+    seen.extend((line.sku, stream.attempt) for line in stream)
+    assert seen == [Restart(attempt=2, discarded=0), ("A-1", 2), ("B-2", 2), ("C-3", 2)]
+
+    partials = list(invoice_command(answering("no JSON", INVOICE)).stream_partial("x"))
+    assert partials[0].attempt == 2 and partials[0].data is None
+    assert {p.attempt for p in partials} == {2} and partials[-1].data == INVOICE
+
+
+def test_a_tool_round_is_not_a_new_attempt() -> None:
+    from alloy.testing import tool_call
+
+    @tool
+    def stock(sku: str) -> int:
+        """Units in stock."""
+        return 3
+
+    def reply(request: Request) -> Any:
+        if len(request.messages) == 1:
+            return tool_call("stock", {"sku": "A-1"})
+        return json.dumps({"value": LINES})
+
+    stream = lines_command(FunctionModel(reply), tools=[stock]).stream_items("x")
+    restarts: list[Restart] = []
+    stream.on_restart(restarts.append)
+    assert [stream.attempt for _ in stream] == [1, 1, 1] and restarts == []
 
 
 def test_history_and_deps_reach_a_streamed_call(partials: Collect) -> None:
