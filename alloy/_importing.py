@@ -15,12 +15,35 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .errors import ConfigurationError
 
 
 class TargetNotFound(ConfigurationError):
     """No module by that name, or no Python file at that path."""
+
+
+def load_command(target: str) -> Any:
+    """The command ``module:attr`` or ``path/to/file.py:attr`` names (``alloy run``, ``alloy map``
+    and ``alloy batch results`` load their command this way)."""
+    from ._command import Command
+
+    module_part, sep, attr_path = target.rpartition(":")
+    if not sep or not module_part or not attr_path:
+        raise TargetNotFound(f"expected module:command or path/to/file.py:command, got {target!r}")
+    obj: Any = import_target(module_part)
+    for name in attr_path.split("."):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            raise TargetNotFound(f"{module_part!r} has no attribute {attr_path!r}") from None
+    if not isinstance(obj, Command):
+        raise TargetNotFound(
+            f"{target} is not an alloy command (it is {type(obj).__name__}); "
+            "decorate the function with @command"
+        )
+    return obj
 
 
 def import_target(module_part: str) -> ModuleType:

@@ -30,9 +30,9 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, _importing
 from ._command import AsyncCommand, Command
-from ._importing import TargetNotFound, import_target
+from ._importing import TargetNotFound
 from .errors import CommandError, ConfigurationError
 
 __all__ = [
@@ -77,33 +77,16 @@ class _Parser(argparse.ArgumentParser):
 
 def load_command(target: str) -> Command[..., Any]:
     """Import ``module:attr`` or ``path/to/file.py:attr`` and return the command it names."""
-    module_part, sep, attr_path = target.rpartition(":")
-    if not sep or not module_part or not attr_path:
-        raise UsageError(f"expected module:command or path/to/file.py:command, got {target!r}")
-    module = _import(module_part)
-    obj: Any = module
-    for name in attr_path.split("."):
-        try:
-            obj = getattr(obj, name)
-        except AttributeError:
-            raise UsageError(f"{module_part!r} has no attribute {attr_path!r}") from None
-    if not isinstance(obj, Command):
-        raise UsageError(
-            f"{target} is not an alloy command (it is {type(obj).__name__}); "
-            "decorate the function with @command"
-        )
-    return obj
-
-
-def _import(module_part: str) -> Any:
     try:
-        return import_target(module_part)
+        command: Command[..., Any] = _importing.load_command(target)
     except TargetNotFound as exc:
         raise UsageError(str(exc)) from None
     except ConfigurationError:
         raise
     except Exception as exc:
+        module_part = target.rpartition(":")[0]
         raise UsageError(f"importing {module_part!r} failed: {type(exc).__name__}: {exc}") from None
+    return command
 
 
 # -- alloy run ----------------------------------------------------------------------------------

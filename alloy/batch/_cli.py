@@ -108,13 +108,13 @@ def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
             f"{path} does not say which command made it (an older alloy wrote it): run the "
             "map again with this checkpoint to read its batch answers"
         )
-    from ..cli import UsageError, load_command
+    from .._importing import load_command
     from ..rows._run import Settings
     from ._run import BatchRun
 
     try:
         command = load_command(target)
-    except (UsageError, ConfigurationError) as exc:
+    except Exception as exc:  # not found, or its module failed as it ran
         raise ConfigurationError(
             f"cannot load the run's command {target} to read its batch answers ({exc}); run "
             "alloy batch results where the run's module imports, or run the map again"
