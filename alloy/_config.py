@@ -140,6 +140,9 @@ _global_overrides: Mapping[str, Any] = _EMPTY
 _context_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_config", default=_EMPTY)
 # Set only by alloy.testing.override_model: tests must be able to beat even decorator options.
 _forced_overrides: ContextVar[Mapping[str, Any]] = ContextVar("alloy_forced_config", default=_EMPTY)
+#: The same, for every thread of the process (``override_model(..., threads=True)``): a
+#: ContextVar does not reach threads started without a copy of the context.
+_process_forced: Mapping[str, Any] = _EMPTY
 _dotenv_loaded = False
 
 
@@ -697,7 +700,13 @@ def layers_key() -> tuple[Any, ...]:
     """
     if not _dotenv_loaded:
         _load_dotenv_once()
-    return (_env_snapshot(), _global_overrides, _context_overrides.get(), _forced_overrides.get())
+    return (
+        _env_snapshot(),
+        _global_overrides,
+        _context_overrides.get(),
+        _process_forced,
+        _forced_overrides.get(),
+    )
 
 
 @contextmanager
@@ -725,6 +734,24 @@ def force_config(**options: Any) -> Iterator[None]:
         _forced_overrides.reset(token)
 
 
+@contextmanager
+def force_config_everywhere(**options: Any) -> Iterator[None]:
+    """:func:`force_config` for every thread of the process, those already running and those
+    started inside the block, for as long as it lasts (below a thread's own
+    :func:`force_config`). Blocks of it nest; two run at once from different threads would
+    overwrite each other."""
+    global _process_forced
+    checked = check_options(options, source="override")
+    if "model" in checked:
+        checked.setdefault("fallback", ())
+    before = _process_forced
+    _process_forced = MappingProxyType({**before, **checked})
+    try:
+        yield
+    finally:
+        _process_forced = before
+
+
 def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
     """Merge the layers, lowest first. Layer values are already validated."""
     merged: dict[str, Any] = {}
@@ -734,6 +761,7 @@ def resolve(decorator: Mapping[str, Any], call: Mapping[str, Any]) -> Config:
     merged.update(decorator)
     merged.update(call)
     merged.update(_env_forced())
+    merged.update(_process_forced)
     merged.update(_forced_overrides.get())
     return replace(_DEFAULTS, **merged) if merged else _DEFAULTS
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Union
 
 from .._blocking import run_blocking
-from .._config import force_config
+from .._config import force_config, force_config_everywhere
 from .._drivers import WAIT
 from .._types import (
     Capabilities,
@@ -209,9 +209,17 @@ def recorded_waits() -> Iterator[list[float]]:
 
 
 @contextmanager
-def override_model(model: Any) -> Iterator[Any]:
-    """Use ``model`` for every command called inside the block, whatever else is configured."""
-    with force_config(model=model):
+def override_model(model: Any, *, threads: bool = False) -> Iterator[Any]:
+    """Use ``model`` for every command called inside the block, whatever else is configured.
+
+    The override follows the code that entered the block: this thread, the asyncio tasks it
+    starts, and threads started with a copy of its context (``contextvars.copy_context()``),
+    like every ``use_config()`` layer. A plain ``threading.Thread`` or a ``ThreadPoolExecutor``
+    started inside the block does not see it; with ``threads=True`` it holds for every thread
+    of the process while the block lasts (so only one such block should run at a time).
+    """
+    scope = force_config_everywhere if threads else force_config
+    with scope(model=model):
         yield model
     if isinstance(model, ScriptedModel) and model.all_used:
         model.check_all_used()

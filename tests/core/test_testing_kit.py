@@ -63,3 +63,37 @@ def test_a_script_by_default_lists_its_unused_replies(call: Call) -> None:
     assert model.unused == ["two"]
     with pytest.raises(AssertionError, match="unused"):
         model.check_all_used()
+
+
+def test_override_model_follows_the_context_and_threads_true_reaches_every_thread() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from alloy import command
+
+    @command(model=FunctionModel(lambda request: "its own model"))
+    def greet(name: str) -> str:
+        return f"Greet {name}"
+
+    def in_a_thread() -> str:
+        found: list[str] = []
+        worker = threading.Thread(target=lambda: found.append(greet("Ann")))
+        worker.start()
+        worker.join()
+        return found[0]
+
+    # A plain thread started inside the block does not see a context-local override.
+    with override_model(script("hello")):
+        assert greet("Ann") == "hello"
+        assert in_a_thread() == "its own model"
+        with ThreadPoolExecutor(1) as pool:
+            assert pool.submit(greet, "Bo").result() == "its own model"
+
+    with override_model(script("hello", "hi", "hey"), threads=True) as model:
+        assert in_a_thread() == "hello"
+        with ThreadPoolExecutor(1) as pool:
+            assert pool.submit(greet, "Bo").result() == "hi"
+        assert greet("Cy") == "hey"
+    assert len(model.requests) == 3
+    # Gone with the block, for every thread.
+    assert in_a_thread() == "its own model"
