@@ -105,14 +105,20 @@ def test_import_alloy_loads_nothing_of_the_server() -> None:
 def test_workers_each_build_the_app_from_the_environment(on_emulator: Any) -> None:
     """With --workers, uvicorn's processes build their apps from ALLOY_SERVE_* variables."""
     process, url = serve("tests.serve.served:echo", "--workers", "2", "--api-key", "k-123")
+    # Each request on a new connection, so both workers answer; the second may still be starting
+    # when the first does, and on a busy machine take longer than httpx's default 5 s.
+    wait = 30
     try:
-        assert httpx.get(f"{url}/health").json()["commands"] == ["echo"]
-        assert httpx.post(f"{url}/commands/echo", json={"name": "x"}).status_code == 401
+        assert httpx.get(f"{url}/health", timeout=wait).json()["commands"] == ["echo"]
+        assert (
+            httpx.post(f"{url}/commands/echo", json={"name": "x"}, timeout=wait).status_code == 401
+        )
         answers = {
             httpx.post(
                 f"{url}/commands/echo",
                 json={"name": "x"},
                 headers={"authorization": "Bearer k-123"},
+                timeout=wait,
             ).status_code
             for _ in range(4)
         }
