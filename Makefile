@@ -56,10 +56,15 @@ chromium:
 	    $$sudo apt-get update -qq >/dev/null && \
 	    $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; }
 
-## pytest under coverage (started before pytest, so alloy's import-time lines count), with a
-## gate that covers providers/ too; pytest's own summary line is repeated last.
+## pytest under coverage, in four workers (pytest-xdist: the suite waits on sockets and
+## subprocesses as much as it computes, so four keep two cores busy). Coverage starts before
+## pytest and in every process it starts, so alloy's import-time lines count; the gate covers
+## providers/ too, and pytest's own summary line is repeated last.
+PYTEST_WORKERS ?= 4
 unit: $(STAMP_DEV) redis-server chromium
-	$(BIN)/python -m coverage run -m pytest 2>&1 | tee $(VENV)/pytest.log
+	rm -f .coverage .coverage.*
+	$(BIN)/python -m coverage run -m pytest -n $(PYTEST_WORKERS) --dist loadfile 2>&1 | tee $(VENV)/pytest.log
+	$(BIN)/python -m coverage combine -q
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log
 
