@@ -339,8 +339,9 @@ class Command(Generic[P, R]):
         row is the one argument when that takes a sequence, else positional arguments. A row
         that fits no reading fails alone with a RowInputError (see the guide). Rows are
         read lazily and at most a small window of them is held, so an input of any length runs
-        in flat memory. ``concurrency`` calls run at once; ``rpm`` / ``tpm`` cap requests and
-        tokens per minute (by default the limits the provider states in its replies' headers);
+        in flat memory. ``concurrency`` calls run at once at most (fewer after 429s, which are
+        waited out and sent again); ``rpm`` / ``tpm`` cap requests and tokens per minute (by
+        default the limits the provider states in its replies' headers);
         ``as_completed`` yields rows as they finish instead. ``errors="raise"`` stops at the
         first failed row; a ConfigurationError always stops the run. ``checkpoint`` names a
         SQLite file recording each finished row, so running the same map again skips them

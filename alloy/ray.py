@@ -69,7 +69,8 @@ class CommandBatches:
     """``map_batches``' callable class: runs ``command`` over each batch's rows.
 
     ``concurrency``, ``rpm``, ``tpm``, ``budget``, ``deps`` and ``errors`` are those of
-    :meth:`alloy.Command.map`, for each actor: ``concurrency`` calls at once in each, and
+    :meth:`alloy.Command.map`, for each actor: ``concurrency`` calls at once in each at most
+    (fewer after 429s: each actor's runs adapt to the limits the provider keeps), and
     ``budget`` (a :class:`RayBudget`, or an ``alloy.rows.RedisBudget``) shared by all of them.
     Without one, each actor keeps its own, so that its batches one after another keep to the
     limits together (each batch is a run of its own).
