@@ -1563,3 +1563,29 @@ def test_an_empty_prompt_is_refused_before_sending(emu: Emulator, prompt: str) -
     with pytest.raises(ConfigurationError, match="nothing to send"):
         ask(prompt)
     assert bodies(emu) == []
+
+
+def test_alloys_conversations_pass_the_checks_the_api_makes(emu: Emulator) -> None:
+    """A tool round, a re-ask of an invalid forced output call (Claude 4.0: tool mode) and
+    blank text in the history: every body alloy sends passes the emulator's copy of the API's
+    message rules (a test that passes here passes against the provider)."""
+    from alloy import Assistant, User
+    from alloy.testing.emulator._anthropic import check_messages
+
+    emu.push(
+        "anthropic",
+        ReplyToolCalls(("get_weather", {"city": "Oslo"}), text="Let me check."),
+        ReplyToolCalls(("float", {"value": "warm"})),  # invalid: re-asked as the call's result
+        ReplyToolCalls(("float", {"value": 21.0})),
+    )
+
+    @command(output=float, model="anthropic:claude-sonnet-4-0", tools=[get_weather], retries=0)
+    def temp(city: str) -> str:
+        return f"Temperature in {city}?"
+
+    history = [User("Hi"), Assistant("Hello."), User("  \n", "Weather please.")]
+    assert temp("Oslo", history=history) == 21.0
+    sent = bodies(emu)
+    assert len(sent) == 3
+    for body in sent:
+        check_messages(body["messages"])
