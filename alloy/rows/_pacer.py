@@ -405,15 +405,14 @@ class _Resends:
     """The 429s of one call, each waited out (the pacer's pause) and the call sent again: up
     to :data:`RATE_LIMIT_RESENDS` times, never for a 429 that is not transient (no credit
     left) or asks for more than :data:`LONGEST_PAUSE`, and never past the request's
-    ``timeout`` (which the engine shortens to the call's deadline): a re-sent request gets
-    what is left of it."""
+    ``timeout`` (which the engine shortens to the call's deadline) counted from the first 429:
+    a re-sent request gets what is left of it."""
 
     def __init__(self, pacer: Pacer, request: Request) -> None:
         self.pacer = pacer
         self.request = request
         self.count = 0
-        timeout = request.settings.timeout
-        self.deadline = None if timeout is None else pacer.clock() + timeout
+        self.deadline: float | None = None
 
     def again(self, error: RateLimitError) -> bool:
         """Whether to send the call again after ``error`` (with :attr:`request`)."""
@@ -424,8 +423,12 @@ class _Resends:
             or (hint is not None and hint > LONGEST_PAUSE)
         ):
             return False
-        if self.deadline is not None:
-            left = self.deadline - max(self.pacer.clock(), self.pacer.paused_until)
+        timeout = self.request.settings.timeout
+        if timeout is not None:
+            now = self.pacer.clock()
+            if self.deadline is None:
+                self.deadline = now + timeout
+            left = self.deadline - max(now, self.pacer.paused_until)
             if left <= 0:
                 return False
             settings = replace(self.request.settings, timeout=left)

@@ -197,11 +197,20 @@ def test_a_429_that_waiting_will_not_mend_is_not_sent_again(error: RateLimitErro
 
 
 def test_a_call_is_sent_again_only_within_its_timeout_and_with_what_is_left_of_it() -> None:
+    """Counted from the first 429 (waiting for the pacer before the first send is pacing)."""
     clock = Clock()
-    model = Refusing(clock, refusals=3)  # each answer takes a second of the clock
+    model = Refusing(clock, refusals=5)  # each answer takes a second of the clock
     with pytest.raises(RateLimitError):
         PacedModel(model, Pacer(learn=False, clock=clock)).request(a_request(timeout=2.5))
-    assert [r.settings.timeout for r in model.sent] == [2.5, 1.5, 0.5]
+    assert [r.settings.timeout for r in model.sent] == [2.5, 2.5, 1.5, 0.5]
+
+
+def test_a_call_is_not_sent_again_when_the_pause_outlasts_its_timeout() -> None:
+    clock = Clock()
+    model = Refusing(clock, refusals=1, error=RateLimitError("slow down", retry_after=3.0))
+    with pytest.raises(RateLimitError):
+        PacedModel(model, Pacer(learn=False, clock=clock)).request(a_request(timeout=2.5))
+    assert len(model.sent) == 1
 
 
 @pytest.mark.fuzz
