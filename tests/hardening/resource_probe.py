@@ -12,7 +12,6 @@ import gc
 import json
 import os
 import sys
-import types
 from typing import Any
 
 from alloy import command
@@ -30,14 +29,10 @@ def resident_mb() -> float:
 
 
 def live_objects() -> int:
-    """Objects the garbage collector tracks, less coverage.py's own: under coverage it keeps a
-    tracer (and four bound methods) for every thread it ever saw, and each ``asyncio.run``
-    resolves the host on its loop's short-lived executor thread."""
-    return sum(
-        1
-        for o in gc.get_objects()
-        if not (type(o) is types.MethodType and type(o.__self__).__module__.startswith("coverage"))
-    )
+    """Objects the garbage collector tracks (the probe runs without coverage.py, which keeps a
+    tracer and its bound methods for every thread it ever saw: each ``asyncio.run`` resolves
+    the host on its loop's short-lived executor thread)."""
+    return len(gc.get_objects())
 
 
 def measure(emu: Emulator) -> dict[str, float]:
