@@ -83,7 +83,7 @@ FAULTS: dict[str, Callable[[], Item]] = {
     "schema-rejected": lambda: SchemaRejected(),
     "cut-stream": lambda: CutStream(after=1),
     "stream-error": lambda: StreamError(after=1),
-    "slow": lambda: Slow(1.5),  # well past the 0.5 s timeout, even on a busy machine
+    "slow": lambda: Slow(3.0),  # well past the 1 s timeout, even on a busy machine
     "disconnect": lambda: Disconnect(),
     "refusal": lambda: ReplyRefusal(),
     "max-tokens": lambda: ReplyMaxTokens(),
@@ -155,7 +155,7 @@ def expected(provider: str, form: str, name: str) -> tuple[type[Any], ...]:
 def make_command(provider: str, form: str, retries: int) -> Any:
     model = PROVIDERS[provider][0]
     return weather_command(
-        form, model=model, retries=retries, max_reasks=0, timeout=0.5, deadline=30
+        form, model=model, retries=retries, max_reasks=0, timeout=1.0, deadline=30
     )
 
 
