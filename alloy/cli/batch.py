@@ -17,6 +17,7 @@ these work from any process with the provider's key set:
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -24,14 +25,43 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ..rows._checkpoint import Checkpoint
-from ._wires import JobStatus, Wire, wire_for
+from ._shared import Verbs
+
+if TYPE_CHECKING:
+    from ..batch import JobStatus, Wire
+    from ..rows._checkpoint import Checkpoint
 
 
-def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: str) -> int:
+def add_parser(verbs: Verbs) -> None:
+    batch = verbs.add_parser(
+        "batch",
+        help="the batch jobs of a run: list, status, wait, cancel, results",
+        description="The provider batch jobs a batch run (alloy map --mode batch, or "
+        "cmd.map(..., mode='batch')) recorded in its checkpoint: the jobs it knows, their "
+        "state now, waiting for them to end, cancelling them, or the rows as JSON Lines "
+        "(the answers of ended jobs read in first).",
+    )
+    batch.add_argument("action", choices=("list", "status", "wait", "cancel", "results"))
+    batch.add_argument("checkpoint", help="the run's checkpoint (SQLite file)")
+    batch.add_argument("--json", action="store_true", help="list and status as JSON")
+    batch.add_argument("--output", default="-", help="results: where to write (default stdout)")
+    batch.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        dest="poll_interval",
+        help="wait: seconds between looks (default 30)",
+    )
+    batch.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..rows._checkpoint import Checkpoint
+
+    action, path, as_json, output = args.action, args.checkpoint, args.json, args.output
     if not Path(path).is_file():
         raise ConfigurationError(f"no checkpoint at {path!r}")
     with Checkpoint(path) as checkpoint:
@@ -65,7 +95,7 @@ def run(action: str, path: str, *, poll_interval: float, as_json: bool, output: 
         if action == "cancel":
             return _cancel(jobs, wires)
         if action == "wait":
-            return _wait(jobs, wires, poll_interval)
+            return _wait(jobs, wires, args.poll_interval)
         return _status(checkpoint, jobs, wires, as_json)
 
 
@@ -109,8 +139,8 @@ def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
             "map again with this checkpoint to read its batch answers"
         )
     from .._importing import load_command
+    from ..batch._run import BatchRun
     from ..rows._run import Settings
-    from ._run import BatchRun
 
     try:
         command = load_command(target)
@@ -127,6 +157,7 @@ def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
 
 def _wire(model: str, wires: dict[str, Wire]) -> Wire:
     if model not in wires:
+        from ..batch import wire_for
         from ..providers import get_model
 
         wires[model] = wire_for(get_model(model))
@@ -134,6 +165,8 @@ def _wire(model: str, wires: dict[str, Wire]) -> Wire:
 
 
 def _states(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> list[JobStatus]:
+    from ..batch import JobStatus
+
     return [
         _wire(model, wires).status(job) if job else JobStatus("running", {}, "not submitted")
         for _, model, job in jobs
