@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from ._model import Model
+from ._types import MAX_SECONDS
 from .errors import ConfigurationError
 from .providers import providers, split_model
 
@@ -270,9 +271,6 @@ def _is_utf8(text: str) -> bool:
 
 #: The largest whole number an option takes: a signed 32-bit integer, as provider APIs expect.
 _MAX_WHOLE_NUMBER = 2**31 - 1
-#: The longest duration an option takes, in seconds: a week, well inside every platform's timers
-#: (socket timeouts overflow past about 9.2e9 seconds).
-_MAX_SECONDS = 7 * 24 * 3600
 _SECONDS_OPTIONS = ("timeout", "deadline", "tool_timeout")
 
 
@@ -351,8 +349,8 @@ def _check_ranges(options: Mapping[str, Any], source: str) -> None:
             problems.append((name, f"must be at most {_MAX_WHOLE_NUMBER}"))
     for name in _SECONDS_OPTIONS:
         value = options.get(name)
-        if value is not None and value > _MAX_SECONDS:
-            problems.append((name, f"must be at most {_MAX_SECONDS} seconds (a week)"))
+        if value is not None and value > MAX_SECONDS:
+            problems.append((name, f"must be at most {MAX_SECONDS} seconds (a week)"))
     if problems:
         name, why = problems[0]
         raise ConfigurationError(f"Invalid value for option {name!r} in {source}: {why}")

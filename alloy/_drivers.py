@@ -50,6 +50,7 @@ from ._types import Done, Response, Result
 from .cache import ToolCache, keep_reply, refresh_reply
 from .errors import BudgetExceeded, ProviderError
 from .events import Event, Handler, logger
+from .pricing import priced
 
 if TYPE_CHECKING:
     from ._answer import Reader
@@ -94,7 +95,8 @@ class Runtime:
 def drive_sync(
     engine: Engine, runtime: Runtime, reply: Any = None, *, stream: bool = False
 ) -> Result[Any] | CallModel:
-    """Carry out the engine's effects, blocking, until it returns the call's Result; ``reply``
+    """Carry out the engine's effects, blocking, until it returns the call's Result (priced
+    here: the engine prices nothing, see ``alloy.pricing.priced``); ``reply``
     is what the engine is sent first (None to start it). A streamed call (``stream``) hands
     each model call back instead, for :func:`read_sync` to stream and resume this with."""
     send = reply
@@ -102,7 +104,7 @@ def drive_sync(
         try:
             effect = engine.send(send)
         except StopIteration as done:
-            result: Result[Any] = done.value
+            result: Result[Any] = priced(done.value)
             return result
         send = None
         match effect:
@@ -145,7 +147,7 @@ async def drive_async(
         try:
             effect = engine.send(send)
         except StopIteration as done:
-            result: Result[Any] = done.value
+            result: Result[Any] = priced(done.value)
             return result
         send = None
         match effect:

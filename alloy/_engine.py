@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
+from typing import Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
@@ -36,6 +36,7 @@ from ._rail import (
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._types import (
     Capabilities,
+    Dialect,
     Message,
     ModelSettings,
     ModelTurn,
@@ -89,10 +90,6 @@ from .events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from .pricing import cost
-
-if TYPE_CHECKING:
-    from .providers import Dialect
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})
@@ -880,26 +877,25 @@ class _Run:
     def outcome(self, value: Any, text: str) -> Result[Any]:
         reports = tuple(self.reports) if self.reports else ()
         return Result(
-            value, text, self.transcript(), reports, self.plan.model, self.price(), self.mode
+            value,
+            text,
+            self.transcript(),
+            reports,
+            self.plan.model,
+            output_mode=self.mode,
+            usage_by_model=self.usage_by_model(),
         )
 
-    def price(self) -> float | None:
-        """USD for the call: each model's turns at its own price (``alloy.pricing``); None
-        when a model that used tokens has no price. A call answered wholly from the response
-        cache used no tokens: it costs nothing, whatever the price (none is looked up)."""
-        usage = self.usage
-        if usage.cache_hits and not (usage.input_tokens or usage.output_tokens):
-            return 0.0
+    def usage_by_model(self) -> tuple[tuple[str, Usage], ...]:
+        """Each model's share of the call's usage, in the order they answered: more than one
+        when a fallback took over. The engine prices nothing; the drivers price these."""
         if not self.spent:
-            return cost(usage, self.plan.model)
-        total, start = 0.0, 0
+            return ((self.plan.model, self.usage),)
+        shares, start = [], 0
         for model, end in (*self.spent, (self.plan.model, len(self.turn_usage))):
-            usage = sum(self.turn_usage[start:end], _NO_USAGE)
-            share = cost(usage, model) if usage.total_tokens else 0.0
-            if share is None:
-                return None
-            total, start = total + share, end
-        return total
+            shares.append((model, sum(self.turn_usage[start:end], _NO_USAGE)))
+            start = end
+        return tuple(shares)
 
     def run_tools(self, calls: tuple[ToolCall, ...]) -> Generator[Effect, Any, None]:
         """Tool rails before, the tools themselves, tool rails after; results join the transcript."""

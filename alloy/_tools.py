@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, TypeVar, overload
 
-from ._config import _MAX_SECONDS
 from ._deps import context_parameter, current
 from ._nesting import check_nesting
 from ._pickling import by_reference, function_ref, located
@@ -24,7 +23,7 @@ from ._schema import strict_schema
 from ._stream import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._typeddict import portable
-from ._types import ToolCall, ToolDefinition, ToolResult
+from ._types import MAX_SECONDS, ToolCall, ToolDefinition, ToolResult
 from .errors import ConfigurationError, ToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -207,9 +206,9 @@ def _checked_timeout(timeout: Any, name: str) -> float | None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise ConfigurationError(f"Tool {name!r}: timeout must be a number of seconds")
-    if not 0 < timeout <= _MAX_SECONDS:  # also refuses nan, which compares false
+    if not 0 < timeout <= MAX_SECONDS:  # also refuses nan, which compares false
         raise ConfigurationError(
-            f"Tool {name!r}: timeout must be positive and at most {_MAX_SECONDS} seconds (a week)"
+            f"Tool {name!r}: timeout must be positive and at most {MAX_SECONDS} seconds (a week)"
         )
     return float(timeout)
 

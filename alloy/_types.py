@@ -8,7 +8,7 @@ every call are made through ``quick_init`` (see ``_frozen``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
 
@@ -34,6 +34,12 @@ _FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content
 #: ``cache_all``) or ``skipped: no JSON form`` (the request holds something with no JSON form).
 CacheStatus = Literal["hit", "miss", "record", "skipped: not repeatable", "skipped: no JSON form"]
 OutputMode = Literal["native", "tool", "prompt"]
+#: The longest duration alloy takes, in seconds (a timeout, a deadline, a tool's timeout): a
+#: week, well inside every platform's timers (socket timeouts overflow past about 9.2e9 seconds).
+MAX_SECONDS = 7 * 24 * 3600
+#: A provider's schema dialect: ``dialect(schema, model_id)`` returns the output or tool schema
+#: as that provider is sent it (``Provider.dialect`` names one; the engine applies it).
+Dialect = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 
 class PromptModeWarning(UserWarning):
@@ -520,6 +526,9 @@ class Result(Generic[R]):
     #: How the typed answer was asked for: ``native`` (the provider's structured output),
     #: ``tool`` (a forced tool call) or ``prompt`` (read out of the reply's text); None for text.
     output_mode: OutputMode | None = None
+    #: Each model's share of ``usage`` as (``provider:model``, Usage), in the order they
+    #: answered: more than one when a fallback took over. ``cost`` is priced from it.
+    usage_by_model: tuple[tuple[str, Usage], ...] = ()
 
     @property
     def usage(self) -> Usage:

@@ -8,19 +8,24 @@ price; a :func:`set_price` entry wins over a descriptor's price of the same leng
 read from the provider's prompt cache are charged at the cached rate, and those written to it at
 the cache-write rate, instead of the input rate.
 
-Usage is read by duck typing (any object with ``input_tokens``, ``output_tokens``,
-``cached_tokens`` and ``cache_write_tokens``), so this module does not depend on alloy's core
-types.
+:func:`cost` reads usage by duck typing (any object with ``input_tokens``, ``output_tokens``,
+``cached_tokens`` and ``cache_write_tokens``). :func:`priced` gives a call's ``Result`` its
+cost as it leaves the engine (the drivers call it): the engine itself prices nothing.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
+from typing import TypeVar
 
+from ._types import Result, Usage
 from .providers import Price, model_cache_generation, provider_of
 from .providers._price import TokenCounts
 
-__all__ = ["Price", "cost", "price_for", "set_price"]
+__all__ = ["Price", "cost", "price_for", "priced", "set_price"]
+
+R = TypeVar("R")
 
 
 class _PriceBook:
@@ -89,3 +94,26 @@ def cost(usage: TokenCounts, model: str) -> float | None:
     """USD for ``usage`` on ``model``, or None when the model has no price."""
     price = _BOOK.price_for(model)
     return price.cost(usage) if price is not None else None
+
+
+def priced(result: Result[R]) -> Result[R]:
+    """``result``, as the engine returned it, with its ``cost``: each model's turns at its own
+    price (``Result.usage_by_model``); None when a model that used tokens has no price. A call
+    answered wholly from the response cache used no tokens: it costs nothing, whatever the
+    price (none is looked up)."""
+    return replace(result, cost=call_cost(result.usage, result.usage_by_model))
+
+
+def call_cost(usage: Usage, shares: tuple[tuple[str, Usage], ...]) -> float | None:
+    """USD for a call that used ``usage`` in all, ``shares`` of it (model, usage) by model."""
+    if usage.cache_hits and not (usage.input_tokens or usage.output_tokens):
+        return 0.0
+    if len(shares) == 1:
+        return cost(usage, shares[0][0])
+    total = 0.0
+    for model, used in shares:
+        share = cost(used, model) if used.total_tokens else 0.0
+        if share is None:
+            return None
+        total += share
+    return total

@@ -30,9 +30,7 @@ class Profile:
 def _group(filename: str) -> str:
     if "/site-packages/" in filename:
         return filename.split("/site-packages/")[1].split("/")[0].removesuffix(".py")
-    if filename.endswith(
-        ("/alloy/providers/offline.py", "/alloy/testing/_sample.py", "/alloy/testing/_pattern.py")
-    ):
+    if "/alloy/providers/offline/" in filename:
         return "alloy offline model (value generation)"
     if "/alloy/providers/" in filename:
         return "alloy adapters"

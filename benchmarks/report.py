@@ -91,8 +91,8 @@ FINDINGS = (
     ),
     (
         "Offline model: a stand-in sampler with a cheap generator",
-        "alloy/testing/_sample.py walks the schema drawing from SplitMix64 seeded with the "
-        "prompt's CRC-32 (alloy/testing/_draws.py): a draw costs ~0.3 µs, where random.Random "
+        "alloy/providers/offline/_sample.py walks the schema drawing from SplitMix64 seeded with the "
+        "prompt's CRC-32 (alloy/providers/offline/_draws.py): a draw costs ~0.3 µs, where random.Random "
         "took ~4 µs to seed and ~1.5 µs a choice. The offline model binds its output's sampler "
         "once per plan: a flat record or wrapped primitive is drawn property by property, the "
         "values the walk makes, without walking the schema. The same prompt gets the same value "
@@ -123,7 +123,7 @@ CACHES = (
     "when a command has some (no published figure does); worked out when used.",
     "Removed: JsonOutput._validate_bare: a validator built only for a reply that is not the "
     '{"value": ...} envelope (a second reading, reached by no published figure); built then.',
-    "Kept: the offline model's sampler, bound once per output (alloy/providers/offline.py). "
+    "Kept: the offline model's sampler, bound once per output (alloy/providers/offline/__init__.py). "
     "Walking the schema on every call instead measured 20.1 against 16.9 µs (Person) and 15.7 "
     "against 14.3 µs (float) in the in-process suite, moving those ratios by 13 and 9 points.",
     "Kept: pricing._PriceBook.looked_up, each model string's price per state of the prices "

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .._types import Dialect
 from ..errors import ConfigurationError
 from ._price import Price
 
@@ -27,8 +28,6 @@ __all__ = ["Dialect", "ModelFactory", "Provider"]
 
 #: ``factory(model_id, api_key=..., base_url=...)`` returns a Model.
 ModelFactory = Callable[..., "Model"]
-#: ``dialect(schema, model_id)`` returns the output schema as this provider is sent it.
-Dialect = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 
 @dataclass(frozen=True)

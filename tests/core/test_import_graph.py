@@ -177,3 +177,41 @@ def test_the_core_types_import_nothing_above_them() -> None:
     assert not edges["alloy._blocking"]
     assert not edges["alloy._pickling"]  # how things pickle, beneath everything that pickles
     assert "alloy._command" not in edges["alloy._engine"] | edges["alloy._drivers"]
+
+
+def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` loads, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_engine_prices_nothing_and_knows_no_provider() -> None:
+    """The engine decides; the drivers price its Result (``pricing.priced``) and the provider
+    facts it needs (the schema ``Dialect``) are vocabulary in ``_types``. The rule on
+    ``providers`` is on the engine's own imports: the configuration it reads (``_config``)
+    checks model names against the provider registry, a step above it."""
+    edges = graph()
+    own = edges["alloy._engine"]
+    assert "alloy.pricing" not in own
+    assert not {m for m in own if m == "alloy.providers" or m.startswith("alloy.providers.")}
+    assert "alloy.pricing" not in reachable(edges, "alloy._engine")
+
+
+def test_shipped_code_imports_nothing_from_the_test_kit() -> None:
+    """The offline model owns its sampler: no provider (nor anything below the test kit)
+    imports ``alloy.testing``."""
+    edges = graph()
+    for name, targets in edges.items():
+        if name.startswith("alloy.providers"):
+            kit = {t for t in targets if t == "alloy.testing" or t.startswith("alloy.testing.")}
+            assert not kit, f"{name} imports the test kit: {sorted(kit)}"
+
+
+def test_tools_read_no_private_of_the_configuration() -> None:
+    assert "alloy._config" not in graph()["alloy._tools"]

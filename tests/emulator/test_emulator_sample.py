@@ -1,4 +1,4 @@
-"""``alloy.testing._sample``: the stand-in values the offline model and the emulator answer with.
+"""``alloy.providers.offline._sample``: the stand-in values the offline model and the emulator answer with.
 
 What a stand-in promises: the value validates against the schema (pydantic's own validator, in
 strict JSON mode, is the judge), the same schema and seed give the same value in any process,
@@ -31,7 +31,7 @@ from alloy import command
 from alloy._command import output_type_for
 from alloy.compat import load_pdl, load_rail
 from alloy.errors import ConfigurationError
-from alloy.testing._sample import _flat_draws, sample_value, sampler_for
+from alloy.providers.offline._sample import _flat_draws, sample_value, sampler_for
 
 from ..providers.output_types import City, Point, Trip
 
@@ -417,7 +417,7 @@ CHILD = """
 import json, sys
 from dataclasses import dataclass
 from alloy import command
-from alloy.testing._sample import sample_value
+from alloy.providers.offline._sample import sample_value
 
 @dataclass
 class Order:

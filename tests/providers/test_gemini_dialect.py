@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from alloy._output import JsonOutput
 from alloy.providers._gemini_dialect import GEMINI_KEYWORDS, gemini_schema
-from alloy.testing._sample import sample_value
+from alloy.providers.offline._sample import sample_value
 from alloy.testing.emulator._schema_rules import gemini_problem, walk
 
 

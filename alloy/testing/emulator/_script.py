@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
-from .._sample import sample_value
+from ...providers.offline import sample_value
 from ._call import Call, ReplyToolCall, Turn
 from ._http import JSON, NDJSON, SSE
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any, TypeGuard
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 from ._draws import Draws
 from ._pattern import sample_pattern
 

@@ -5,6 +5,10 @@ value generated from the output schema (deterministic per prompt), calls each of
 with generated arguments before answering, and says plainly that it is the offline model wherever
 a person reads its text. A command whose output is a text format (``YesNo``, ``Code``...) binds
 it to that output first (see ``_model.StandIn``), and it answers with a reply the format accepts.
+
+Its values come from its own sampler (``_sample``: seeded draws, ``_draws``, and the ``pattern``
+subset, ``_pattern``), which the emulator in ``alloy.testing`` answers with too: shipped code
+imports nothing from the test kit.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from .._output import OutputType
-from .._types import (
+from ..._output import OutputType
+from ..._types import (
     Capabilities,
     Done,
     Request,
@@ -29,7 +33,9 @@ from .._types import (
     Usage,
     UserTurn,
 )
-from ..testing._sample import sample_value, sampler_for
+from ._sample import sample_value, sampler_for
+
+__all__ = ["OFFLINE_NOTE", "OfflineModel", "create", "sample_value", "sampler_for"]
 
 OFFLINE_NOTE = "[alloy offline model]"
 
