@@ -7,14 +7,21 @@ prefixes in the provider descriptors (``gpt-``, ``o1``/``o3``/``o4``, ``claude-`
 descriptor. A third party adds its own with :func:`register_provider`.
 
 Models are built once per (model, key, base URL) and reused, so SDK clients and their connection
-pools live as long as the process. A key or endpoint not given as an option is read from the
-provider's variables, in the order its SDK reads them, so a provider that borrows another's
-adapter (an OpenAI-compatible server with its own ``ACME_API_KEY``) gets its own.
+pools outlive a call. They are kept by a digest of the key, never the key, and only the
+``ALLOY_MAX_CLIENTS`` most recently used (64 by default): an app that calls with a key per
+tenant (``with_options(api_key=...)``, ``alloy serve --pass-through-keys``) would otherwise keep
+a model, its clients and their connections for every key it ever saw. The model let go has its
+clients closed once no call is using them (:meth:`SDKModel.close_clients`). A key or endpoint not
+given as an option is read from the provider's variables, in the order its SDK reads them, so a
+provider that borrows another's adapter (an OpenAI-compatible server with its own
+``ACME_API_KEY``) gets its own.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -29,7 +36,12 @@ if TYPE_CHECKING:
     from .._model import Model
 
 _REGISTRY: dict[str, Provider] = {provider.name: provider for provider in BUILTIN_PROVIDERS}
-_MODELS: dict[tuple[str, str, str | None, str | None], Model] = {}
+#: Built models, least recently used first, by (provider, model id, key digest, base URL).
+_MODELS: OrderedDict[tuple[str, str, str | None, str | None], Model] = OrderedDict()
+#: How many built models (each with its SDK clients) are kept; the least recently used beyond
+#: it is let go and its clients closed.
+MAX_CLIENTS_ENV = "ALLOY_MAX_CLIENTS"
+DEFAULT_MAX_CLIENTS = 64
 _generation = 0
 _LOCK = threading.Lock()
 
@@ -179,16 +191,45 @@ def get_model(
         api_key, base_url = _own_credentials(provider, api_key, base_url)
     # The key is cached by digest so no secret sits in a dict someone might print.
     key = (provider_name, model_id, _digest(api_key), base_url)
-    cached = _MODELS.get(key)
-    if cached is not None:
-        return cached
+    limit = max_clients()
+    evicted: list[Model] = []
     with _LOCK:
         cached = _MODELS.get(key)
         if cached is None:
             cached = provider.load_factory()(model_id, api_key=api_key, base_url=base_url)
             _name_for(cached, provider_name)
             _MODELS[key] = cached
+            while len(_MODELS) > limit:
+                evicted.append(_MODELS.popitem(last=False)[1])
+        else:
+            _MODELS.move_to_end(key)
+    for model in evicted:
+        close_clients(model)
     return cached
+
+
+def max_clients() -> int:
+    """How many built models ``ALLOY_MAX_CLIENTS`` lets alloy keep (64 when unset)."""
+    raw = (os.environ.get(MAX_CLIENTS_ENV) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_CLIENTS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigurationError(
+            f"{MAX_CLIENTS_ENV}={raw!r}: expected a whole number of models to keep, at least 1"
+        )
+    return value
+
+
+def close_clients(model: Model) -> None:
+    """Close the SDK clients of a model alloy let go (once no call is using them); a model
+    of another kind is left to the garbage collector."""
+    close = getattr(model, "close_clients", None)
+    if callable(close):
+        close()
 
 
 #: Sent as the key of a provider that borrows an adapter and has none: its SDK then has a key

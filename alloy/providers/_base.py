@@ -217,6 +217,9 @@ class SDKModel:
         # Async SDK clients hold connections bound to one event loop: keep one per loop,
         # closed when that loop shuts down.
         self._async_clients: PerLoop[Any] = PerLoop(self.close_async_client)
+        # Calls under way, and whether the clients are to be closed when the last one ends.
+        self._calls = 0
+        self._close_when_idle = False
         self.redact = Redactor()
         self.redact.add(self.api_key)
 
@@ -260,38 +263,81 @@ class SDKModel:
     # -- the calls, written once --
     def request(self, request: Request) -> Response:
         body = self.sendable(self.build(request, stream=False))
-        reply = self.dispatch(self.send, self.client(), body, request)
+        with self.in_use():
+            reply = self.dispatch(self.send, self.client(), body, request)
         return self.read(self.parse, reply, request, request_id=reply.request_id)
 
     async def arequest(self, request: Request) -> Response:
         body = self.sendable(self.build(request, stream=False))
-        reply = await self.adispatch(self.asend, self.aclient(), body, request)
+        with self.in_use():
+            reply = await self.adispatch(self.asend, self.aclient(), body, request)
         return self.read(self.parse, reply, request, request_id=reply.request_id)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         body = self.sendable(self.build(request, stream=True))
         parser = self.stream_parser(request)
-        streamed = self.dispatch(self.send_stream, self.client(), body, request)
-        request_id = streamed.request_id
-        try:
-            for event in self.iterate(streamed.events, request_id):
-                yield from self.read(parser.feed, event, request_id=request_id)
-        finally:
-            self.call(streamed.close)
+        with self.in_use():
+            streamed = self.dispatch(self.send_stream, self.client(), body, request)
+            request_id = streamed.request_id
+            try:
+                for event in self.iterate(streamed.events, request_id):
+                    yield from self.read(parser.feed, event, request_id=request_id)
+            finally:
+                self.call(streamed.close)
         yield Done(self.read(finished, parser, request_id, request_id=request_id))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         body = self.sendable(self.build(request, stream=True))
         parser = self.stream_parser(request)
-        streamed = await self.adispatch(self.asend_stream, self.aclient(), body, request)
-        request_id = streamed.request_id
-        try:
-            async for event in self.aiterate(streamed.events, request_id):
-                for delta in self.read(parser.feed, event, request_id=request_id):
-                    yield delta
-        finally:
-            await self.acall(streamed.close)
+        with self.in_use():
+            streamed = await self.adispatch(self.asend_stream, self.aclient(), body, request)
+            request_id = streamed.request_id
+            try:
+                async for event in self.aiterate(streamed.events, request_id):
+                    for delta in self.read(parser.feed, event, request_id=request_id):
+                        yield delta
+            finally:
+                await self.acall(streamed.close)
         yield Done(self.read(finished, parser, request_id, request_id=request_id))
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Count a call under way, so that :meth:`close_clients` waits for it to end."""
+        with self._lock:
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._calls -= 1
+                close = self._close_when_idle and self._calls == 0
+                if close:
+                    self._close_when_idle = False
+            if close:
+                self._close_now()
+
+    def close_clients(self) -> None:
+        """Close the SDK clients and their connections: now if no call is using them, else
+        when the last call under way ends. A later call builds new ones.
+
+        The model registry calls this on a model it lets go (see
+        :func:`alloy.providers.get_model`); a command still holding the model keeps working.
+        """
+        with self._lock:
+            if self._calls:
+                self._close_when_idle = True
+                return
+        self._close_now()
+
+    def _close_now(self) -> None:
+        with self._lock:
+            client, self._sync_client = self._sync_client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception as exc:  # closing is best effort; the client is let go either way
+                logger.debug("closing a client failed: %r", exc)
+        self._async_clients.close_all()
 
     # -- clients, built once and reused --
     def make_client(self, *, asynchronous: bool) -> Any:
@@ -646,14 +692,26 @@ class PerLoop(Generic[T]):
     def __len__(self) -> int:
         return len(self._by_loop)
 
+    def close_all(self) -> None:
+        """Close every loop's value, on its own loop, and forget it (the next ``get`` on a loop
+        makes a new one). A loop that is closed already is skipped: its value cannot be closed
+        any more (see :meth:`_drop_closed_loops`)."""
+        with self._lock:
+            watchers = [(loop, w) for loop, w in self._watchers.items() if not loop.is_closed()]
+            self._by_loop.clear()
+            self._watchers.clear()
+        for loop, watcher in watchers:
+            _run_on(loop, watcher.aclose())
+
     def _watch(self, loop: asyncio.AbstractEventLoop, value: T) -> AsyncGenerator[None, None]:
-        """An async generator, started on ``loop``, whose closing at shutdown closes ``value``."""
+        """An async generator, started on ``loop``, whose closing (at the loop's shutdown, or
+        by :meth:`close_all`) closes ``value``."""
 
         async def until_shutdown() -> AsyncGenerator[None, None]:
             try:
                 yield
             finally:
-                self._forget(loop)
+                self._forget(loop, value)
                 if self._close is not None:
                     try:
                         await self._close(value)
@@ -667,10 +725,11 @@ class PerLoop(Generic[T]):
             watcher.asend(None).send(None)
         return watcher
 
-    def _forget(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _forget(self, loop: asyncio.AbstractEventLoop, value: T) -> None:
         with self._lock:
-            self._by_loop.pop(loop, None)
-            self._watchers.pop(loop, None)
+            if self._by_loop.get(loop) is value:  # not a newer value made after close_all
+                del self._by_loop[loop]
+                self._watchers.pop(loop, None)
 
     def _drop_closed_loops(self) -> None:
         """Let go of values of loops closed without a shutdown (the caller holds the lock).
@@ -686,6 +745,33 @@ class PerLoop(Generic[T]):
         for loop in [loop for loop in self._by_loop if loop.is_closed()]:
             del self._by_loop[loop]
             self._watchers.pop(loop, None)
+
+
+#: Closings started on a running loop, kept until done (a loop holds its tasks only weakly).
+_CLOSING: set[asyncio.Task[Any]] = set()
+
+
+def _run_on(loop: asyncio.AbstractEventLoop, closing: Awaitable[Any]) -> None:
+    """Run ``closing`` on ``loop``: as a task when that loop is the one running here, else
+    handed to it from this thread (it runs when the loop next does)."""
+
+    async def run() -> None:
+        await closing
+
+    try:
+        here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        here = None
+    if here is loop:
+        task = loop.create_task(run())
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+        return
+    coroutine = run()
+    try:
+        asyncio.run_coroutine_threadsafe(coroutine, loop)
+    except RuntimeError:  # the loop closed meanwhile: nothing can close it there any more
+        coroutine.close()
 
 
 def error_for_status(
