@@ -42,6 +42,7 @@ from ._types import (
     ToolCall,
     ToolResult,
 )
+from ._wrapper import WrapperModel
 from .cache import beneath
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .pricing import Price, price_for
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
     from ._config import Config
     from ._drivers import Runtime
+    from ._model import Model
 
 #: Input tokens counted for an image: about what the providers charge for a large one
 #: (Anthropic ~1,600, OpenAI up to ~1,100 at high detail, Gemini 258 a tile).
@@ -253,19 +255,17 @@ def _wake(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-class CappedModel:
+class CappedModel(WrapperModel):
     """``model`` whose every request is checked against ``purse`` before it is sent, and
     settled with its reply's usage at ``price``."""
 
-    def __init__(self, model: Any, purse: Purse, price: Price) -> None:
-        self.model = model
+    def __init__(self, model: Model, purse: Purse, price: Price) -> None:
+        super().__init__(model)
         self.purse = purse
         self.price = price
-        self.name: str = model.name
-        self.capabilities = model.capabilities
 
     def __repr__(self) -> str:
-        return f"<{self.model!r} within {self.purse!r}>"
+        return f"<{self.wrapped!r} within {self.purse!r}>"
 
     def _cost(self, request: Request) -> tuple[float, str]:
         cost, tokens = worst_case(request, self.price)
@@ -276,21 +276,21 @@ class CappedModel:
     def request(self, request: Request) -> Response:
         held = self.purse.take(*self._cost(request))
         with _Settling(self, held) as call:
-            response: Response = self.model.request(request)
+            response = self.wrapped.request(request)
             call.reply = response
         return response
 
     async def arequest(self, request: Request) -> Response:
         held = await self.purse.atake(*self._cost(request))
         with _Settling(self, held) as call:
-            response: Response = await self.model.arequest(request)
+            response = await self.wrapped.arequest(request)
             call.reply = response
         return response
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         held = self.purse.take(*self._cost(request))
         with _Settling(self, held) as call:
-            for event in self.model.stream(request):
+            for event in self.wrapped.stream(request):
                 if isinstance(event, Done):
                     call.reply = event.response
                 yield event
@@ -298,7 +298,7 @@ class CappedModel:
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         held = await self.purse.atake(*self._cost(request))
         with _Settling(self, held) as call:
-            async for event in self.model.astream(request):
+            async for event in self.wrapped.astream(request):
                 if isinstance(event, Done):
                     call.reply = event.response
                 yield event

@@ -28,13 +28,14 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .._types import Capabilities, Request, Response, StreamEvent, Usage
+from .._types import Request, Response, StreamEvent, Usage
+from .._wrapper import WrapperModel, unwrapped
 from ..errors import CommandError, ConfigurationError
 from ..events import BatchFinished, BatchSubmitted
 from ..pricing import cost as price
@@ -72,7 +73,7 @@ class BatchRun(Run):
         held: dict[int, Row[Any]] = {}
         given = 0
         try:
-            wire = wire_for(_provider_model(setup.runtime.model))
+            wire = wire_for(unwrapped(setup.runtime.model))
             self._note(setup, checkpoint)
             if self.command.tools:
                 raise ConfigurationError(
@@ -146,7 +147,7 @@ class BatchRun(Run):
         assert checkpoint is not None
         left: Counter[str] = Counter()
         try:
-            wire = wire_for(_provider_model(setup.runtime.model))
+            wire = wire_for(unwrapped(setup.runtime.model))
             for tag, _, _, job, state, requests, intended in checkpoint.batches():
                 keys = checkpoint.unfinished(tag)
                 if not keys:
@@ -476,13 +477,9 @@ class _Captured(BaseException):
         self.request = request
 
 
-class _Capture:
+class _Capture(WrapperModel):
     """A model whose one answer is to hand its request over (see ``_first_request``; reading
     answers from the shell, it stops a row that wants a call online)."""
-
-    def __init__(self, model: Any) -> None:
-        self.name: str = model.name
-        self.capabilities: Capabilities = model.capabilities
 
     def request(self, request: Request) -> Response:
         raise _Captured(request)
@@ -493,7 +490,7 @@ class _Capture:
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         raise _Captured(request)
 
-    def astream(self, request: Request) -> Any:
+    def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         raise _Captured(request)
 
 
@@ -501,19 +498,17 @@ class _Capture:
 _SAID_WHY = frozenset({"length", "refusal", "content_filter"})
 
 
-class _Answered:
+class _Answered(WrapperModel):
     """``model``, except that its first request is answered by ``reply`` (the batch's), read
     by the provider's adapter as an online reply is. One it cannot read is asked online: a
     reply the adapter refuses, or one with no output at all and no reason for it (a 200 line
     with no ``choices`` or ``content``). ``used`` is the usage of the batched answer, once read."""
 
     def __init__(self, reply: Any, model: Any, adapter: SDKModel) -> None:
+        super().__init__(model)
         self.reply = reply
-        self.model = model
         self.adapter = adapter
         self.used: Usage | None = None
-        self.name: str = model.name
-        self.capabilities: Capabilities = model.capabilities
 
     def _first(self, request: Request) -> Response | None:
         reply, self.reply = self.reply, None
@@ -530,31 +525,15 @@ class _Answered:
 
     def request(self, request: Request) -> Response:
         first = self._first(request)
-        return first if first is not None else self.model.request(request)
+        return first if first is not None else self.wrapped.request(request)
 
     async def arequest(self, request: Request) -> Response:
         first = self._first(request)
-        if first is not None:
-            return first
-        response: Response = await self.model.arequest(request)
-        return response
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        return self.model.stream(request)  # type: ignore[no-any-return]
-
-    def astream(self, request: Request) -> Any:
-        return self.model.astream(request)
+        return first if first is not None else await self.wrapped.arequest(request)
 
 
 def _read_all(wire: Wire, job: str) -> list[tuple[str, Outcome]]:
     return list(wire.results(job))
-
-
-def _provider_model(model: Any) -> Any:
-    """The provider's own model under the run's wrappers (its cache and its pacer)."""
-    while not isinstance(model, SDKModel) and hasattr(model, "model"):
-        model = model.model
-    return model
 
 
 def _chunks(

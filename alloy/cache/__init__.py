@@ -133,7 +133,7 @@ def beneath(model: Any, wrap: Any) -> Any:
     """``model`` with ``wrap`` applied under its cache, if it has one: what wraps a model to
     pace its calls must see only the requests that reach the provider, not the hits."""
     if isinstance(model, CachedModel):  # keyed by the provider's model, as without the wrap
-        return CachedModel(wrap(model.model), model.policy, model.schema, model.wire, model.notice)
+        return CachedModel(wrap(model.wrapped), model.policy, model.schema, model.notice)
     return wrap(model)
 
 

@@ -26,7 +26,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
-from .._types import CacheStatus, Capabilities, Done, Request, Response, StreamEvent
+from .._types import CacheStatus, Done, Request, Response, StreamEvent
+from .._wrapper import WrapperModel, unwrapped
 from ..errors import CacheMissError, ConfigurationError
 from ._codec import Delta, Entry, decode, encode
 from ._key import (
@@ -79,12 +80,12 @@ class _Lookup(NamedTuple):
     hit: Response | None = None
 
 
-class CachedModel:
+class CachedModel(WrapperModel):
     """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
-    ``wire`` is the provider's model whose wire body and endpoint key the requests, when
-    ``model`` wraps it (a run over rows paces the calls that miss: see ``beneath``); by default
-    ``model`` itself. Either way a request has one key, whoever sends it.
+    The provider's model beneath ``model`` (:attr:`wire`, which ``model`` may wrap: a run over
+    rows paces the calls that miss, see ``beneath``) builds the wire body and names the
+    endpoint that key the requests, so a request has one key, whoever sends it.
 
     ``notice`` says why a request is not cached, once per command (see ``NotCached``).
     """
@@ -94,16 +95,13 @@ class CachedModel:
         model: Any,
         policy: CachePolicy,
         schema: Any = None,
-        wire: Any = None,
         notice: NotCached | None = None,
     ) -> None:
-        self.model = model
-        self.wire = model if wire is None else wire
+        super().__init__(model)
+        self.wire = unwrapped(model)
         self.policy = policy
         self.schema = schema
         self.notice = NotCached() if notice is None else notice
-        self.name: str = model.name
-        self.capabilities: Capabilities = model.capabilities
         #: Where the model sends its requests: part of every key (see ``endpoint_of``).
         self.endpoint = endpoint_of(self.wire)
         #: The schema's canonical JSON, made once: it is part of every key.
@@ -144,7 +142,7 @@ class CachedModel:
         self._stale: dict[str, int] = {}
 
     def __repr__(self) -> str:
-        return f"<cached {self.model!r} in {self.policy.store.location}>"
+        return f"<cached {self.wrapped!r} in {self.policy.store.location}>"
 
     def key(self, request: Request, *, stream: bool) -> str:
         """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
@@ -155,14 +153,14 @@ class CachedModel:
         found = self._lookup(request, stream=False)
         if found.hit is not None:
             return found.hit
-        response: Response = self.model.request(request)
+        response = self.wrapped.request(request)
         return self._asked(found, Entry(response))
 
     async def arequest(self, request: Request) -> Response:
         found = self._lookup(request, stream=False)
         if found.hit is not None:
             return found.hit
-        response: Response = await self.model.arequest(request)
+        response = await self.wrapped.arequest(request)
         return self._asked(found, Entry(response))
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
@@ -173,7 +171,7 @@ class CachedModel:
             yield Done(found.hit)
             return
         deltas: list[Delta] = []
-        for event in self.model.stream(request):
+        for event in self.wrapped.stream(request):
             if isinstance(event, Done):
                 yield Done(self._asked(found, Entry(event.response, tuple(deltas))))
                 continue
@@ -189,7 +187,7 @@ class CachedModel:
             yield Done(found.hit)
             return
         deltas: list[Delta] = []
-        async for event in self.model.astream(request):
+        async for event in self.wrapped.astream(request):
             if isinstance(event, Done):
                 yield Done(self._asked(found, Entry(event.response, tuple(deltas))))
                 continue

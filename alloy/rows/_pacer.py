@@ -32,7 +32,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .._engine import backoff_ceiling
-from .._types import Capabilities, Done, Request, Response, StreamEvent, Text
+from .._model import Model
+from .._types import Done, Request, Response, StreamEvent, Text
+from .._wrapper import WrapperModel
 from ..errors import RateLimitError
 from ..providers._ratelimits import REPLY_HEADERS, rate_limits
 from ._concurrency import AdaptiveConcurrency
@@ -331,25 +333,23 @@ class Pacer:
                 self.requests.level = min(self.requests.level, 0.0)
 
 
-class PacedModel:
+class PacedModel(WrapperModel):
     """``model`` whose every call first waits for ``pacer`` and then settles with it; a call
     that meets a 429 is sent again once the run's pause is over (see :class:`_Resends`)."""
 
-    def __init__(self, model: Any, pacer: Pacer) -> None:
-        self.model = model
+    def __init__(self, model: Model, pacer: Pacer) -> None:
+        super().__init__(model)
         self.pacer = pacer
-        self.name: str = model.name
-        self.capabilities: Capabilities = model.capabilities
 
     def __repr__(self) -> str:
-        return f"<paced {self.model!r}>"
+        return f"<paced {self.wrapped!r}>"
 
     def request(self, request: Request) -> Response:
         resends = _Resends(self.pacer, request)
         while True:
             try:
                 with _PacedCall(self.pacer, self.pacer.acquire_sync(resends.request)) as call:
-                    response: Response = self.model.request(resends.request)
+                    response = self.wrapped.request(resends.request)
                     call.done = response
                 return response
             except RateLimitError as error:
@@ -361,7 +361,7 @@ class PacedModel:
         while True:
             try:
                 with _PacedCall(self.pacer, await self.pacer.acquire(resends.request)) as call:
-                    response: Response = await self.model.arequest(resends.request)
+                    response = await self.wrapped.arequest(resends.request)
                     call.done = response
                 return response
             except RateLimitError as error:
@@ -374,7 +374,7 @@ class PacedModel:
             began = False
             try:
                 with _PacedCall(self.pacer, self.pacer.acquire_sync(resends.request)) as call:
-                    for event in self.model.stream(resends.request):
+                    for event in self.wrapped.stream(resends.request):
                         if isinstance(event, Done):
                             call.done = event.response
                         began = True
@@ -390,7 +390,7 @@ class PacedModel:
             began = False
             try:
                 with _PacedCall(self.pacer, await self.pacer.acquire(resends.request)) as call:
-                    async for event in self.model.astream(resends.request):
+                    async for event in self.wrapped.astream(resends.request):
                         if isinstance(event, Done):
                             call.done = event.response
                         began = True

@@ -29,10 +29,10 @@ from typing import Any, Literal, Protocol
 
 from .._cost_cap import Purse, capped_runtime
 from .._types import Usage
+from .._wrapper import unwrapped
 from ..errors import CommandError, ConfigurationError
 from ..events import Event, MapFinished, RowFinished, new_call_id
 from ..pricing import cost as price
-from ..providers._base import SDKModel
 from ._budget import check_budget
 from ._checkpoint import Checkpoint, Stored, plain_json
 from ._inputs import RowInputError, bind, identity, row_key, run_identity
@@ -433,7 +433,7 @@ class Run:
         Only a provider that states its limits in reply headers is waited on to learn them."""
         pacer = self._pacers.get(model.name)
         if pacer is None:
-            learn = isinstance(model, SDKModel) and model.states_rate_limits
+            learn = getattr(unwrapped(model), "states_rate_limits", False) is True
             pacer = Pacer(
                 self.settings.rpm,
                 self.settings.tpm,
