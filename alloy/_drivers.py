@@ -24,7 +24,7 @@ from collections.abc import (
     Sequence,
 )
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import assert_never
@@ -50,7 +50,7 @@ from ._types import Done, Response, Result
 from .cache import ToolCache, keep_reply, refresh_reply
 from .errors import BudgetExceeded, ProviderError
 from .events import Event, Handler, logger
-from .pricing import priced
+from .pricing import call_cost
 
 if TYPE_CHECKING:
     from ._answer import Reader
@@ -96,7 +96,7 @@ def drive_sync(
     engine: Engine, runtime: Runtime, reply: Any = None, *, stream: bool = False
 ) -> Result[Any] | CallModel:
     """Carry out the engine's effects, blocking, until it returns the call's Result (priced
-    here: the engine prices nothing, see ``alloy.pricing.priced``); ``reply``
+    here: the engine prices nothing, see :func:`priced`); ``reply``
     is what the engine is sent first (None to start it). A streamed call (``stream``) hands
     each model call back instead, for :func:`read_sync` to stream and resume this with."""
     send = reply
@@ -104,8 +104,7 @@ def drive_sync(
         try:
             effect = engine.send(send)
         except StopIteration as done:
-            result: Result[Any] = priced(done.value)
-            return result
+            return priced(done.value)
         send = None
         match effect:
             case CallModel(request):
@@ -147,8 +146,7 @@ async def drive_async(
         try:
             effect = engine.send(send)
         except StopIteration as done:
-            result: Result[Any] = priced(done.value)
-            return result
+            return priced(done.value)
         send = None
         match effect:
             case CallModel(request):
@@ -183,6 +181,11 @@ async def drive_async(
                 send = refresh_reply(runtime.model_for(effect), response)
             case _:
                 assert_never(effect)
+
+
+def priced(result: Result[Any]) -> Result[Any]:
+    """The Result the engine returned, with its cost (``alloy.pricing.call_cost``)."""
+    return replace(result, cost=call_cost(result.usage, result.usage_by_model))
 
 
 def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:

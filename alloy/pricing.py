@@ -9,23 +9,32 @@ read from the provider's prompt cache are charged at the cached rate, and those 
 the cache-write rate, instead of the input rate.
 
 :func:`cost` reads usage by duck typing (any object with ``input_tokens``, ``output_tokens``,
-``cached_tokens`` and ``cache_write_tokens``). :func:`priced` gives a call's ``Result`` its
-cost as it leaves the engine (the drivers call it): the engine itself prices nothing.
+``cached_tokens`` and ``cache_write_tokens``), so this module does not depend on alloy's core
+types. :func:`call_cost` prices a call's ``Result`` as it leaves the engine (the drivers call
+it): the engine itself prices nothing.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import Protocol
 
-from ._types import Result, Usage
 from .providers import Price, model_cache_generation, provider_of
 from .providers._price import TokenCounts
 
-__all__ = ["Price", "cost", "price_for", "priced", "set_price"]
+__all__ = ["Price", "call_cost", "cost", "price_for", "set_price"]
 
-R = TypeVar("R")
+
+class CallUsage(TokenCounts, Protocol):
+    """A call's token counts, and how many of its replies came from alloy's response cache
+    (``alloy.Usage`` has them)."""
+
+    @property
+    def cache_hits(self) -> int: ...
+
+    @property
+    def total_tokens(self) -> int: ...
 
 
 class _PriceBook:
@@ -96,16 +105,11 @@ def cost(usage: TokenCounts, model: str) -> float | None:
     return price.cost(usage) if price is not None else None
 
 
-def priced(result: Result[R]) -> Result[R]:
-    """``result``, as the engine returned it, with its ``cost``: each model's turns at its own
-    price (``Result.usage_by_model``); None when a model that used tokens has no price. A call
-    answered wholly from the response cache used no tokens: it costs nothing, whatever the
-    price (none is looked up)."""
-    return replace(result, cost=call_cost(result.usage, result.usage_by_model))
-
-
-def call_cost(usage: Usage, shares: tuple[tuple[str, Usage], ...]) -> float | None:
-    """USD for a call that used ``usage`` in all, ``shares`` of it (model, usage) by model."""
+def call_cost(usage: CallUsage, shares: Sequence[tuple[str, CallUsage]]) -> float | None:
+    """USD for a call that used ``usage`` in all, ``shares`` of it by model (a call's
+    ``Result.usage`` and ``Result.usage_by_model``): each model's turns at its own price; None
+    when a model that used tokens has no price. A call answered wholly from the response cache
+    used no tokens: it costs nothing, whatever the price (none is looked up)."""
     if usage.cache_hits and not (usage.input_tokens or usage.output_tokens):
         return 0.0
     if len(shares) == 1:

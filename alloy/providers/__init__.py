@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
 from ._builtin import BUILTIN_PROVIDERS
-from ._descriptor import Dialect, ModelFactory, Provider
+from ._descriptor import BatchWireFactory, Dialect, ModelFactory, Provider
 from ._price import Price
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ def register_provider(
     key_env: tuple[str, ...] = (),
     base_url_env: tuple[str, ...] = (),
     dialect: Dialect | str | None = None,
+    batch_wire: BatchWireFactory | str | None = None,
     example_models: tuple[str, ...] = (),
     prices: Mapping[str, Price] | None = None,
     wire: str | None = None,
@@ -96,6 +97,7 @@ def register_provider(
             key_env=key_env,
             base_url_env=base_url_env,
             dialect=dialect,
+            batch_wire=batch_wire,
             example_models=example_models,
             prices=prices or {},
             wire=wire,
@@ -290,6 +292,7 @@ def _digest(secret: str | None) -> str | None:
 
 
 __all__ = [
+    "BatchWireFactory",
     "Dialect",
     "ModelFactory",
     "Price",

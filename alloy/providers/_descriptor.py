@@ -23,11 +23,14 @@ from ._price import Price
 
 if TYPE_CHECKING:
     from .._model import Model
+    from .batch_wire import Wire
 
-__all__ = ["Dialect", "ModelFactory", "Provider"]
+__all__ = ["BatchWireFactory", "Dialect", "ModelFactory", "Provider"]
 
 #: ``factory(model_id, api_key=..., base_url=...)`` returns a Model.
 ModelFactory = Callable[..., "Model"]
+#: ``batch_wire(model)`` returns the provider's batch API for a model its factory built.
+BatchWireFactory = Callable[[Any], "Wire"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class Provider:
         base_url_env: the variables the endpoint is read from, in the same order.
         dialect: turns the canonical output schema into what the provider accepts, as
             ``dialect(schema, model_id)``; None means the schema is sent as it is.
+        batch_wire: the provider's batch API (``mode="batch"``), as ``batch_wire(model)``
+            returning a :class:`~alloy.providers.batch_wire.Wire`; a ``"module:function"``
+            string is imported on first use. None: the provider has none (runs go online).
         example_models: model ids shown in the capability matrix (``""``: the provider's default).
         prices: USD per million tokens by model id prefix; the longest matching prefix wins.
         wire: the wire API it speaks, as the emulator names it (``"openai"`` for Responses and
@@ -62,6 +68,7 @@ class Provider:
     key_env: tuple[str, ...] = ()
     base_url_env: tuple[str, ...] = ()
     dialect: Dialect | str | None = None
+    batch_wire: BatchWireFactory | str | None = None
     example_models: tuple[str, ...] = ()
     prices: Mapping[str, Price] = field(default_factory=dict, hash=False)
     wire: str | None = None
@@ -119,6 +126,13 @@ class Provider:
             return self.dialect
         dialect: Dialect = _resolve(self.dialect)
         return dialect
+
+    def load_batch_wire(self) -> BatchWireFactory | None:
+        """The batch wire's factory, importing its module now (None: no batch API)."""
+        if self.batch_wire is None or callable(self.batch_wire):
+            return self.batch_wire
+        factory: BatchWireFactory = _resolve(self.batch_wire)
+        return factory
 
     @property
     def dialect_name(self) -> str | None:

@@ -10,7 +10,8 @@ import pytest
 
 from alloy import command
 from alloy.batch import Missed
-from alloy.batch._wires import GeminiWire, json_lines
+from alloy.providers.batch_wire import json_lines
+from alloy.providers.gemini_batch import GeminiWire
 from alloy.testing.emulator import Emulator, HttpError, ReplyAuto, ReplyRaw
 
 MODELS = {

@@ -14,7 +14,8 @@ import pytest
 
 from alloy import ConfigurationError, command, tool
 from alloy.batch import Limits
-from alloy.batch._wires import GeminiWire, OpenAIWire
+from alloy.providers.gemini_batch import GeminiWire
+from alloy.providers.openai_batch import OpenAIWire
 from alloy.rows._checkpoint import Checkpoint
 from alloy.testing.emulator import Emulator
 
