@@ -50,6 +50,15 @@ def serve(*args: str) -> tuple[subprocess.Popen[str], str]:
     raise AssertionError("alloy serve did not start")
 
 
+def wait_for_a_request(emulator: Any, seconds: float = 60) -> None:
+    """Until a request reaches the emulator: the server's first call imports the provider's
+    SDK, which takes seconds on a busy machine."""
+    deadline = time.monotonic() + seconds
+    while not emulator.requests:
+        assert time.monotonic() < deadline, f"no request reached the emulator in {seconds} s"
+        time.sleep(0.01)
+
+
 def test_sigterm_lets_the_request_in_flight_finish(on_emulator: Any) -> None:
     on_emulator.push("openai", Slow(1.0, ReplyText("finished after all")))
     process, url = serve("tests.serve.served:echo", "tests.serve.served:support")
@@ -62,11 +71,7 @@ def test_sigterm_lets_the_request_in_flight_finish(on_emulator: Any) -> None:
             )
         )
         caller.start()
-        for _ in range(500):  # until the call reaches the provider, then stop the server
-            if on_emulator.requests:
-                break
-            time.sleep(0.01)
-        assert on_emulator.requests
+        wait_for_a_request(on_emulator)  # the call reached the provider: now stop the server
         process.send_signal(signal.SIGTERM)
         caller.join(timeout=30)
         # uvicorn shuts down gracefully, then re-raises the signal it caught (0.29+).
@@ -218,11 +223,7 @@ def test_a_request_cut_off_at_the_graceful_timeout_gets_a_json_503(on_emulator: 
             )
         )
         caller.start()
-        for _ in range(500):  # until the call reaches the provider, then stop the server
-            if on_emulator.requests:
-                break
-            time.sleep(0.01)
-        assert on_emulator.requests
+        wait_for_a_request(on_emulator)  # the call reached the provider: now stop the server
         process.send_signal(signal.SIGTERM)
         caller.join(timeout=30)
         process.wait(timeout=30)
