@@ -14,7 +14,7 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from ._model import Model
+from ._rail import Rail
 from ._types import MAX_SECONDS
 from .errors import ConfigurationError
 from .providers import providers, split_model
@@ -165,6 +166,26 @@ def _validator() -> Any:
 
 
 _VALIDATOR: Any = None
+
+
+def flatten_rails(entries: Any) -> tuple[Rail, ...]:
+    """``rails=`` takes Rail objects and lists of them (built-ins like ``blocklist`` return lists)."""
+    if isinstance(entries, Rail):
+        return (entries,)
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        raise ConfigurationError("rails= must be a list of rails (see alloy.rails)")
+    flat: list[Rail] = []
+    for entry in entries:
+        if isinstance(entry, Rail):
+            flat.append(entry)
+        elif isinstance(entry, Sequence) and all(isinstance(r, Rail) for r in entry):
+            flat.extend(entry)
+        else:
+            raise ConfigurationError(
+                f"rails= entries must be rails made with alloy.rails (input_rail, output_rail, "
+                f"tool_rail, judge, ...), got {entry!r}"
+            )
+    return tuple(flat)
 
 
 def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, TypeVar, Union
 from ._config import Config
 from ._extract import extract_json
 from ._frozen import quick_init
-from ._output import InvalidOutput, NoOutput, OutputType, Parsed
+from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
 from ._rail import (
     OutputSubject,
     PromptSubject,
@@ -37,6 +37,7 @@ from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._types import (
     Capabilities,
     Dialect,
+    FinishReason,
     Message,
     ModelSettings,
     ModelTurn,
@@ -227,6 +228,18 @@ class Failed:
 
 
 @dataclass(frozen=True, slots=True)
+class HandedBack:
+    """The value of a call that hands back (``Plan.hand_back``) when the model gave no answer
+    to read: the tool calls it made, for the caller to run (after the tool rails), or a reply
+    cut off, refused or filtered (its text and refusal after the output rails)."""
+
+    finish: FinishReason
+    text: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """A tool call's result, plus the exception when the tool failed."""
 
@@ -262,6 +275,12 @@ class Plan:
     #: The schema dialect of the model's provider (``Provider.dialect``): the output and tool
     #: schemas go on the wire through it, made once per plan. None: they go as they are.
     dialect: Dialect | None = None
+    #: The caller runs its own tools and reads the model's reply as it comes (the ``/v1``
+    #: proxy): the model's tool calls are handed back (a ``HandedBack`` value) instead of run,
+    #: the tool results the caller sends pass the tool rails, a reply cut off, refused or
+    #: filtered is handed back instead of raised, and a streamed reply that reached the caller
+    #: is not sent again.
+    hand_back: bool = False
 
     @cached_property
     def request_parts(self) -> RequestParts:
@@ -339,7 +358,12 @@ def _request_parts(plan: Plan) -> RequestParts:
         if dialect is not None and mode != "prompt":
             wire = dialect(output.schema, model_id)
         spec = OutputSpec(
-            output.name, output.schema, mode, instructions=output.instructions, dialect_schema=wire
+            output.name,
+            output.schema,
+            mode,
+            strict=output.strict if isinstance(output, SchemaOutput) else True,
+            instructions=output.instructions,
+            dialect_schema=wire,
         )
     tools = plan.tools
     if dialect is not None:
@@ -677,6 +701,8 @@ class _Run:
                 self.answer_open_calls()
             else:
                 self.messages.append(UserTurn(prompt))
+            if self.plan.hand_back:
+                yield from self.check_given_results()
             outcome = yield from self.answer()
         except CommandError as error:
             failed_after = self.clock() - started
@@ -734,6 +760,26 @@ class _Run:
                             self.own += 1
             index += 1
 
+    def check_given_results(self) -> Generator[Effect, Any, None]:
+        """Run the tool rails over each tool result the caller sent (a call that hands back: the
+        caller ran the tools), with the call it answers, as over a result of a tool run here."""
+        tool_rails = self.rails("tool")
+        if not tool_rails:
+            return
+        made: dict[str, ToolCall] = {}
+        for index, turn in enumerate(self.messages):
+            if isinstance(turn, ModelTurn):
+                made.update((p.id, p) for p in turn.parts if isinstance(p, ToolCall))
+                continue
+            parts = list(turn.parts)
+            for position, part in enumerate(parts):
+                if isinstance(part, ToolResult):
+                    call = made.get(part.call_id) or ToolCall(part.call_id, part.name, {})
+                    after = ToolResultSubject(call, part)
+                    parts[position] = (yield from self.check(tool_rails, after)).result
+            if parts != list(turn.parts):
+                self.messages[index] = UserTurn(tuple(parts))
+
     def answer(self) -> Generator[Effect, Any, Result[Any]]:
         """The answer of the call's model, or else of its fallbacks, each in turn.
 
@@ -788,10 +834,14 @@ class _Run:
             response = yield from self.call_model(self.request(tools=not finalizing))
             self.messages.append(ModelTurn(response.parts))
             if response.finish_reason in _ENDED_EARLY:
+                if self.plan.hand_back:
+                    return (yield from self.hand_back_early(response))
                 self.check_finish(response)
 
             calls, final = self.split(response)
             if calls and final is None:
+                if self.plan.hand_back:
+                    return (yield from self.hand_back_calls(response, calls))
                 if finalizing:
                     raise self.error(
                         EmptyOutputError,
@@ -818,7 +868,8 @@ class _Run:
                 if response.cache in _TO_STORE:
                     yield Accepted(response, self.fallback)
                 return self.outcome(None, text)
-            if not text or text.isspace():  # (strip() would copy a whole, maybe huge, answer)
+            empty = not text or text.isspace()  # (strip() would copy a whole, maybe huge, reply)
+            if empty and not (self.plan.hand_back and self.plan.output.schema is None):
                 if tool_turns and self.config.auto_finalize_missing_output and not finalizing:
                     if response.cache in _TO_STORE:
                         yield Accepted(response, self.fallback)
@@ -873,6 +924,39 @@ class _Run:
             if response.cache in _TO_STORE:
                 yield Accepted(response, self.fallback)
             return self.outcome(value, text)
+
+    def hand_back_calls(
+        self, response: Response, calls: tuple[ToolCall, ...]
+    ) -> Generator[Effect, Any, Result[Any]]:
+        """The model's tool calls, for the caller to run: each after the tool rails (which may
+        rewrite its arguments), the text beside them after the output rails."""
+        tool_rails = self.rails("tool")
+        checked = []
+        for call in calls:
+            checked.append((yield from self.check(tool_rails, ToolCallSubject(call))).call)
+        text = yield from self.railed_text(response.text or None)
+        kept = {call.id: call for call in checked}
+        parts = [kept.get(p.id, p) if isinstance(p, ToolCall) else p for p in response.parts]
+        self.messages[-1] = ModelTurn(tuple(parts))
+        if response.cache in _TO_STORE:
+            yield Accepted(response, self.fallback)
+        return self.outcome(HandedBack("tool_calls", text, tuple(checked)), text or "")
+
+    def hand_back_early(self, response: Response) -> Generator[Effect, Any, Result[Any]]:
+        """A reply cut off, refused or filtered, as it came: its text and refusal after the
+        output rails (as text: a cut-off JSON answer is no value to parse)."""
+        text = yield from self.railed_text(response.text or None)
+        refusal = yield from self.railed_text(response.refusal)
+        value = HandedBack(response.finish_reason, text, (), refusal)
+        return self.outcome(value, text or "")
+
+    def railed_text(self, text: str | None) -> Generator[Effect, Any, str | None]:
+        """``text`` after the output rails (a rail's non-text value as JSON); None stays None."""
+        output_rails = self.rails("output")
+        if text is None or not output_rails:
+            return text
+        value = (yield from self.check(output_rails, OutputSubject(text))).value
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
     def outcome(self, value: Any, text: str) -> Result[Any]:
         reports = tuple(self.reports) if self.reports else ()
@@ -941,7 +1025,8 @@ class _Run:
                     self.attempts -= 1
                     raise self.attach(error)
                 self.shown = self.shown or result.after_text
-                if error.transient and retried < self.config.retries:
+                sent_again = not (self.plan.hand_back and result.after_text)
+                if error.transient and retried < self.config.retries and sent_again:
                     hint = error.retry_after
                     if hint is not None and hint >= 0:
                         wait = Sleep(retried + 1, hint, float(min(hint, LONGEST_HINT)))

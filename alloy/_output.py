@@ -112,6 +112,39 @@ class TextOutput:
         return text
 
 
+@dataclass(frozen=True, eq=False)
+class SchemaOutput:
+    """A JSON Schema given as it is, not made from a Python type: the ``json_schema`` response
+    format a caller of the ``/v1`` proxy asks for. The reply is read as JSON (one that is not
+    is re-asked); the schema itself is the provider's to enforce, sent ``strict`` or not as
+    the caller said."""
+
+    name: str
+    schema: dict[str, Any]
+    strict: bool = True
+    instructions: None = None
+    value_type: type = field(default=object, init=False, repr=False)
+
+    @property
+    def expected(self) -> str:
+        return f"JSON matching the {self.name!r} schema"
+
+    def example(self) -> None:
+        return None
+
+    def render(self, value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    def parse(self, text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise InvalidOutput(
+                f"The reply is not JSON ({error})",
+                f"Your reply was not valid JSON ({error}). Answer with JSON only.",
+            ) from None
+
+
 @dataclass(frozen=True)
 class NoOutput:
     """``output=None``: the call is made for its side effects and returns None."""

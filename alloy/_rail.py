@@ -138,8 +138,10 @@ class Rail:
             case PromptSubject(parts):
                 if not isinstance(outcome, str):
                     raise TypeError(f"input rail {self.name!r} must return None, Block or str")
+                # Tool results the turn carries (a caller's, through the /v1 proxy) stay first.
+                results = tuple([p for p in parts if isinstance(p, ToolResult)])
                 kept = tuple([p for p in parts if isinstance(p, Media)])
-                return PromptSubject((Text(outcome), *kept))
+                return PromptSubject((*results, Text(outcome), *kept))
             case OutputSubject():
                 return OutputSubject(outcome)
             case ToolCallSubject(call):
