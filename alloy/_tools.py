@@ -94,7 +94,7 @@ class Tool(Generic[R]):
         self.timeout = _checked_timeout(timeout, self.name)
         self.signature = inspect.signature(fn)
         doc = inspect.getdoc(fn) or ""
-        summary, param_docs = _parse_docstring(doc)
+        summary, param_docs = parse_docstring(doc)
         self.description: str = description or summary or self.name
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
@@ -422,7 +422,7 @@ _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters|Params):\s*$", re.IGNORE
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 
 
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """The summary paragraph and Google-style ``Args:`` descriptions (``:param x:`` too)."""
     lines = doc.splitlines()
     params: dict[str, str] = {}

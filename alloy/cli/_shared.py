@@ -4,10 +4,10 @@ it, the exit statuses, loading a ``module:command`` target, and printing JSON.""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any, NoReturn, TypeAlias
 
-from .. import _importing
-from .._command import Command
+from .. import Command, _importing
 from .._importing import TargetNotFound
 from ..errors import ConfigurationError
 
@@ -44,6 +44,12 @@ def load_command(target: str) -> Command[..., Any]:
         module_part = target.rpartition(":")[0]
         raise UsageError(f"importing {module_part!r} failed: {type(exc).__name__}: {exc}") from None
     return command
+
+
+def function_of(cmd: Command[..., Any]) -> Callable[..., Any]:
+    """The prompt function behind ``cmd``, whose signature gives the command's arguments."""
+    fn: Callable[..., Any] = getattr(cmd, "__wrapped__", cmd)
+    return fn
 
 
 def print_json(value: Any) -> None:

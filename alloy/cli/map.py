@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._shared import EXIT_FAILED, UsageError, Verbs, load_command
+from ._shared import EXIT_FAILED, UsageError, Verbs, function_of, load_command
 from .run import RUN_OPTIONS
 
 
@@ -96,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
     before from the checkpoint.
     """
     from ..rows import BadRow
-    from ..rows._files import FileRow, is_csv, read_rows, record_of
+    from ._row_files import FileRow, is_csv, read_rows, record_of
 
     cmd = load_command(args.target)
     options = {
@@ -111,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
     failed = 0
     try:
         rows = cmd.map(
-            read_rows(source, cmd._fn, csv_format=args.csv or is_csv(args.input)),
+            read_rows(source, function_of(cmd), csv_format=args.csv or is_csv(args.input)),
             concurrency=args.concurrency,
             rpm=args.rpm,
             tpm=args.tpm,
@@ -162,7 +162,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _input(path: str) -> Any:
-    from ..rows._files import open_input
+    from ._row_files import open_input
 
     try:
         return open_input(path)
@@ -171,7 +171,7 @@ def _input(path: str) -> Any:
 
 
 def _output(path: str) -> Any:
-    from ..rows._output_file import OutputFile
+    from ._output_file import OutputFile
 
     try:
         return OutputFile(path)

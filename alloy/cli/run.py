@@ -14,8 +14,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from .._command import AsyncCommand, Command
-from ._shared import Parser, UsageError, Verbs, load_command, print_json
+from .. import AsyncCommand, Command
+from ._shared import Parser, UsageError, Verbs, function_of, load_command, print_json
 
 #: ``alloy run`` options that map to ``cmd.with_options``: (flag, option name, type).
 RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
@@ -65,9 +65,7 @@ def handle(args: argparse.Namespace) -> int:
             options[option] = value
     if options:
         cmd = cmd.with_options(**options)
-    if isinstance(cmd, AsyncCommand) or inspect.iscoroutinefunction(
-        getattr(cmd, "__wrapped__", None)
-    ):
+    if isinstance(cmd, AsyncCommand) or inspect.iscoroutinefunction(function_of(cmd)):
         result = asyncio.run(cmd.acall(*positional, **keywords))
     else:
         result = cmd(*positional, **keywords)
@@ -85,7 +83,7 @@ class _Param:
 
 
 def _command_params(cmd: Command[..., Any]) -> list[_Param]:
-    fn = getattr(cmd, "__wrapped__", cmd)
+    fn = function_of(cmd)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:
@@ -120,10 +118,10 @@ def _is_bool(annotation: Any) -> bool:
 
 
 def _command_parser(cmd: Command[..., Any], target: str, params: list[_Param]) -> Parser:
-    fn = getattr(cmd, "__wrapped__", cmd)
-    from .._tools import _parse_docstring
+    fn = function_of(cmd)
+    from .._tools import parse_docstring
 
-    summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
     parser = Parser(
         prog=f"alloy run {target}",
         description=summary.split("\n\n")[0] or None,

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from .._command import Command
+from .. import Command
 from ._shared import UsageError, Verbs, load_command
 
 

@@ -66,7 +66,7 @@ def add_parser(verbs: Verbs) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     try:
-        from ..serve._run import run
+        from ..serve import run
     except ImportError as exc:
         raise UsageError(
             f"alloy serve needs its extra: pip install 'alloy[serve]' ({exc})"

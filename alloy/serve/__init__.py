@@ -9,8 +9,8 @@ OpenAI wire format (install ``alloy[serve]``).
 
 ``create_app`` gives a FastAPI app: ``POST /commands/{name}`` (and ``/stream``, ``/batch``) per
 command, ``/v1/chat/completions``, ``/v1/responses`` and ``/v1/models`` for the rail configs,
-``/health``, ``/openapi.json``, ``/docs`` and a playground page at ``/``. ``alloy serve
-module`` runs one with uvicorn. See the "Serving commands and rails" page of the docs.
+``/health``, ``/openapi.json``, ``/docs`` and a playground page at ``/``. ``run`` (``alloy
+serve module``) serves one with uvicorn. See the "Serving commands and rails" page of the docs.
 
 Nothing here is imported by ``import alloy``: FastAPI and uvicorn load only when serving.
 """
@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._app import create_app, from_environment
 from ._config import ServeConfig
 from ._rails import RailConfig
+from ._run import run
 from ._targets import Served
 
-__all__ = ["RailConfig", "ServeConfig", "Served", "create_app", "from_environment"]
+__all__ = ["RailConfig", "ServeConfig", "Served", "create_app", "from_environment", "run"]

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._records import Args, BadRow, Failed, Row
+from ..rows import Args, BadRow, Failed, Row
 
 #: JSON and CSV inputs are read by these file suffixes; anything else is JSON Lines.
 CSV_SUFFIXES = (".csv",)
