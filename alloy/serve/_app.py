@@ -108,7 +108,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, invalid_body)
     app.add_exception_handler(StarletteHTTPException, http_error)
     _commands.add_routes(app, endpoints, config)
-    _openai.add_routes(app, served.rail_configs, config, Proxy(tracer))
+    _openai.add_routes(app, served.rail_configs, config, Proxy())
     _docs.add_routes(app, app.title)
     if config.playground:
         _playground.add_routes(app)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
+from .._output import SchemaOutput
 from .._types import (
     Message,
     ModelTurn,
-    OutputSpec,
     Part,
     Text,
     ToolCall,
@@ -118,7 +118,7 @@ def _tool(tool: Any, param: str) -> Any:
     )
 
 
-def _response_format(value: Any) -> OutputSpec | None:
+def _response_format(value: Any) -> SchemaOutput | None:
     if value is None:
         return None
     fields = given(as_object(value, "response_format"), {"type", "json_schema"}, "response_format.")
@@ -134,7 +134,7 @@ def _response_format(value: Any) -> OutputSpec | None:
     )
     name = as_text(spec.get("name"), "response_format.json_schema.name")
     schema = as_object(spec.get("schema", {}), "response_format.json_schema.schema")
-    return OutputSpec(name, dict(schema), "native", strict=spec.get("strict") is True)
+    return SchemaOutput(name, dict(schema), strict=spec.get("strict") is True)
 
 
 def text_of(content: Any, param: str) -> str:

@@ -13,11 +13,10 @@ is sent).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 access_log = logging.getLogger("alloy.serve.access")
@@ -113,45 +112,6 @@ class Tracing:
                 await send(message)
 
             await self.app(scope, receive, send_traced)
-
-
-@contextlib.contextmanager
-def model_span(tracer: Any, model: str, operation: str = "chat") -> Iterator[Any]:
-    """A CLIENT span around a /v1 route's model request, child of the request's span (None when
-    not tracing), marked failed when the request fails. Not made current: a stream's steps run
-    in other tasks than its start."""
-    if tracer is None:
-        yield None
-        return
-    from opentelemetry import trace
-
-    provider, _, model_id = model.partition(":")
-    span = tracer.start_span(
-        f"{operation} {model_id or provider}",
-        kind=trace.SpanKind.CLIENT,
-        attributes={
-            "gen_ai.operation.name": operation,
-            "gen_ai.provider.name": provider,
-            "gen_ai.request.model": model_id or provider,
-        },
-    )
-    try:
-        yield span
-    except BaseException as error:
-        span.set_attribute("error.type", type(error).__name__)
-        span.set_status(trace.Status(trace.StatusCode.ERROR, type(error).__name__))
-        raise
-    finally:
-        span.end()
-
-
-def record_usage(span: Any, usage: Any, finish: str) -> None:
-    """Put a response's usage and finish reason on a model span."""
-    if span is None:
-        return
-    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-    span.set_attribute("gen_ai.response.finish_reasons", [finish])
 
 
 Stop = Callable[[], None]

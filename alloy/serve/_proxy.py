@@ -1,46 +1,40 @@
-"""The OpenAI-compatible routes' core: one model request with the rails of a RailConfig.
+"""The OpenAI-compatible routes' core: a caller's conversation, run by the engine.
 
 The routes read the OpenAI wire format into a :class:`ChatCall` (alloy's own message types),
-and this module sends it to the configured model through alloy's provider adapters, so any
-provider alloy speaks can sit behind the OpenAI wire format. The caller runs its own tools:
-tool calls the model makes are returned to it (after the tool rails), not run here.
+and this module runs it as a command runs its calls: the engine and its async driver, with the
+RailConfig's rails and call options. So a proxied call gets what a command call gets: retries,
+fallbacks, the deadline, the response cache, events and OpenTelemetry spans, and any provider
+alloy speaks can sit behind the OpenAI wire format. Its plan hands back (``Plan.hand_back``):
+the caller runs its own tools, so the model's tool calls are returned to it (after the tool
+rails), not run here, and a reply cut off, refused or filtered is its answer.
 
 Output rails run before any byte of the answer leaves the server: when a RailConfig has
 output rails, a streamed answer is held back whole, the rails judge it, and only what they let
 through is sent (a block is then a 403, since nothing was sent yet). Without output rails the
-text streams as it arrives.
+text streams as it arrives, and a stream that reached the caller is never started over.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from .._config import resolve
-from .._model import Model, StandIn
-from .._output import TextOutput
-from .._rail import OutputSubject, PromptSubject, ToolCallSubject, ToolResultSubject
-from .._types import (
-    Done,
-    Message,
-    ModelSettings,
-    ModelTurn,
-    OutputSpec,
-    Request,
-    Response,
-    Text,
-    TextDelta,
-    ToolCall,
-    ToolDefinition,
-    ToolResult,
-    Usage,
-    UserTurn,
-)
-from ..providers import get_model
-from ._observe import model_span, record_usage
-from ._rails import RailConfig, run_rails
+from .._answer import TextReader
+from .._config import check_options, resolve
+from .._cost_cap import for_call
+from .._drivers import Engine, Runtime, aclose, read_async, run_async
+from .._engine import HandedBack, Plan, Prelude, run
+from .._fallback import fallback_models, with_fallbacks
+from .._model import StandIn
+from .._output import OutputType, SchemaOutput, TextOutput
+from .._types import Message, ToolCall, ToolDefinition, Usage
+from ..cache import NotCached, cached, policy_for
+from ..events import global_handlers, logger, new_call_id
+from ..providers import dialect_for, get_model
+from ._rails import RailConfig
 
 
 @dataclass(frozen=True)
@@ -48,11 +42,12 @@ class ChatCall:
     """An OpenAI request in alloy's terms."""
 
     config: RailConfig
+    #: The conversation; the last is the user turn the model answers.
     messages: tuple[Message, ...]
     system: str | None = None
     tools: tuple[ToolDefinition, ...] = ()
     #: The JSON Schema response format, if one was asked for.
-    output: OutputSpec | None = None
+    output: SchemaOutput | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = False
@@ -69,57 +64,30 @@ class Answer:
     tool_calls: tuple[ToolCall, ...]
     #: stop, length, tool_calls, content_filter or refusal.
     finish: str
+    #: The whole call's usage (every attempt, re-ask and fallback).
     usage: Usage
     model: str
 
 
+@dataclass(frozen=True)
+class _Started:
+    plan: Plan
+    engine: Engine
+    runtime: Runtime
+
+
 class Proxy:
-    """Sends ChatCalls to their models with their rails; holds no per-request state."""
+    """Runs ChatCalls through the engine; keeps only what says once per RailConfig why its
+    requests are not cached."""
 
-    def __init__(self, tracer: Any = None) -> None:
-        self.tracer = tracer
-
-    def model_for(self, call: ChatCall) -> tuple[Model, ModelSettings]:
-        """The model a call goes to and its settings (the server's configuration, the
-        RailConfig's model, the request's temperature and token limit)."""
-        options: dict[str, Any] = {}
-        if call.config.model:
-            options["model"] = call.config.model
-        if call.api_key:
-            options["api_key"] = call.api_key
-        config = resolve({}, options)
-        model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
-        if isinstance(model, StandIn):
-            model = model.for_output(_TEXT)
-        temperature = call.temperature if call.temperature is not None else config.temperature
-        max_tokens = call.max_tokens if call.max_tokens is not None else config.max_tokens
-        return model, ModelSettings(temperature, max_tokens, config.timeout)
-
-    async def prepare(self, call: ChatCall) -> tuple[Model, Request]:
-        """The model and the request, after the input rails and the tool-result rails."""
-        model, settings = self.model_for(call)
-        messages = await self._railed_messages(call)
-        output = call.output
-        if output is not None and not model.capabilities.native_schema:
-            output = replace(output, mode="tool")
-        request = Request(
-            model=model.name,
-            messages=messages,
-            system=call.system,
-            tools=call.tools,
-            output=output,
-            settings=settings,
-            stream=call.stream,
-        )
-        return model, request
+    def __init__(self) -> None:
+        self._not_cached: dict[str, NotCached] = {}
 
     async def complete(self, call: ChatCall) -> Answer:
         """The whole answer, after the rails."""
-        model, request = await self.prepare(call)
-        with model_span(self.tracer, model.name) as span:
-            response = await model.arequest(request)
-            record_usage(span, response.usage, response.finish_reason)
-        return await self.finish(call, request, response)
+        started = self._start(call)
+        result = await run_async(started.engine, started.runtime)
+        return _answer(call, result)
 
     async def stream(self, call: ChatCall) -> AsyncGenerator[str | Answer, None]:
         """Text pieces as they may be shown, then the Answer (after the rails).
@@ -127,125 +95,97 @@ class Proxy:
         With output rails, or a JSON answer read from a tool call, nothing is yielded before
         the answer is whole and railed; its text then comes as one piece.
         """
-        model, request = await self.prepare(call)
-        hold = bool(call.config.of_kind("output")) or (
-            request.output is not None and request.output.mode == "tool"
-        )
-        response: Response | None = None
-        with model_span(self.tracer, model.name) as span:
-            async for event in model.astream(request):
-                if isinstance(event, TextDelta):
-                    if not hold and event.text:
-                        yield event.text
-                elif isinstance(event, Done):
-                    response = event.response
-            if response is None:
-                from ..errors import UnreadableResponseError
-
-                raise UnreadableResponseError("the model's stream ended without its end event")
-            record_usage(span, response.usage, response.finish_reason)
-        answer = await self.finish(call, request, response)
+        started = self._start(call)
+        plan = started.plan
+        hold = bool(plan.rails_of("output")) or plan.request_parts.mode == "tool"
+        results: list[Any] = []
+        pieces = read_async(started.engine, started.runtime, TextReader(), results.append)
+        try:
+            async for piece in pieces:
+                if not hold:
+                    yield piece
+        finally:  # the client left: the call ends now (CommandCancelled, its spans closed)
+            await aclose(pieces)
+        answer = _answer(call, results[0])
         if hold and answer.text:
             yield answer.text
         yield answer
 
-    async def finish(self, call: ChatCall, request: Request, response: Response) -> Answer:
-        """The Answer: tool rails over each tool call, output rails over the text."""
-        where = f"rails {call.config.name}"
-        text_parts = [p.text for p in response.parts if isinstance(p, Text)]
-        text: str | None = "".join(text_parts) if text_parts else None
-        calls = [p for p in response.parts if isinstance(p, ToolCall)]
-        finish: str = response.finish_reason
-        spec = request.output
-        if spec is not None and spec.mode == "tool":
-            answer = next((c for c in calls if c.name == spec.name), None)
-            if answer is not None:
-                calls.remove(answer)
-                text = json.dumps(dict(answer.args), ensure_ascii=False)
-                finish = "stop" if not calls else finish
-        railed_calls = []
-        for tool_call in calls:
-            subject = await run_rails(
-                call.config.of_kind("tool"), ToolCallSubject(tool_call), where
-            )
-            assert isinstance(subject, ToolCallSubject)
-            railed_calls.append(subject.call)
-        refusal = response.refusal
-        output_rails = call.config.of_kind("output")
-        if output_rails:
-            if text is not None:
-                text = await _rail_output(output_rails, text, spec is not None, where)
-            if refusal is not None:
-                refusal = await _rail_output(output_rails, refusal, False, where)
-        return Answer(
-            text=text,
-            refusal=refusal,
-            tool_calls=tuple(railed_calls),
-            finish=finish,
-            usage=response.usage,
-            model=response.model or request.model,
+    def _start(self, call: ChatCall) -> _Started:
+        """The call's plan, its engine and the runtime that carries it out.
+
+        The plan is what ``Command`` works out for a call of its own, from the RailConfig's
+        options (the decorator's layer) and the request's (the call's layer); it is made per
+        request, since each request brings its own tools and response format.
+        """
+        rail = call.config
+        asked: dict[str, Any] = {}
+        if call.temperature is not None:
+            asked["temperature"] = call.temperature
+        if call.max_tokens is not None:
+            asked["max_tokens"] = call.max_tokens
+        if call.api_key:
+            asked["api_key"] = call.api_key
+        config = resolve(rail.options, check_options(asked, source="the request") if asked else {})
+        output: OutputType = call.output if call.output is not None else _TEXT
+        model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
+        if isinstance(model, StandIn):
+            model = model.for_output(output)
+        handlers = global_handlers()
+        observed = bool(handlers) or logger.isEnabledFor(logging.DEBUG)
+        plan = Plan(
+            command=rail.name,
+            model=model.name,
+            output=output,
+            config=config,
+            tools=call.tools,
+            capabilities=model.capabilities,
+            stream=call.stream,
+            rails=rail.rails,
+            observed=observed,
+            dialect=dialect_for(model.name),
+            hand_back=True,
         )
-
-    async def _railed_messages(self, call: ChatCall) -> tuple[Message, ...]:
-        """The conversation after the input rails (the last user text) and the tool rails
-        (every tool result the caller sends back, with the call it answers)."""
-        where = f"rails {call.config.name}"
-        messages = list(call.messages)
-        tool_rails = call.config.of_kind("tool")
-        if tool_rails:
-            made = {
-                part.id: part
-                for message in messages
-                if isinstance(message, ModelTurn)
-                for part in message.parts
-                if isinstance(part, ToolCall)
-            }
-            for index, message in enumerate(messages):
-                if not isinstance(message, UserTurn):
-                    continue
-                parts = list(message.parts)
-                changed = False
-                for position, part in enumerate(parts):
-                    if isinstance(part, ToolResult):
-                        made_call = made.get(part.call_id) or ToolCall(part.call_id, part.name, {})
-                        subject = await run_rails(
-                            tool_rails, ToolResultSubject(made_call, part), where
-                        )
-                        assert isinstance(subject, ToolResultSubject)
-                        if subject.result is not part:
-                            parts[position] = subject.result
-                            changed = True
-                if changed:
-                    messages[index] = UserTurn(tuple(parts))
-        input_rails = call.config.of_kind("input")
-        if input_rails:
-            for index in range(len(messages) - 1, -1, -1):
-                message = messages[index]
-                if isinstance(message, UserTurn) and any(
-                    isinstance(p, Text) for p in message.parts
-                ):
-                    subject = await run_rails(input_rails, PromptSubject(message.parts), where)
-                    assert isinstance(subject, PromptSubject)
-                    others = tuple(p for p in message.parts if not isinstance(p, Text))
-                    messages[index] = UserTurn((*others, *subject.parts))
-                    break
-        return tuple(messages)
+        fallbacks = fallback_models(config, output)
+        plan = with_fallbacks(plan, fallbacks)
+        policy = policy_for(config)
+        notice = self._not_cached.setdefault(rail.name, NotCached(rail.name))
+        runtime = Runtime(
+            cached(model, policy, output.schema, notice),
+            {},
+            config.parallel_tools_max,
+            handlers if observed else (),
+            config.log_content,
+            tuple(cached(fallback, policy, output.schema, notice) for fallback in fallbacks),
+        )
+        *earlier, last = call.messages
+        prelude = Prelude(tuple(earlier), 0, len(earlier), call.system)
+        call_id = new_call_id() if observed else ""
+        engine = run(plan, last.parts, call_id=call_id, prelude=prelude)
+        return _Started(plan, engine, for_call(runtime, config))
 
 
-async def _rail_output(rails: Any, text: str, as_json: bool, where: str) -> str:
-    """Output rails over an answer: its parsed JSON when a JSON format was asked for."""
-    value: Any = text
-    if as_json:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text
-    subject = await run_rails(rails, OutputSubject(value), where)
-    assert isinstance(subject, OutputSubject)
-    if subject.value is value:
-        return text
-    railed = subject.value
-    return railed if isinstance(railed, str) else json.dumps(railed, ensure_ascii=False)
+def _answer(call: ChatCall, result: Any) -> Answer:
+    """What the route renders of the call's Result."""
+    value = result.value
+    usage = result.transcript.usage
+    model = result.model or ""
+    if isinstance(value, HandedBack):
+        return Answer(value.text, value.refusal, value.calls, value.finish, usage, model)
+    if call.output is None:
+        return Answer(value, None, (), "stop", usage, model)
+    text = result.output or ""
+    if call.config.of_kind("output") and _loaded(text) != value:
+        text = json.dumps(value, ensure_ascii=False)  # an output rail rewrote the value
+    return Answer(text, None, (), "stop", usage, model)
+
+
+def _loaded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _UNREADABLE
 
 
 _TEXT = TextOutput()
+_UNREADABLE = object()

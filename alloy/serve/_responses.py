@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
+from .._output import SchemaOutput
 from .._types import (
     Message,
     ModelTurn,
-    OutputSpec,
     Part,
     Text,
     ToolCall,
@@ -100,7 +100,7 @@ def _tool(tool: Any, param: str) -> Any:
     return tool_definition(spec, param, {"type", "name", "description", "parameters", "strict"})
 
 
-def _format(value: Any) -> OutputSpec | None:
+def _format(value: Any) -> SchemaOutput | None:
     if value is None:
         return None
     text = given(as_object(value, "text"), {"format"}, "text.")
@@ -118,7 +118,7 @@ def _format(value: Any) -> OutputSpec | None:
         raise unsupported("text.format.type", "use 'text' or 'json_schema'")
     name = as_text(fmt.get("name"), "text.format.name")
     schema = as_object(fmt.get("schema", {}), "text.format.schema")
-    return OutputSpec(name, dict(schema), "native", strict=fmt.get("strict") is True)
+    return SchemaOutput(name, dict(schema), strict=fmt.get("strict") is True)
 
 
 def _content(content: Any, param: str) -> str:

@@ -85,18 +85,30 @@ def test_two_requests_are_two_traces(start: Start, offline: None, traced: Any) -
     assert len({s.context.trace_id for s in exporter.get_finished_spans()}) == 2
 
 
-def test_the_openai_route_traces_its_model_call(start: Start, offline: None, traced: Any) -> None:
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+def test_the_openai_routes_trace_their_call_as_a_command_call(
+    start: Start, offline: None, traced: Any, path: str
+) -> None:
+    """The spans of a command call: ``command {rail config}``, with the model's inside."""
     provider, exporter = traced
     url = start(tracer_provider=provider)
     for stream in (False, True):
         exporter.clear()
-        body = {"model": "open", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
-        assert httpx.post(f"{url}/v1/chat/completions", json=body).status_code == 200
+        body: dict[str, Any] = {"model": "open", "stream": stream}
+        if path == "/v1/responses":
+            body["input"] = "hi"
+        else:
+            body["messages"] = [{"role": "user", "content": "hi"}]
+        assert httpx.post(f"{url}{path}", json=body).status_code == 200
         spans = tree(exporter)
-        server = spans["POST /v1/chat/completions"]
+        server = spans[f"POST {path}"]
+        command = spans["command open"]
         model = spans["chat offline"]
-        assert model.parent.span_id == server.context.span_id
+        assert command.parent.span_id == server.context.span_id
+        assert model.parent.span_id == command.context.span_id
         assert model.attributes["gen_ai.usage.output_tokens"] > 0
+        trace_ids = {s.context.trace_id for s in exporter.get_finished_spans()}
+        assert trace_ids == {server.context.trace_id}
 
 
 def test_a_blocked_request_is_marked_on_its_span(start: Start, offline: None, traced: Any) -> None:
