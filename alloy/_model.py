@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from ._output import OutputType
 from ._types import Capabilities, Request, Response, StreamEvent
@@ -38,4 +39,46 @@ class StandIn(Protocol):
 
     def for_output(self, output: OutputType) -> Model:
         """This model, answering calls whose output is ``output``."""
+        ...
+
+
+#: The endpoint of a model sent to its provider's own default (no base URL configured).
+DEFAULT_ENDPOINT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheScope:
+    """What every request of one model shares in its response-cache key: where it is sent
+    (the base URL as configured, :data:`DEFAULT_ENDPOINT` for the provider's own: two
+    OpenAI-compatible servers may serve different models under one name) and the caller's own
+    key, when the model sends one (the cache keys by a salted digest of it, never the key)."""
+
+    endpoint: str
+    api_key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheKeyParts:
+    """What keys one request in the response cache, as its model declares it."""
+
+    #: The request as the provider receives it, without what changes per attempt (a timeout
+    #: the engine shortens to fit a deadline changes nothing the model sees).
+    body: Mapping[str, Any]
+    #: The sampling options as they are sent (``temperature``, ``seed``), wherever the body
+    #: keeps them: whether the request asks for a repeatable answer.
+    sampling: Mapping[str, Any]
+
+
+@runtime_checkable
+class CacheKeyed(Protocol):
+    """A model that declares what keys its requests in the response cache: every SDK adapter
+    (``SDKModel``), by the body it sends. A model that does not (the offline model, a
+    hand-written one) is keyed by the normalized Request."""
+
+    def cache_scope(self) -> CacheScope:
+        """What every request of this model shares in its key."""
+        ...
+
+    def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+        """What keys ``request``, sent whole or streamed."""
         ...

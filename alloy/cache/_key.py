@@ -1,11 +1,13 @@
 """The cache key: a hash of the exact request the provider would receive.
 
-For a provider adapter that is its wire body (``build()``: every field, temperature, seed,
-tools, schema and options; never the API key or headers, which travel outside the body), with
-the provider, the model, the endpoint it is sent to (two OpenAI-compatible servers may serve
-different models under one name) and the output type's schema. A model without a wire body
-(the offline model, a hand-written Model) is keyed by the whole normalized Request instead.
-Changing any one field changes the key.
+For a provider adapter that is its wire body, as the adapter declares it
+(``cache_key_parts``, see ``alloy._model.CacheKeyed``: every field, temperature, seed, tools,
+schema and options; never the API key or headers, which travel outside the body, nor the
+attempt's timeout), with the provider, the model, the endpoint it is sent to (the adapter's
+``cache_scope``: two OpenAI-compatible servers may serve different models under one name) and
+the output type's schema. A model that declares no key parts (the offline model, a hand-written
+Model) is keyed by the whole normalized Request instead. Changing any one field changes the key.
+The cache knows no provider: where a body keeps its options is the adapter's to say.
 
 A request sent with an explicit key (the ``api_key`` option: ``with_options(api_key=...)``,
 ``alloy serve --pass-through-keys``) is keyed by a salted digest of that key too (see
@@ -27,25 +29,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._model import CacheKeyed, CacheKeyParts, CacheScope
 from .._types import Request
 
 if TYPE_CHECKING:
     from hashlib import _Hash
-
-#: The endpoint of an adapter sent to its provider's own default (no base URL configured).
-DEFAULT_ENDPOINT = "default"
-
-#: Where a body keeps its sampling options: at the top (OpenAI, Anthropic) or further down
-#: (Ollama's ``options``; Gemini's ``config``, and ``extra_json`` in its ``http_options``'s
-#: ``extra_body``, written as the REST API's ``generationConfig``).
-_OPTION_HOLDERS = (
-    "options",
-    "config",
-    "generation_config",
-    "generationConfig",
-    "http_options",
-    "extra_body",
-)
 
 
 #: What the caller-key digest is salted with: it is alloy's alone, so the digest matches no
@@ -58,35 +46,24 @@ class Unkeyable(Exception):
     """The request holds something that has no canonical JSON form; it is not cached."""
 
 
-def wire_body(model: Any, request: Request, *, stream: bool) -> dict[str, Any] | None:
-    """The body ``model`` would send for ``request``, or None for a model without one."""
-    build = getattr(model, "build", None)
-    if build is None:
-        return None
-    body: dict[str, Any] = build(request, stream=stream)
-    return body
+def key_parts(model: Any, request: Request, *, stream: bool) -> CacheKeyParts | None:
+    """What keys ``request`` sent by ``model``, as the model declares it, or None for a model
+    that declares nothing (it is keyed by the normalized Request)."""
+    return model.cache_key_parts(request, stream=stream) if isinstance(model, CacheKeyed) else None
 
 
-def endpoint_of(model: Any) -> str | None:
-    """Where ``model`` sends its requests: its base URL as configured (the ``base_url`` option
-    or the provider's variable, such as ``OPENAI_BASE_URL``), ``"default"`` for the provider's
-    own, or None for a model without a wire body."""
-    if getattr(model, "build", None) is None:
-        return None
-    base_url = getattr(model, "base_url", None)
-    return base_url.rstrip("/") if isinstance(base_url, str) and base_url else DEFAULT_ENDPOINT
+def scope_of(model: Any) -> CacheScope | None:
+    """What every request of ``model`` shares in its key (endpoint, the caller's own key), or
+    None for a model that declares no key parts."""
+    return model.cache_scope() if isinstance(model, CacheKeyed) else None
 
 
-def caller_digest(model: Any) -> str | None:
-    """The salted digest of the explicit key ``model`` sends with (its ``api_key`` option), or
+def caller_digest(api_key: str | None) -> str | None:
+    """The salted digest of the explicit key a model sends with (its ``api_key`` option), or
     None when it sends the key its SDK reads from the provider's variable."""
-    key = getattr(model, "api_key", None)
-    secret = getattr(key, "get_secret_value", None)
-    if callable(secret):  # a SecretStr
-        key = secret()
-    if not isinstance(key, str) or not key:
+    if not isinstance(api_key, str) or not api_key:
         return None
-    return hmac.new(_CALLER_SALT, key.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(_CALLER_SALT, api_key.encode(), hashlib.sha256).hexdigest()
 
 
 def key_head(
@@ -107,9 +84,9 @@ def key_head(
 
 
 def finish_key(head: _Hash, request: Request, body: Mapping[str, Any] | None) -> str:
-    """The hex SHA-256 of ``head`` followed by the request: its wire body, or the normalized
-    Request for a model without one."""
-    sent: Any = _without_timeout(body) if body is not None else _request_fields(request)
+    """The hex SHA-256 of ``head`` followed by the request: its wire body (as the adapter
+    declares it: ``CacheKeyParts.body``), or the normalized Request for a model without one."""
+    sent: Any = body if body is not None else _request_fields(request)
     digest = head.copy()
     digest.update(canonical(sent).encode())
     return digest.hexdigest()
@@ -127,7 +104,7 @@ def request_key(
     caller: str | None = None,
 ) -> str:
     """The hex SHA-256 of the canonical request: provider and model, the endpoint (see
-    :func:`endpoint_of`), the wire body (or the normalized Request), whether it streams, and
+    ``CacheScope``), the wire body (or the normalized Request), whether it streams, and
     the output type's schema (or ``schema_text``, its canonical JSON made once beforehand),
     and ``caller``, the digest of the caller's own key (see :func:`caller_digest`)."""
     if schema_text is None:
@@ -136,20 +113,6 @@ def request_key(
         model_name, stream=stream, schema_text=schema_text, endpoint=endpoint, caller=caller
     )
     return finish_key(head, request, body)
-
-
-def _without_timeout(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The body without the attempt's timeout: Gemini carries it in ``config.http_options``,
-    and the engine shortens it to fit a deadline, which changes nothing the model sees."""
-    config = body.get("config")
-    if not isinstance(config, dict):
-        return body
-    options = config.get("http_options")
-    if not (isinstance(options, dict) and "timeout" in options):
-        return body
-    trimmed = {name: value for name, value in options.items() if name != "timeout"}
-    rest = {name: value for name, value in config.items() if name != "http_options"}
-    return {**body, "config": {**rest, "http_options": trimmed} if trimmed else rest}
 
 
 def canonical(value: Any) -> str:
@@ -161,26 +124,18 @@ def canonical(value: Any) -> str:
         raise Unkeyable(str(exc)) from None
 
 
-def is_deterministic(request: Request, body: Mapping[str, Any] | None) -> bool:
-    """Whether the request asks for a repeatable answer: temperature 0 or a seed.
+def is_deterministic(request: Request, sampling: Mapping[str, Any] | None) -> bool:
+    """Whether the request asks for a repeatable answer: temperature 0 or a seed, in the
+    sampling options as sent (``CacheKeyParts.sampling``), or in the Request's settings for a
+    model that declares no key parts.
 
     An omitted temperature is the provider's default (1 at most providers), not 0.
     """
-    if body is None:
+    if sampling is None:
         settings = request.settings
         return settings.temperature == 0 or settings.extra.get("seed") is not None
-    holders: list[Mapping[str, Any]] = [body]
-    for holder in holders:  # grows as it goes: holders nested in holders
-        holders.extend(
-            holder[name] for name in _OPTION_HOLDERS if isinstance(holder.get(name), dict)
-        )
-    for holder in holders:
-        temperature = holder.get("temperature")
-        if _is_number(temperature) and temperature == 0:
-            return True
-        if _is_number(holder.get("seed")):
-            return True
-    return False
+    temperature = sampling.get("temperature")
+    return (_is_number(temperature) and temperature == 0) or _is_number(sampling.get("seed"))
 
 
 def _is_number(value: Any) -> bool:

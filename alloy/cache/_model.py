@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
@@ -34,11 +34,11 @@ from ._key import (
     Unkeyable,
     caller_digest,
     canonical,
-    endpoint_of,
     finish_key,
     is_deterministic,
     key_head,
-    wire_body,
+    key_parts,
+    scope_of,
 )
 from ._notices import NotCached, describe, resting, store_fault
 from ._store import Store
@@ -84,8 +84,9 @@ class CachedModel(WrapperModel):
     """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
     The provider's model beneath ``model`` (:attr:`wire`, which ``model`` may wrap: a run over
-    rows paces the calls that miss, see ``beneath``) builds the wire body and names the
-    endpoint that key the requests, so a request has one key, whoever sends it.
+    rows paces the calls that miss, see ``beneath``) declares what keys its requests (its
+    ``cache_key_parts`` and ``cache_scope``: the body and the endpoint), so a request has one
+    key, whoever sends it.
 
     ``notice`` says why a request is not cached, once per command (see ``NotCached``).
     """
@@ -102,14 +103,15 @@ class CachedModel(WrapperModel):
         self.policy = policy
         self.schema = schema
         self.notice = NotCached() if notice is None else notice
-        #: Where the model sends its requests: part of every key (see ``endpoint_of``).
-        self.endpoint = endpoint_of(self.wire)
+        scope = scope_of(self.wire)
+        #: Where the model sends its requests: part of every key (see ``CacheScope``).
+        self.endpoint = scope.endpoint if scope is not None else None
         #: The schema's canonical JSON, made once: it is part of every key.
         self.schema_text = canonical(schema)
         #: What every key of this model starts with, hashed once: whole, then streamed. A
         #: model sending a caller's own key keys by its digest too: an answer reaches only a
         #: caller with the same key (see ``caller_digest``).
-        caller = caller_digest(self.wire)
+        caller = caller_digest(scope.api_key) if scope is not None else None
         self._heads = tuple(
             key_head(
                 self.name,
@@ -146,8 +148,8 @@ class CachedModel(WrapperModel):
 
     def key(self, request: Request, *, stream: bool) -> str:
         """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
-        body = wire_body(self.wire, request, stream=stream)
-        return finish_key(self._heads[stream], request, body)
+        parts = key_parts(self.wire, request, stream=stream)
+        return finish_key(self._heads[stream], request, parts.body if parts else None)
 
     def request(self, request: Request) -> Response:
         found = self._lookup(request, stream=False)
@@ -273,29 +275,29 @@ class CachedModel(WrapperModel):
         """The request's key (or why it has none) and whether it is repeatable.
 
         Both are worked out from the wire body, which an adapter builds from the request alone
-        (``build`` is pure): a request equal to the last one keyed (the same prompt asked
+        (``cache_key_parts`` is pure): a request equal to the last one keyed (the same prompt asked
         again) reuses what was worked out for it instead of building and hashing it again.
         """
         last = self._keyed[stream]
         if last is not None and last[0] == request:
             return last[1], last[2]
-        body = wire_body(self.wire, request, stream=stream)
-        repeatable = self._is_repeatable(request, body)
+        parts = key_parts(self.wire, request, stream=stream)
+        repeatable = self._is_repeatable(request, parts.sampling if parts else None)
         key: str | Unkeyable
         try:
-            key = finish_key(self._heads[stream], request, body)
+            key = finish_key(self._heads[stream], request, parts.body if parts else None)
         except Unkeyable as exc:
             key = exc
         self._keyed[stream] = (request, key, repeatable)
         return key, repeatable
 
-    def _is_repeatable(self, request: Request, body: dict[str, Any] | None) -> bool:
+    def _is_repeatable(self, request: Request, sampling: Mapping[str, Any] | None) -> bool:
         """Whether ``request`` asks for a repeatable answer (see ``is_deterministic``)."""
         settings = request.settings
         last = self._repeatable
         if last is not None and last[0] is settings:
             return last[1]
-        answer = is_deterministic(request, body)
+        answer = is_deterministic(request, sampling)
         self._repeatable = (settings, answer)
         return answer
 

@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import SecretStr
 
+from .._model import DEFAULT_ENDPOINT, CacheKeyParts, CacheScope
 from .._nesting import MAX_NESTING
 from .._types import Capabilities, Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta
 from ..errors import (
@@ -235,6 +236,20 @@ class SDKModel:
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         """The request as plain JSON: what the SDK call will send."""
         raise NotImplementedError
+
+    def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+        """What keys ``request`` in the response cache (``alloy._model.CacheKeyed``): the body
+        :meth:`build` makes, its sampling options at its top (as OpenAI's and Anthropic's
+        are). An adapter whose body keeps them further down, or carries what changes per
+        attempt, says so here."""
+        body = self.build(request, stream=stream)
+        return CacheKeyParts(body, body)
+
+    def cache_scope(self) -> CacheScope:
+        """What every request of this model shares in its cache key: the endpoint (the base
+        URL as configured, or the provider's own default) and the caller's own key, if any."""
+        base_url = self.base_url
+        return CacheScope(base_url.rstrip("/") if base_url else DEFAULT_ENDPOINT, self.api_key)
 
     def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
         """One SDK call for a whole reply."""

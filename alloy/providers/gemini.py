@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
+from .._model import CacheKeyParts
 from .._stream import StreamAccumulator, tool_call
 from .._types import (
     Capabilities,
@@ -873,6 +874,28 @@ class GeminiModel(SDKModel):
     # -- the request and its SDK calls --
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         return build(request, self.model_id)
+
+    def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+        """The body without the attempt's timeout (``config.http_options.timeout``: the
+        engine shortens it to fit a deadline, which changes nothing the model sees); the
+        sampling options are the ``config``'s, and ``extra_json``'s ``generationConfig``
+        (which the SDK merges into the REST body) over them."""
+        body = self.build(request, stream=stream)
+        config = body.get("config")
+        if not isinstance(config, dict):
+            return CacheKeyParts(body, body)
+        sampling = dict(config)
+        http = config.get("http_options")
+        if isinstance(http, dict):
+            extra = http.get("extra_body")
+            written = extra.get("generationConfig") if isinstance(extra, dict) else None
+            if isinstance(written, dict):
+                sampling.update(written)
+            if "timeout" in http:
+                kept = {name: value for name, value in http.items() if name != "timeout"}
+                rest = {name: value for name, value in config.items() if name != "http_options"}
+                body = {**body, "config": {**rest, "http_options": kept} if kept else rest}
+        return CacheKeyParts(body, sampling)
 
     def sdk_arguments(self, body: dict[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """``generate_content()``'s arguments, SDK objects made from the plain body.

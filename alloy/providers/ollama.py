@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
 
+from .._model import CacheKeyParts
 from .._stream import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -376,6 +377,12 @@ class OllamaModel(SDKModel):
     # -- the request and its SDK calls --
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         return build(request, self.model_id, stream=stream)
+
+    def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+        """The body; its sampling options are in ``options`` (``temperature``, ``seed``)."""
+        body = self.build(request, stream=stream)
+        options = body.get("options")
+        return CacheKeyParts(body, {**body, **options} if isinstance(options, dict) else body)
 
     @staticmethod
     def _options(request: Request) -> dict[str, Any]:

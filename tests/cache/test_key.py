@@ -7,11 +7,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from alloy._model import CacheKeyed, CacheKeyParts, CacheScope
 from alloy._types import (
     ModelSettings,
     OutputSpec,
@@ -20,7 +22,7 @@ from alloy._types import (
     ToolDefinition,
     UserTurn,
 )
-from alloy.cache._key import is_deterministic, request_key, wire_body
+from alloy.cache._key import is_deterministic, request_key
 from alloy.providers import get_model
 
 FIXTURES = Path("/work/shared/fixtures")
@@ -83,6 +85,12 @@ def mutated(body: dict[str, Any], path: tuple[Any, ...]) -> dict[str, Any]:
         holder = holder[step]
     holder[path[-1]] = changed(holder[path[-1]])
     return copied
+
+
+def parts_of(model: Any, request: Request) -> CacheKeyParts:
+    """What the adapter declares keys ``request`` (its ``cache_key_parts``), sent whole."""
+    assert isinstance(model, CacheKeyed)
+    return model.cache_key_parts(request, stream=False)
 
 
 def key_of(body: dict[str, Any], model: str = "openai:gpt-4o", schema: Any = None) -> str:
@@ -177,14 +185,11 @@ def variants(request: Request) -> dict[str, Request]:
 def test_every_setting_an_adapter_sends_changes_the_key(model_name: str) -> None:
     model = get_model(model_name, api_key="sk-test-key-1")
     request = base_request(model_name)
-    body = wire_body(model, request, stream=False)
-    assert body is not None
+    body = parts_of(model, request).body
     original = request_key(model.name, request, body, stream=False)
     keys = {"original": original}
     for what, variant in variants(request).items():
-        keys[what] = request_key(
-            model.name, variant, wire_body(model, variant, stream=False), stream=False
-        )
+        keys[what] = request_key(model.name, variant, parts_of(model, variant).body, stream=False)
     assert len(set(keys.values())) == len(keys), keys
 
 
@@ -196,8 +201,8 @@ def test_the_api_key_and_timeout_are_not_part_of_the_key(model_name: str) -> Non
     one = get_model(model_name, api_key="sk-test-key-1")
     two = get_model(model_name, api_key="sk-test-key-2")
     timed = replace(request, settings=replace(request.settings, timeout=3.0))
-    body_one = wire_body(one, request, stream=False)
-    body_two = wire_body(two, timed, stream=False)
+    body_one = parts_of(one, request).body
+    body_two = parts_of(two, timed).body
     assert request_key(one.name, request, body_one, stream=False) == request_key(
         two.name, timed, body_two, stream=False
     )
@@ -213,7 +218,7 @@ def test_repeatable_means_temperature_zero_or_a_seed_on_the_wire(model_name: str
 
     def repeatable(settings: ModelSettings) -> bool:
         changed_request = replace(request, settings=settings)
-        return is_deterministic(changed_request, wire_body(model, changed_request, stream=False))
+        return is_deterministic(changed_request, parts_of(model, changed_request).sampling)
 
     assert repeatable(request.settings)
     assert not repeatable(replace(request.settings, temperature=None))  # the provider's default
@@ -240,7 +245,6 @@ def test_a_model_without_a_wire_body_is_keyed_by_the_whole_request() -> None:
 def test_the_endpoint_is_part_of_the_key() -> None:
     """Two OpenAI-compatible servers may serve different models under one name."""
     from alloy.cache import CachedModel, CachePolicy, MemoryStore
-    from alloy.cache._key import endpoint_of
 
     def key(base_url: str | None) -> str:
         model = get_model("openai-chat:same-name", api_key="sk-test", base_url=base_url)
@@ -250,5 +254,45 @@ def test_the_endpoint_is_part_of_the_key() -> None:
     here, there = key("http://127.0.0.1:9001/v1"), key("http://127.0.0.1:9002/v1")
     assert len({here, there, key(None)}) == 3
     assert key("http://127.0.0.1:9001/v1/") == here  # a trailing slash is the same endpoint
-    assert endpoint_of(get_model("openai-chat:same-name", api_key="sk-test")) == "default"
-    assert endpoint_of(get_model("offline")) is None  # no wire body, no endpoint
+    model = get_model("openai-chat:same-name", api_key="sk-test")
+    assert isinstance(model, CacheKeyed) and model.cache_scope().endpoint == "default"
+    assert not isinstance(get_model("offline"), CacheKeyed)  # keyed by the Request, no endpoint
+
+
+def test_a_model_is_keyed_by_what_it_declares_not_by_probing() -> None:
+    """The cache calls the declared ``cache_key_parts`` and ``cache_scope``
+    (``alloy._model.CacheKeyed``); a ``build`` or ``base_url`` that a model happens to have is
+    not looked for, so where a provider keeps its options is its adapter's to say."""
+    from alloy.cache import CachedModel, CachePolicy, MemoryStore
+    from alloy.testing import FunctionModel
+
+    class Probed(FunctionModel):
+        base_url = "http://elsewhere"
+
+        def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
+            raise AssertionError("build is not the cache's to call")
+
+    class Declared(FunctionModel):
+        def __init__(self, endpoint: str) -> None:
+            super().__init__(lambda request: "hi", name="acme:m")
+            self.endpoint = endpoint
+
+        def cache_scope(self) -> CacheScope:
+            return CacheScope(self.endpoint)
+
+        def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+            return CacheKeyParts({"asked": request.messages[0].parts[0].text}, {"seed": 1})
+
+    request = base_request("acme:m")
+    probed = CachedModel(Probed(lambda r: "hi", name="acme:m"), CachePolicy(MemoryStore()))
+    assert probed.endpoint is None  # keyed by the Request: no endpoint, no body
+    assert probed.key(request, stream=False) == request_key("acme:m", request, None, stream=False)
+
+    here = CachedModel(Declared("http://here"), CachePolicy(MemoryStore()))
+    there = CachedModel(Declared("http://there"), CachePolicy(MemoryStore()))
+    assert here.endpoint == "http://here"
+    assert here.key(request, stream=False) != there.key(request, stream=False)
+    unseeded = replace(request, settings=ModelSettings())  # what the Request says is not read
+    assert here.key(unseeded, stream=False) == here.key(request, stream=False)
+    assert here.request(unseeded).cache == "miss"  # repeatable: the declared sampling has a seed
+    assert probed.request(unseeded).cache == "skipped: not repeatable"  # the Request's settings
