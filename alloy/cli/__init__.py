@@ -32,9 +32,9 @@ from .. import __version__
 from ..errors import CommandError, ConfigurationError
 from . import batch, cache, emulate, providers, run, schema, serve
 from . import map as map_rows
-from ._shared import EXIT_FAILED, EXIT_USAGE, Parser, UsageError, load_command
+from ._shared import EXIT_FAILED, EXIT_USAGE, RUN_OPTIONS, Parser, UsageError, load_command
 from .providers import capability_matrix, provider_status
-from .run import RUN_OPTIONS, convert_value
+from .run import convert_value
 from .schema import provider_schema
 
 __all__ = [

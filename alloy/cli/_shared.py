@@ -17,6 +17,15 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
+#: The call options ``alloy run`` and ``alloy map`` take, for ``cmd.with_options``:
+#: (flag, option name, type).
+RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    ("--model", "model", str),
+    ("--temperature", "temperature", float),
+    ("--max-tokens", "max_tokens", int),
+)
+
+
 class UsageError(Exception):
     """A mistake on the command line; reported in one line with exit status 2."""
 

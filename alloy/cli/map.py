@@ -11,8 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._shared import EXIT_FAILED, UsageError, Verbs, function_of, load_command
-from .run import RUN_OPTIONS
+from ._shared import EXIT_FAILED, RUN_OPTIONS, UsageError, Verbs, function_of, load_command
 
 
 def add_parser(verbs: Verbs) -> None:

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import AsyncCommand, Command
-from ._shared import Parser, UsageError, Verbs, function_of, load_command, print_json
-
-#: ``alloy run`` options that map to ``cmd.with_options``: (flag, option name, type).
-RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
-    ("--model", "model", str),
-    ("--temperature", "temperature", float),
-    ("--max-tokens", "max_tokens", int),
+from ._shared import (
+    RUN_OPTIONS,
+    Parser,
+    UsageError,
+    Verbs,
+    function_of,
+    load_command,
+    print_json,
 )
 
 
