@@ -60,6 +60,13 @@ def kinds(events: list[ev.Event]) -> list[str]:
     return [type(event).__name__ for event in events]
 
 
+def text_of(made: Any, stream: bool) -> str:
+    """The answer's text: a completion's, or a stream's chunks joined."""
+    if stream:
+        return "".join(c.choices[0].delta.content or "" for c in made if c.choices)
+    return str(made.choices[0].message.content)
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_500_then_a_200_succeeds_with_two_upstream_requests_as_a_command_does(
     start: Start, on_emulator: Any, stream: bool
@@ -73,11 +80,7 @@ def test_a_500_then_a_200_succeeds_with_two_upstream_requests_as_a_command_does(
 
     on_emulator.push("openai", HttpError(500), ReplyText("Hello."))
     made = client(url).chat.completions.create(model="open", messages=MESSAGES, stream=stream)
-    if stream:
-        text = "".join(c.choices[0].delta.content or "" for c in made if c.choices)
-    else:
-        text = made.choices[0].message.content
-    assert text == "Hello."
+    assert text_of(made, stream) == "Hello."
     assert len(on_emulator.requests) == 2
 
 
@@ -110,11 +113,7 @@ def test_a_fallback_answers_when_the_first_model_keeps_failing(
     on_emulator.push("openai", HttpError(500), HttpError(500))
     on_emulator.push("anthropic", ReplyText("From the fallback."))
     made = client(url).chat.completions.create(model="fb", messages=MESSAGES, stream=stream)
-    if stream:
-        text = "".join(c.choices[0].delta.content or "" for c in made if c.choices)
-    else:
-        text = made.choices[0].message.content
-    assert text == "From the fallback."
+    assert text_of(made, stream) == "From the fallback."
     assert [r.provider for r in on_emulator.requests] == ["openai", "openai", "anthropic"]
 
 
