@@ -6,6 +6,10 @@ other, and which one loads first decides what works. So every ``import`` stateme
 outside alloy (the SDKs, loaded lazily on purpose) are left out. Protocol types live low and
 factories high: ``_rail`` holds the rail types, ``rails`` the ready-made rails that are commands;
 ``_output`` holds the output-type protocol, ``_command`` picks the output machinery.
+
+Provider facts live with the providers: the engine prices nothing and knows no provider, shipped
+code never imports the test kit, and nothing outside ``providers/`` (and the emulator in
+``testing/``, which speaks each wire API) names a provider (see the tests below).
 """
 
 from __future__ import annotations
@@ -215,3 +219,85 @@ def test_shipped_code_imports_nothing_from_the_test_kit() -> None:
 
 def test_tools_read_no_private_of_the_configuration() -> None:
     assert "alloy._config" not in graph()["alloy._tools"]
+
+
+def provider_names_in(source: str, names: set[str], adapters: set[str], module: str) -> list[str]:
+    """Where ``source`` (module ``module``) names a provider: a comparison with a provider's
+    name (``provider == "gemini"``, ``in ("openai", ...)``), a ``case "anthropic":``, or an
+    import of an adapter module (which an ``isinstance`` on its model class needs)."""
+    found = []
+    package = module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                found += [
+                    f"line {node.lineno}: compares with {item.value!r}"
+                    for item in items
+                    if isinstance(item, ast.Constant) and item.value in names
+                ]
+        elif isinstance(node, ast.MatchValue) and isinstance(node.value, ast.Constant):
+            if node.value.value in names:
+                found.append(f"line {node.lineno}: case {node.value.value!r}")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = {base, *(f"{base}.{alias.name}" for alias in node.names)}
+            found += [f"line {node.lineno}: imports {t}" for t in sorted(targets & adapters)]
+        elif isinstance(node, ast.Import):
+            targets = {alias.name for alias in node.names}
+            found += [f"line {node.lineno}: imports {t}" for t in sorted(targets & adapters)]
+    return found
+
+
+def test_provider_names_in_finds_ladders_and_adapter_imports() -> None:
+    source = (
+        "from ..providers.gemini import GeminiModel\n"
+        "import alloy.providers.anthropic\n"
+        "from ..providers import get_model\n"
+        "if provider == 'openai-chat': pass\n"
+        "if name in ('ollama', 'x'): pass\n"
+        "match p:\n"
+        "    case 'anthropic': pass\n"
+        "if kind == 'text': pass\n"
+    )
+    adapters = {"alloy.providers.gemini", "alloy.providers.anthropic"}
+    names = {"openai-chat", "ollama", "anthropic", "gemini"}
+    assert provider_names_in(source, names, adapters, "alloy.batch._x") == [
+        "line 1: imports alloy.providers.gemini",
+        "line 2: imports alloy.providers.anthropic",
+        "line 4: compares with 'openai-chat'",
+        "line 5: compares with 'ollama'",
+        "line 7: case 'anthropic'",
+    ]
+
+
+def test_nothing_outside_providers_names_a_provider() -> None:
+    """Provider facts go back to the provider: outside ``alloy/providers/`` (and the emulator's
+    ``alloy/testing/``, one module per wire API), no module picks behaviour by a provider's
+    name (an if-ladder or ``match`` on the names of the providers with an SDK; ``offline`` is
+    alloy's own stand-in, which configuration names as its default) or imports an adapter
+    module (the modules the descriptors name: factory, dialect, batch wire). What differs by
+    provider is asked of its descriptor (``Provider.batch_wire``, ``dialect``, ``prices``) or
+    of its model (``cache_key_parts``). Names in messages and docstrings are not choices, and
+    are left alone."""
+    from alloy.providers import providers
+
+    described = providers().values()
+    names = {provider.name for provider in described if provider.sdk_module}
+    adapters = {
+        target.partition(":")[0]
+        for provider in described
+        for target in (provider.factory, provider.dialect, provider.batch_wire)
+        if isinstance(target, str)
+    }
+    assert {"alloy.providers.gemini", "alloy.providers.openai_batch"} <= adapters
+    found = []
+    for name, path in modules().items():
+        if name.startswith(("alloy.providers", "alloy.testing")):
+            continue
+        for where in provider_names_in(path.read_text(encoding="utf-8"), names, adapters, name):
+            found.append(f"{name} {where}")
+    assert not found, "provider names outside alloy/providers/:\n" + "\n".join(found)
