@@ -32,13 +32,15 @@ def ray_cluster(alloy_emulator_session: Emulator) -> Iterator[None]:
     """A local Ray cluster of two CPUs on 127.0.0.1, without dashboard or usage reports.
 
     Ray's workers inherit the environment Ray starts in: it is made the emulator's (every
-    provider's SDK pointed at it) and nothing else of alloy's or the providers'. Usage reports
-    stay off for the session (Ray Data's driver asks for them after every run)."""
+    provider's SDK pointed at it) and nothing else of alloy's or the providers', nor
+    coverage.py's (under ``make test`` it would trace each of Ray's dozen processes, slow on
+    two cores, and one such run failed inside Ray with a SystemError). Usage reports stay off
+    for the session (Ray Data's driver asks for them after every run)."""
     session = pytest.MonkeyPatch()
     session.setenv("RAY_USAGE_STATS_ENABLED", "0")
     with pytest.MonkeyPatch.context() as env:
         for name in list(os.environ):
-            if name.startswith(("ALLOY_", "RAY_ADDRESS", *env_prefixes())):
+            if name.startswith(("ALLOY_", "RAY_ADDRESS", "COVERAGE_", *env_prefixes())):
                 env.delenv(name)
         for name, value in alloy_emulator_session.env().items():
             env.setenv(name, value)
