@@ -92,12 +92,16 @@ class Proxy:
     async def stream(self, call: ChatCall) -> AsyncGenerator[str | Answer, None]:
         """Text pieces as they may be shown, then the Answer (after the rails).
 
-        With output rails, or a JSON answer read from a tool call, nothing is yielded before
-        the answer is whole and railed; its text then comes as one piece.
+        With output rails, or a JSON answer read from a tool call (by the model or by a
+        fallback), nothing is yielded before the answer is whole and railed; its text then
+        comes as one piece.
         """
         started = self._start(call)
         plan = started.plan
-        hold = bool(plan.rails_of("output")) or plan.request_parts.mode == "tool"
+        models = (plan, *plan.fallbacks)
+        hold = bool(plan.rails_of("output")) or any(
+            each.request_parts.mode == "tool" for each in models
+        )
         results: list[Any] = []
         pieces = read_async(started.engine, started.runtime, TextReader(), results.append)
         try:

@@ -249,3 +249,31 @@ def test_a_rail_config_takes_commands_options_and_refuses_unknown_ones() -> None
     assert "sk-secret-1" not in repr(RailConfig("y", api_key="sk-secret-1"))
     with pytest.raises(ConfigurationError, match="retires"):
         RailConfig("z", retires=3)  # type: ignore[call-arg]
+
+
+def test_a_streamed_json_answer_from_a_fallback_in_tool_mode_is_sent(
+    start: Start, on_emulator: Any
+) -> None:
+    """The fallback has no native structured output, so its answer is a tool call: the
+    stream sends it whole at the end, as for a first model in tool mode."""
+    config = RailConfig("fbjson", model=PRIMARY, fallback=["openai:gpt-4"], retries=0)
+    url = start({"fbjson": config})
+    answer = ReplyToolCall("Rating", {"title": "Good", "stars": 5})
+    on_emulator.push("openai", HttpError(500), ReplyToolCalls(answer))
+    schema = {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "stars": {"type": "integer"}},
+        "required": ["title", "stars"],
+        "additionalProperties": False,
+    }
+    made = client(url).chat.completions.create(
+        model="fbjson",
+        messages=MESSAGES,
+        stream=True,
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "Rating", "schema": schema, "strict": True},
+        },
+    )
+    assert json.loads(text_of(made, True)) == {"title": "Good", "stars": 5}
+    assert [r.model for r in on_emulator.requests] == ["gpt-5-mini", "gpt-4"]
