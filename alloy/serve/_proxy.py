@@ -30,7 +30,16 @@ from .._engine import HandedBack, Plan, Prelude, run
 from .._fallback import fallback_models, with_fallbacks
 from .._model import StandIn
 from .._output import OutputType, SchemaOutput, TextOutput
-from .._types import Message, ToolCall, ToolDefinition, Usage
+from .._types import (
+    Message,
+    Request,
+    Result,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolDefinition,
+    Usage,
+)
 from ..cache import NotCached, cached, policy_for
 from ..events import global_handlers, logger, new_call_id
 from ..providers import dialect_for, get_model
@@ -103,11 +112,13 @@ class Proxy:
             each.request_parts.mode == "tool" for each in models
         )
         results: list[Any] = []
-        pieces = read_async(started.engine, started.runtime, TextReader(), results.append)
+        # A held answer shows nothing while it streams, so a reply that breaks off is still
+        # asked again (and may fall over to a fallback): none of it reached the caller.
+        reader = _HELD if hold else TextReader()
+        pieces = read_async(started.engine, started.runtime, reader, results.append)
         try:
             async for piece in pieces:
-                if not hold:
-                    yield piece
+                yield piece
         finally:  # the client left: the call ends now (CommandCancelled, its spans closed)
             await aclose(pieces)
         answer = _answer(call, results[0])
@@ -191,5 +202,22 @@ def _loaded(text: str) -> Any:
         return _UNREADABLE
 
 
+class _Held:
+    """Reads a stream whose text is held back: shows nothing until the call has ended."""
+
+    def begin(self, request: Request) -> tuple[str, ...]:
+        return ()
+
+    def feed(self, delta: TextDelta | ToolCallDelta) -> tuple[str, ...]:
+        return ()
+
+    def finish(self, result: Result[Any]) -> tuple[str, ...]:
+        return ()
+
+    def event(self, output: str) -> None:
+        return None
+
+
 _TEXT = TextOutput()
+_HELD = _Held()
 _UNREADABLE = object()

@@ -30,6 +30,7 @@ from alloy.testing.emulator import (
 )
 
 from .conftest import Start
+from .served import no_canary
 from .test_openai import MESSAGES, WEATHER, client
 
 PRIMARY = "openai:gpt-5-mini"
@@ -277,3 +278,17 @@ def test_a_streamed_json_answer_from_a_fallback_in_tool_mode_is_sent(
     )
     assert json.loads(text_of(made, True)) == {"title": "Good", "stars": 5}
     assert [r.model for r in on_emulator.requests] == ["gpt-5-mini", "gpt-4"]
+
+
+def test_a_held_back_stream_that_fails_is_sent_again(start: Start, on_emulator: Any) -> None:
+    """With output rails nothing reaches the caller before the answer is whole, so a reply
+    that breaks off mid-stream is asked again, as a whole call's would be."""
+    url = start({"held": RailConfig("held", rails=[no_canary])})
+    on_emulator.push(
+        "openai",
+        StreamError(after=7, reply=ReplyText("alpha beta gamma delta eps")),
+        ReplyText("A whole answer."),
+    )
+    made = client(url).chat.completions.create(model="held", messages=MESSAGES, stream=True)
+    assert text_of(made, True) == "A whole answer."
+    assert len(on_emulator.requests) == 2
