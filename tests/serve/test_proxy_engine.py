@@ -292,3 +292,27 @@ def test_a_held_back_stream_that_fails_is_sent_again(start: Start, on_emulator: 
     made = client(url).chat.completions.create(model="held", messages=MESSAGES, stream=True)
     assert text_of(made, True) == "A whole answer."
     assert len(on_emulator.requests) == 2
+
+
+def test_serve_runs_no_rail_and_no_model_of_its_own() -> None:
+    """Rails and model requests go through the engine and its driver: no module of
+    alloy.serve applies a rail or sends a request itself, nor imports a private of Command."""
+    import ast
+    from pathlib import Path
+
+    import alloy.serve
+
+    calls = {"apply", "aapply", "request", "arequest", "stream", "astream"}
+    found = []
+    for path in Path(alloy.serve.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in calls
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("rail", "model")
+            ):
+                found.append(f"{path.name}: {node.value.id}.{node.attr}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_command"):
+                found += [f"{path.name}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert not found
