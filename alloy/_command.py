@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 import os
 from collections.abc import (
     AsyncIterable,
@@ -22,39 +21,29 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
-from . import _drivers, _engine
-from ._answer import ItemReader, PartialReader, Reader, TextReader
-from ._config import Config, check_options, layers_key, resolve
-from ._conversation import (
-    Conversation,
-    MessageLike,
-    check_tool_results,
-    is_conversation,
-    to_conversation,
-)
-from ._cost_cap import for_call
-from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
-from ._examples import Example, aexample_turns, check_examples, example_turns
-from ._fallback import fallback_models, with_fallbacks
+from . import _drivers
+from ._answer import Reader, TextReader
+from ._call import NO_DEPS, Prepared, Spec, prepare
+from ._config import check_options, flatten_rails
+from ._conversation import MessageLike
+from ._examples import Example, check_examples
 from ._legacy import deprecated
-from ._model import Model, StandIn
+from ._model import Model
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._pickling import by_reference, function_ref, located, without_key
 from ._rail import Rail
-from ._stream_plan import AnswerShape, answer_shape, check_items
-from ._text import sendable as _sendable
 from ._tools import Tool, as_tool
 from ._typeddict import portable
-from ._types import Media, Message, Part, Result, Text, UserTurn
-from .cache import NotCached, beneath, cached, policy_for, tool_cache
+from ._types import Media, Result, UserTurn
+from .cache import beneath
 from .checks import checked_output_for
 from .errors import ConfigurationError
-from .events import Event, Handler, global_handlers, logger, new_call_id
-from .providers import dialect_for, get_model, model_cache_generation
+from .events import Event, Handler, global_handlers
 from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
@@ -62,6 +51,7 @@ if TYPE_CHECKING:
     from typing_extensions import TypeForm
 
     from .rows import AsyncRows, Budget, Rows
+    from .rows import Settings as RunSettings
     from .rows._run import Run
 
 P = ParamSpec("P")
@@ -72,10 +62,6 @@ T = TypeVar("T")
 E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
-
-
-#: ``map(deps=...)`` not given (None is a value a caller may pass).
-_NO_DEPS_ARG: Any = object()
 
 
 class Options(TypedDict, total=False):
@@ -115,7 +101,11 @@ class Options(TypedDict, total=False):
 
 
 class Command(Generic[P, R]):
-    """A typed model call. Call it like the function it decorates."""
+    """A typed model call. Call it like the function it decorates.
+
+    The face of the call: each call form prepares the command's calls once
+    (:meth:`prepare`, see :mod:`alloy._call`), starts one, and hands it to a driver.
+    """
 
     def __init__(
         self,
@@ -129,61 +119,43 @@ class Command(Generic[P, R]):
         examples: tuple[Example, ...] = (),
     ) -> None:
         self._fn = fn
-        self._examples = examples
-        #: The examples as turns, rendered through the prompt function on the first call.
-        self._example_turns: tuple[Message, ...] | None = None if examples else ()
-        # Checked once: inspect.iscoroutinefunction unwraps and tests flags on every call.
-        self._async_prompt = inspect.iscoroutinefunction(fn)
-        self._rails = rails
+        self._spec = Spec(fn, output, dict(options), tools, rails, examples)
         self._handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
-        self._output = output
-        #: What stream() reads: text for ``output=str`` too, which is a text command to stream.
-        self._stream_output: OutputType = (
-            _TEXT if isinstance(output, JsonOutput) and output.type is str else output
-        )
-        self._options = dict(options)
         self._call_options = dict(call_options or {})
-        self._tools = tools
-        self._tool_map = {t.name: t for t in tools}
-        self._tool_defs = tuple(t.definition for t in tools)
-        #: How the output is shown while it streams, and how a list element is validated:
-        #: worked out on the first stream_partial() or stream_items().
-        self._answer: AnswerShape | None = None
-        self._validate_element: Callable[[str], Any] | None = None
-        #: Says once why this command's requests are not cached, when a cache is set.
-        self._not_cached = NotCached(self.name)
-        # (what it was resolved from, plan, driver runtime) of the last call: see _plan.
-        self._prepared: tuple[tuple[Any, ...], _engine.Plan, _drivers.Runtime] | None = None
+        #: The Prepared of the last call, whole (False) and streamed (True): see :meth:`prepare`.
+        self._prepared: dict[bool, Prepared] = {}
         functools.update_wrapper(self, fn)
-        self.__signature__ = inspect.signature(fn)
-        #: A prompt function with its own ``history`` parameter is given it, and builds the
-        #: conversation itself; otherwise ``history=`` is the earlier turns of the call.
-        self._own_history = "history" in self.__signature__.parameters
-        #: The same for ``deps``: its own parameter, or the call's dependencies (see _deps).
-        self._own_deps = "deps" in self.__signature__.parameters
+        self.__signature__ = self._spec.signature
         #: ``history=`` and ``deps=`` given through :meth:`using`, for every call.
         self._bound: Mapping[str, Any] = {}
+        self._own_deps = self._spec.own_deps  # for rows/_run.py's Runnable, until it goes
 
     # -- introspection --
     @property
+    def spec(self) -> Spec:
+        """What the command is made of (its function, output, options, tools, rails and
+        examples): what :func:`alloy._call.prepare` prepares its calls from."""
+        return self._spec
+
+    @property
     def schema(self) -> dict[str, Any] | None:
         """The exact canonical JSON Schema sent for the output (None for text output)."""
-        return self._output.schema
+        return self._spec.output.schema
 
     @property
     def output_type(self) -> OutputType:
-        return self._output
+        return self._spec.output
 
     @property
     def tools(self) -> tuple[Tool[Any], ...]:
-        return self._tools
+        return self._spec.tools
 
     @property
     def name(self) -> str:
-        return str(getattr(self._fn, "__qualname__", "command"))
+        return self._spec.name
 
     def __repr__(self) -> str:
-        return f"<alloy command {self.name} -> {self._output.expected}>"
+        return f"<alloy command {self.name} -> {self._spec.output.expected}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled by its module and name when they find this very command, else by what it
@@ -195,21 +167,22 @@ class Command(Generic[P, R]):
         qualname = getattr(self._fn, "__qualname__", None)
         if by_reference(self, module, qualname):
             return (located, (module, qualname))
+        spec = self._spec
         made_of = (
             function_ref(self._fn),
-            self._output,
-            without_key(self._options),
-            self._tools,
-            self._rails,
+            spec.output,
+            without_key(spec.options),
+            spec.tools,
+            spec.rails,
             without_key(self._call_options),
-            self._examples,
+            spec.examples,
             dict(self._bound),
         )
         return (_unpickled, (type(self), *made_of))
 
     @property
     def rails(self) -> tuple[Rail, ...]:
-        return self._rails
+        return self._spec.rails
 
     @property
     def last_result(self) -> NoReturn:
@@ -253,14 +226,31 @@ class Command(Generic[P, R]):
             **self._bound,
             **{name: value for name, value in given.items() if value is not _UNSET},
         }
+        clone._prepared = {}  # its calls are given what it was given: prepared anew
         return clone
 
     def _with_checked(self, checked: Mapping[str, Any]) -> Command[P, R]:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._call_options = {**self._call_options, **checked}
-        clone._prepared = None
+        clone._prepared = {}
         return clone
+
+    def prepare(self, *, stream: bool = False) -> Prepared:
+        """This command's calls (``stream``: streamed ones) resolved under the settings in
+        force: configuration, model, plan and runtime (see :mod:`alloy._call`). Kept and
+        reused while what it was resolved from holds, so a warm call resolves nothing."""
+        prepared = self._prepared.get(stream)
+        if prepared is None or not prepared.current(self._handlers):
+            prepared = prepare(
+                self._spec,
+                self._call_options,
+                stream=stream,
+                handlers=self._handlers,
+                given=self._bound,
+            )
+            self._prepared[stream] = prepared
+        return prepared
 
     # -- calling --
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -274,45 +264,22 @@ class Command(Generic[P, R]):
 
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Call and return the value with its record (raw output, transcript, usage)."""
-        if self._async_prompt:
+        if self._spec.async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: await it or use acall()"
             )
-        given, history, deps = self._given(kwargs)
-        prompt = render_prompt(self._fn(*args, **given), self.name)
-        plan, _, runtime = self._plan(stream=False)
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, self._examples_sync())
-        if deps is _NO_DEPS:
-            return _drivers.run_sync(engine, runtime)
-        return scoped(deps, lambda: _drivers.run_sync(engine, runtime))
+        return self.prepare().begin(args, kwargs).run()
 
     async def arun(self, *args: P.args, **kwargs: P.kwargs) -> Result[R]:
         """Async twin of :meth:`run`."""
-        plan, _, runtime = self._plan(stream=False)
-        return await self._arun_with(plan, runtime, args, kwargs)
-
-    async def _arun_with(
-        self,
-        plan: _engine.Plan,
-        runtime: _drivers.Runtime,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Result[R]:
-        """:meth:`arun` with a plan and runtime already made (a run over rows makes them once)."""
-        given, history, deps = self._given(kwargs)
-        prompt = await _prompt_async(self._fn, args, given)
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, await self._examples_async())
-        if deps is _NO_DEPS:
-            return await _drivers.run_async(engine, runtime)
-        return await ascoped(deps, _drivers.run_async(engine, runtime))
+        return await self.prepare().arun(args, kwargs)
 
     # -- over rows --
     def map(
         self,
         inputs: Iterable[Any] | AsyncIterable[Any],
         *,
+        settings: RunSettings | None = None,
         concurrency: int = 8,
         rpm: float | None = None,
         tpm: float | None = None,
@@ -322,7 +289,7 @@ class Command(Generic[P, R]):
         checkpoint: str | os.PathLike[str] | None = None,
         retry_failed: bool = True,
         total: int | None = None,
-        deps: Any = _NO_DEPS_ARG,
+        deps: Any = NO_DEPS,
         mode: Literal["online", "batch", "auto"] = "online",
         poll_interval: float = 30.0,
         batch_retry: Literal["online", "batch"] = "online",
@@ -361,6 +328,9 @@ class Command(Generic[P, R]):
         would pass it is sent, and once one is refused the rows not yet started end as
         :class:`~alloy.rows.Failed` with ``BudgetExceeded``, kept out of the checkpoint so
         that running the same map again runs them (online runs only).
+
+        ``settings`` gives all of these at once, as an :class:`alloy.rows.Settings` (made once
+        and passed to many runs, say); it is given instead of the keywords, not with them.
         """
         given = locals()  # the options, before anything else is named here
         from .rows import Rows  # asyncio and the run machinery load only when a run is made
@@ -371,6 +341,7 @@ class Command(Generic[P, R]):
         self,
         inputs: Iterable[Any] | AsyncIterable[Any],
         *,
+        settings: RunSettings | None = None,
         concurrency: int = 8,
         rpm: float | None = None,
         tpm: float | None = None,
@@ -380,7 +351,7 @@ class Command(Generic[P, R]):
         checkpoint: str | os.PathLike[str] | None = None,
         retry_failed: bool = True,
         total: int | None = None,
-        deps: Any = _NO_DEPS_ARG,
+        deps: Any = NO_DEPS,
         mode: Literal["online", "batch", "auto"] = "online",
         poll_interval: float = 30.0,
         batch_retry: Literal["online", "batch"] = "online",
@@ -398,61 +369,43 @@ class Command(Generic[P, R]):
 
     def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
         from .rows._run import Run
-        from .rows._run import Settings as RunSettings
 
-        settings = {k: v for k, v in given.items() if k not in ("self", "inputs", "deps")}
-        deps = given["deps"]
-        chosen = RunSettings(**settings, deps=deps, has_deps=deps is not _NO_DEPS_ARG)
-        if chosen.mode == "online" or (
-            chosen.mode == "auto" and not self._batch_worth(chosen, inputs)
+        settings = _run_settings(given)
+        prepared = self.prepare()  # refuses bad options at once
+        if settings.mode == "online" or (
+            settings.mode == "auto" and not _batch_worth(prepared, settings, inputs)
         ):
-            return Run(self, inputs, chosen)
+            return Run(self, inputs, settings)
         from .batch._run import BatchRun
 
-        return BatchRun(self, inputs, chosen)
+        return BatchRun(self, inputs, settings)
 
-    def _batch_worth(self, settings: Any, inputs: Any) -> bool:
-        """Whether ``mode="auto"`` takes the batch API: enough rows, known in advance, a
-        provider with a batch API, and no tools (a batched request cannot run them)."""
-        from .batch import wire_for
+    # -- what rows/_run.py's Runnable reaches, until a run takes a Prepared --
+    def _plan(self, *, stream: bool) -> tuple[Any, Model, Any]:
+        prepared = self.prepare(stream=stream)
+        return prepared.plan, prepared.model, prepared.runtime
 
-        count = settings.total
-        if count is None:
-            try:
-                count = len(inputs)
-            except TypeError:
-                return False
-        if count < settings.batch_min_rows or self._tools or settings.cost_budget is not None:
-            return False  # a batch request cannot run tools, nor be held to a cost cap
-        _, model, _ = self._plan(stream=False)
-        try:
-            wire_for(model)
-        except ConfigurationError:
-            return False
-        return True
+    async def _arun_with(
+        self, plan: Any, runtime: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Result[R]:
+        prepared = replace(self.prepare(), plan=plan, runtime=runtime)
+        return await prepared.arun(args, kwargs)
 
     def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
-        """Every handler interested in this command's events: global ones, then its own."""
         return (*global_handlers(), *self._handlers)
 
     @staticmethod
     def _rewrap(model: Any, wrap: Callable[[Any], Any]) -> Any:
-        """``model`` (a runtime's) with ``wrap`` applied to the provider's model beneath any cache."""
         return beneath(model, wrap)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Stream[str, R]:
         """Yield the answer's text as it arrives; tool rounds run in between. Once it has all
         arrived, the stream's ``result`` is the call's Result (to carry the call on)."""
-        if inspect.iscoroutinefunction(self._fn):
+        if self._spec.async_prompt:
             raise ConfigurationError(f"{self.name} has an async prompt function: use astream()")
         self._check_streamable()
-        given, history, deps = self._given(kwargs)
-        prompt = render_prompt(self._fn(*args, **given), self.name)
-        plan, _, runtime = self._plan(stream=True)
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, self._examples_sync())
-        read = TextReader()
-        return Stream(lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done)))
+        call = self.prepare(stream=True).begin(args, kwargs)
+        return Stream(call.read(TextReader()))
 
     def astream(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[str, R]:
         """Async twin of :meth:`stream`."""
@@ -460,19 +413,9 @@ class Command(Generic[P, R]):
 
     async def _astream(self, args: Any, kwargs: Any, done: _drivers.OnResult) -> AsyncIterator[str]:
         self._check_streamable()
-        given, history, deps = self._given(kwargs)
-        prompt = await _prompt_async(self._fn, args, given)
-        plan, _, runtime = self._plan(stream=True)
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, await self._examples_async())
-        chunks = _drivers.read_async(engine, runtime, TextReader(), done)
-        if deps is not _NO_DEPS:
-            chunks = ascoped_iter(deps, chunks)
-        try:
-            async for chunk in chunks:
-                yield chunk
-        finally:  # closed early: the call ends now, not when the loop collects the generator
-            await _drivers.aclose(chunks)
+        call = await self.prepare(stream=True).abegin(args, kwargs)
+        async for chunk in call.aread(TextReader(), done):
+            yield chunk
 
     # -- typed streaming --
     def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
@@ -482,11 +425,13 @@ class Command(Generic[P, R]):
         Tool rounds run first; a re-asked or retried answer streams again (``attempt`` one
         higher). What is shown, field by field, is set with ``alloy.streaming`` markers.
         """
-        return Stream(self._read_sync(args, kwargs, self._partial_reader))
+        return Stream(self._read_sync(args, kwargs, Prepared.partial_reader))
 
     def astream_partial(self, *args: P.args, **kwargs: P.kwargs) -> AsyncStream[Partial[R], R]:
         """Async twin of :meth:`stream_partial`."""
-        return AsyncStream(lambda done: self._read_async(args, kwargs, self._partial_reader, done))
+        return AsyncStream(
+            lambda done: self._read_async(args, kwargs, Prepared.partial_reader, done)
+        )
 
     @overload
     def stream_items(
@@ -499,7 +444,7 @@ class Command(Generic[P, R]):
     def stream_items(self, *args: Any, **kwargs: Any) -> ItemStream[Any]:
         """Yield each element of a list answer (``output=list[T]`` or ``Iterable[T]``) once,
         as soon as it is complete and validated as a ``T``; see :class:`~alloy.streaming.ItemStream`."""
-        return ItemStream(self._read_sync(args, kwargs, self._item_reader))
+        return ItemStream(self._read_sync(args, kwargs, Prepared.item_reader))
 
     @overload
     def astream_items(
@@ -511,165 +456,53 @@ class Command(Generic[P, R]):
     ) -> AsyncItemStream[E]: ...
     def astream_items(self, *args: Any, **kwargs: Any) -> AsyncItemStream[Any]:
         """Async twin of :meth:`stream_items`."""
-        return AsyncItemStream(lambda done: self._read_async(args, kwargs, self._item_reader, done))
+        return AsyncItemStream(
+            lambda done: self._read_async(args, kwargs, Prepared.item_reader, done)
+        )
 
     def _read_sync(
         self, args: Any, kwargs: Any, reader: _ReaderFactory
     ) -> Callable[[_drivers.OnResult], Iterator[Any]]:
         """Everything up to the stream's start, done now (so a mistake raises at the call);
         what it returns starts the stream, given what to tell the Result at its end."""
-        if self._async_prompt:
+        if self._spec.async_prompt:
             raise ConfigurationError(
                 f"{self.name} has an async prompt function: use astream_partial() or "
                 "astream_items()"
             )
-        answer = self._answer_shape()
-        given, history, deps = self._given(kwargs)
-        prompt = render_prompt(self._fn(*args, **given), self.name)
-        plan, call_id, runtime = self._typed_plan()
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, self._examples_sync(), call_id)
-        read = reader(answer, plan, call_id)
-        return lambda done: _scoped(deps, _drivers.read_sync(engine, runtime, read, done))
+        self._spec.answer_shape  # noqa: B018  # an output that cannot stream fails first
+        prepared = self._typed()
+        call_id = prepared.new_call_id()
+        call = prepared.begin(args, kwargs, call_id=call_id)
+        return call.read(reader(prepared, call_id))
 
     async def _read_async(
         self, args: Any, kwargs: Any, reader: _ReaderFactory, done: _drivers.OnResult
     ) -> AsyncIterator[Any]:
-        answer = self._answer_shape()
-        given, history, deps = self._given(kwargs)
-        prompt = await _prompt_async(self._fn, args, given)
-        plan, call_id, runtime = self._typed_plan()
-        runtime = for_call(runtime, plan.config)
-        engine = _start(plan, prompt, history, await self._examples_async(), call_id)
-        outputs = _drivers.read_async(engine, runtime, reader(answer, plan, call_id), done)
-        if deps is not _NO_DEPS:
-            outputs = ascoped_iter(deps, outputs)
-        try:
-            async for output in outputs:
-                yield output
-        finally:
-            await _drivers.aclose(outputs)
+        self._spec.answer_shape  # noqa: B018
+        prepared = self._typed()
+        call_id = prepared.new_call_id()
+        call = await prepared.abegin(args, kwargs, call_id=call_id)
+        async for output in call.aread(reader(prepared, call_id), done):
+            yield output
 
-    def _answer_shape(self) -> AnswerShape:
-        """How the output type is shown while it streams, worked out on the first use."""
-        answer = self._answer
-        if answer is None:
-            answer = self._answer = answer_shape(self._output, self.name)
-        return answer
-
-    def _typed_plan(self) -> tuple[_engine.Plan, str, _drivers.Runtime]:
-        plan, _, runtime = self._plan(stream=True)
-        if plan.output is not self._output:  # output=str: its answer streams as text
+    def _typed(self) -> Prepared:
+        """The streamed calls of a typed answer (``stream_partial``, ``stream_items``)."""
+        prepared = self.prepare(stream=True)
+        if prepared.plan.output is not self._spec.output:  # output=str: it streams as text
             raise ConfigurationError(
-                f"{self.name} returns {self._output.expected}, whose answer streams as text: "
-                "use stream()"
+                f"{self.name} returns {self._spec.output.expected}, whose answer streams as "
+                "text: use stream()"
             )
-        return plan, new_call_id() if plan.observed else "", runtime
-
-    def _partial_reader(
-        self, answer: AnswerShape, plan: _engine.Plan, call_id: str
-    ) -> PartialReader:
-        early = not plan.rails_of("output")
-        return PartialReader(
-            answer, command=self.name, call_id=call_id, early=early, schema=plan.output.schema
-        )
-
-    def _item_reader(self, answer: AnswerShape, plan: _engine.Plan, call_id: str) -> ItemReader:
-        element = check_items(answer, self.name, self._output.expected)
-        validate = self._validate_element
-        if validate is None:
-            from pydantic import TypeAdapter
-
-            validate_json = TypeAdapter(element).validator.validate_json
-            validate = self._validate_element = functools.partial(validate_json, strict=True)
-        early = not answer.checked and not plan.rails_of("output")
-        return ItemReader(
-            answer,
-            validate,
-            command=self.name,
-            call_id=call_id,
-            early=early,
-            schema=plan.output.schema,
-        )
+        return prepared
 
     # -- internals --
-    def _given(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
-        """The prompt function's keyword arguments, and the call's ``history`` and ``deps``:
-        those given to the call, else to :meth:`using` (a prompt function with a parameter of
-        that name is given the value instead)."""
-        if self._bound:
-            kwargs = {**self._bound, **kwargs}
-        history = None if self._own_history else kwargs.pop("history", None)
-        deps = _NO_DEPS if self._own_deps else kwargs.pop("deps", _NO_DEPS)
-        return kwargs, history, deps
-
-    def _examples_sync(self) -> tuple[Message, ...]:
-        turns = self._example_turns
-        if turns is None:
-            turns = example_turns(self._fn, self._examples, render_prompt, self.name)
-            self._example_turns = turns
-        return turns
-
-    async def _examples_async(self) -> tuple[Message, ...]:
-        turns = self._example_turns
-        if turns is None:
-            turns = await aexample_turns(self._fn, self._examples, render_prompt, self.name)
-            self._example_turns = turns
-        return turns
-
     def _check_streamable(self) -> None:
-        if self._stream_output.schema is not None:
+        if self._spec.stream_output.schema is not None:
             raise ConfigurationError(
-                f"{self.name} returns {self._output.expected}; stream() streams text: use "
+                f"{self.name} returns {self._spec.output.expected}; stream() streams text: use "
                 "stream_partial() (or stream_items() for a list) to stream the typed value"
             )
-
-    def _plan(self, *, stream: bool) -> tuple[_engine.Plan, Model, _drivers.Runtime]:
-        """The plan, model and driver runtime for a call, reused while their sources stay put.
-
-        Resolving settings, finding the model and deriving the request parts cost more than the
-        rest of a call's own work, and they change only when the environment, ``configure()``,
-        ``use_config()``, the model cache or the listeners do; all of that is in the key.
-        """
-        listeners = global_handlers(), self._handlers, logger.isEnabledFor(logging.DEBUG)
-        key = (layers_key(), model_cache_generation(), listeners, stream)
-        prepared = self._prepared
-        if prepared is not None and prepared[0] == key:
-            return prepared[1], prepared[2].model, prepared[2]
-        observed = bool(listeners[0] or listeners[1]) or listeners[2]
-        config: Config = resolve(self._options, self._call_options)
-        output = self._stream_output if stream else self._output
-        model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
-        if isinstance(model, StandIn):
-            model = model.for_output(output)
-        plan = _engine.Plan(
-            command=self.name,
-            model=model.name,
-            output=output,
-            config=config,
-            tools=self._tool_defs,
-            capabilities=model.capabilities,
-            stream=stream,
-            rails=self._rails,
-            observed=observed,
-            dialect=dialect_for(model.name),
-        )
-        fallbacks = fallback_models(config, output)
-        plan = with_fallbacks(plan, fallbacks)
-        policy = policy_for(config)
-        runtime = _drivers.Runtime(
-            cached(model, policy, output.schema, self._not_cached),
-            self._tool_map,
-            config.parallel_tools_max,
-            (*listeners[0], *listeners[1]) if observed else (),
-            config.log_content,
-            tuple(
-                cached(fallback, policy, output.schema, self._not_cached) for fallback in fallbacks
-            ),
-            tool_cache(policy, any(tool.cacheable for tool in self._tool_map.values())),
-        )
-        self._prepared = (key, plan, runtime)
-        return plan, model, runtime
 
     def __alloy_tool__(self) -> Tool[Any]:
         """This command offered as a tool to another command."""
@@ -718,6 +551,62 @@ def _unpickled(
     return command
 
 
+def _batch_worth(prepared: Prepared, settings: RunSettings, inputs: Any) -> bool:
+    """Whether ``mode="auto"`` takes the batch API: enough rows, known in advance, a
+    provider with a batch API, and no tools (a batched request cannot run them)."""
+    from .batch import wire_for
+
+    count = settings.total
+    if count is None:
+        try:
+            count = len(inputs)
+        except TypeError:
+            return False
+    if count < settings.batch_min_rows or prepared.spec.tools or settings.cost_budget is not None:
+        return False  # a batch request cannot run tools, nor be held to a cost cap
+    try:
+        wire_for(prepared.model)
+    except ConfigurationError:
+        return False
+    return True
+
+
+def _run_settings(given: Mapping[str, Any]) -> RunSettings:
+    """The settings of a run over rows: ``settings=`` as given, or ``map()``'s (``amap()``'s)
+    keywords made into them, here only. Keywords given beside ``settings=`` are refused."""
+    from .rows import Settings
+
+    defaults = _map_defaults()
+    keywords = {name: given[name] for name in defaults}
+    chosen = given["settings"]
+    if chosen is None:
+        return Settings(**keywords, has_deps=keywords["deps"] is not NO_DEPS)
+    if not isinstance(chosen, Settings):
+        raise ConfigurationError(
+            f"map(settings=...) takes an alloy.rows.Settings, got {type(chosen).__name__}"
+        )
+    also = [
+        name
+        for name, value in keywords.items()
+        if value is not defaults[name] and (name == "deps" or value != defaults[name])
+    ]
+    if also:
+        raise ConfigurationError(
+            f"map() was given settings= and {', '.join(f'{name}=' for name in also)} too: "
+            "put them in the settings (dataclasses.replace(settings, ...))"
+        )
+    return chosen
+
+
+@functools.cache
+def _map_defaults() -> dict[str, Any]:
+    """``map()``'s keywords that a run's settings are made of, with their defaults."""
+    parameters = inspect.signature(Command.map).parameters.values()
+    return {
+        p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "settings"
+    }
+
+
 class AsyncCommand(Command[P, R]):
     """A command whose prompt function is ``async def``: calling it returns an awaitable."""
 
@@ -730,113 +619,8 @@ class AsyncCommand(Command[P, R]):
         return self.astream(*args, **kwargs)
 
 
-def _start(
-    plan: _engine.Plan,
-    prompt: tuple[Part, ...] | Conversation,
-    history: Any,
-    examples: tuple[Message, ...],
-    call_id: str | None = None,
-) -> _drivers.Engine:
-    """The engine for one call; a call anyone observes gets an id that ties its events."""
-    if call_id is None:
-        call_id = new_call_id() if plan.observed else ""
-    if history is None and not examples and not isinstance(prompt, Conversation):
-        return _engine.run(plan, prompt, call_id=call_id)  # the usual call
-    parts, prelude = _opening(plan.command, prompt, history, examples)
-    return _engine.run(plan, parts, call_id=call_id, prelude=prelude)
-
-
-def _opening(
-    command: str,
-    prompt: tuple[Part, ...] | Conversation,
-    history: Any,
-    examples: tuple[Message, ...],
-) -> tuple[tuple[Part, ...], _engine.Prelude]:
-    """The new user turn and the turns before it: worked examples, then ``history=``, then the
-    prompt function's own earlier turns.
-
-    The prompt function's conversation must end with a user turn (the one the model answers);
-    its system message, if any, wins over the history's.
-    """
-    earlier = to_conversation(history, f"{command}: history=") if history is not None else _NO_TURNS
-    if isinstance(prompt, Conversation):
-        if not prompt.messages or not isinstance(prompt.messages[-1], UserTurn):
-            found = "an assistant turn" if prompt.messages else "no turn at all"
-            raise ConfigurationError(
-                f"{command}'s prompt function returned a conversation with {found} last; "
-                "it must end with a user turn (alloy.User(...)), which the model answers"
-            )
-        own = prompt.messages[:-1]
-        parts = prompt.messages[-1].parts
-        system = prompt.system if prompt.system is not None else earlier.system
-    else:
-        own, parts, system = (), prompt, earlier.system
-    check_tool_results(earlier.messages, (*own, UserTurn(parts)), command)
-    turns = (*examples, *earlier.messages, *own)
-    return parts, _engine.Prelude(
-        turns, len(examples), len(examples) + len(earlier.messages), system
-    )
-
-
-_ReaderFactory = Callable[[AnswerShape, _engine.Plan, str], Reader[Any]]
-_NO_TURNS = Conversation(None, ())
-#: No ``deps=`` was passed (None is a value a caller may pass).
-_NO_DEPS: Any = object()
-
-
-def _scoped(deps: Any, outputs: Iterator[E]) -> Iterator[E]:
-    """A stream's outputs, each step run with the call's ``deps`` when it was given them."""
-    return outputs if deps is _NO_DEPS else scoped_iter(deps, outputs)
-
-
-def render_prompt(prompt: Any, command: str = "command") -> tuple[Part, ...] | Conversation:
-    """A prompt function's return value as message parts (text, and media when given), or as
-    a conversation when it returned messages (alloy.System/User/Assistant or role dicts)."""
-    if isinstance(prompt, str):
-        return (Text(_sendable(prompt, "The prompt text")),)
-    if isinstance(prompt, Media):
-        return (prompt,)
-    if isinstance(prompt, UserTurn):
-        return to_conversation((prompt,), f"{command}'s prompt")
-    if isinstance(prompt, (list, tuple)):
-        if not prompt:
-            raise ConfigurationError(
-                f"{command}'s prompt function returned an empty list: there is nothing to send"
-            )
-        if is_conversation(prompt):
-            return to_conversation(prompt, f"{command}'s conversation")
-        parts: list[Part] = []
-        for index, item in enumerate(prompt):
-            if isinstance(item, str):
-                parts.append(Text(_sendable(item, f"Prompt part {index}")))
-            elif isinstance(item, Media):
-                parts.append(item)
-            else:
-                raise ConfigurationError(
-                    f"Prompt items must be str or media (or messages: alloy.System/User/"
-                    f"Assistant or role dicts), got {type(item).__name__}"
-                )
-        return tuple(parts)
-    if prompt is None:
-        raise ConfigurationError(
-            f"{command}'s prompt function returned None: return the prompt text. A docstring is "
-            "not the prompt, and a function that returns nothing is refused (alloy-ai sent the "
-            "text 'None' to the model)"
-        )
-    raise ConfigurationError(
-        f"A command's function must return the prompt (a str, a list of str and media, or a "
-        f"list of messages), "
-        f"got {type(prompt).__name__}"
-    )
-
-
-async def _prompt_async(
-    fn: Callable[..., Any], args: Any, kwargs: Any
-) -> tuple[Part, ...] | Conversation:
-    prompt = fn(*args, **kwargs)
-    if inspect.isawaitable(prompt):
-        prompt = await prompt
-    return render_prompt(prompt, getattr(fn, "__qualname__", "command"))
+#: Makes what a typed stream reads a call's answer with (see ``Prepared.partial_reader``).
+_ReaderFactory = Callable[[Prepared, str], Reader[Any]]
 
 
 class _Decorator(Generic[T]):
@@ -882,7 +666,7 @@ def _prepare(
 ) -> tuple[dict[str, Any], tuple[Tool[Any], ...], tuple[Rail, ...]]:
     """Validate decorator options, turn ``tools=`` entries into Tools and check ``rails=``, eagerly."""
     opts = dict(options)
-    rails = _flatten_rails(opts.pop("rails", None) or ())
+    rails = flatten_rails(opts.pop("rails", None) or ())
     tools = _as_tools(opts.pop("tools", None) or ())
     return check_options(opts, source=where), tools, rails
 
@@ -897,26 +681,6 @@ def _as_tools(entries: Any) -> tuple[Tool[Any], ...]:
     if duplicates:
         raise ConfigurationError(f"Duplicate tool names: {sorted(duplicates)}")
     return tools
-
-
-def _flatten_rails(entries: Any) -> tuple[Rail, ...]:
-    """``rails=`` takes Rail objects and lists of them (built-ins like ``blocklist`` return lists)."""
-    if isinstance(entries, Rail):
-        return (entries,)
-    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
-        raise ConfigurationError("rails= must be a list of rails (see alloy.rails)")
-    flat: list[Rail] = []
-    for entry in entries:
-        if isinstance(entry, Rail):
-            flat.append(entry)
-        elif isinstance(entry, Sequence) and all(isinstance(r, Rail) for r in entry):
-            flat.extend(entry)
-        else:
-            raise ConfigurationError(
-                f"rails= entries must be rails made with alloy.rails (input_rail, output_rail, "
-                f"tool_rail, judge, ...), got {entry!r}"
-            )
-    return tuple(flat)
 
 
 def _build(

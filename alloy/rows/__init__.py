@@ -3,7 +3,8 @@
 The records a run hands back (:class:`Ok`, :class:`Failed`), the :class:`Args` spelling of a
 row's arguments, the run's :class:`Summary`, and what paces calls to a provider's limits
 (:class:`Pacer`), and the budgets that keep runs in many workers together within those limits
-(:class:`Budget`, :class:`LocalBudget`, :class:`RedisBudget`). See the "Running over datasets"
+(:class:`Budget`, :class:`LocalBudget`, :class:`RedisBudget`), and a run's
+:class:`Settings` (``cmd.map(rows, settings=...)``). See the "Running over datasets"
 and "Scaling out" guides.
 """
 
@@ -12,7 +13,7 @@ from ._handles import AsyncRows, Rows
 from ._inputs import RowInputError
 from ._pacer import Budget, PacedModel, Pacer
 from ._records import Args, BadRow, Failed, Ok, Row, Summary
-from ._run import ResumedFailure
+from ._run import ResumedFailure, Settings
 
 __all__ = [
     "Args",
@@ -29,5 +30,6 @@ __all__ = [
     "Row",
     "RowInputError",
     "Rows",
+    "Settings",
     "Summary",
 ]

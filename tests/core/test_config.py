@@ -234,8 +234,8 @@ def test_no_object_alloy_keeps_shows_the_key_in_its_attributes(call: Call) -> No
     for name in ("openai:gpt-5-mini", "anthropic:claude-sonnet-4-6", "gemini:gemini-2.5-flash"):
         model = get_model(name, api_key=key)
         assert key not in repr(vars(model))
-    config = hello._prepared[1].config if hello._prepared else None
-    assert config is not None and key not in repr(vars(config))
+    config = hello.prepare().plan.config
+    assert key not in repr(vars(config))
     assert key not in repr(vars(hello)) and key not in repr(vars(hello.with_options()))
 
 
@@ -276,12 +276,12 @@ def test_changes_between_calls_of_one_command_take_effect(
 
 def test_a_command_resolves_once_while_nothing_changes() -> None:
     configure(model="offline")
-    first, model, driving = number._plan(stream=False)
-    assert number._plan(stream=False) == (first, model, driving)
-    assert number._plan(stream=False)[0] is first
-    assert number._plan(stream=True)[0] is not first
+    first = number.prepare()
+    assert number.prepare() is first
+    assert number.prepare().plan is first.plan
+    assert number.prepare(stream=True).plan is not first.plan
     configure(temperature=0.1)
-    assert number._plan(stream=False)[0].config.temperature == 0.1
+    assert number.prepare().plan.config.temperature == 0.1
 
 
 def test_dropping_cached_models_reaches_a_command_that_already_ran() -> None:

@@ -48,11 +48,11 @@ def _in_use_config(options: dict[str, Any]) -> Any:
 def test_retry_counted_attempts_and_retries_counts_retries() -> None:
     with pytest.deprecated_call():
         cmd = command(retry=3)(lambda: "x")
-    assert cmd._options["retries"] == 2
+    assert cmd.spec.options["retries"] == 2
     with pytest.deprecated_call():
-        assert command(retry=1)(lambda: "x")._options["retries"] == 0
+        assert command(retry=1)(lambda: "x").spec.options["retries"] == 0
     with pytest.deprecated_call():
-        assert "retries" not in command(retry=None)(lambda: "x")._options
+        assert "retries" not in command(retry=None)(lambda: "x").spec.options
 
 
 def test_retry_that_is_not_a_number_of_attempts_is_refused() -> None:
