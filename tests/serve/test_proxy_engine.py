@@ -26,6 +26,7 @@ from alloy.testing.emulator import (
     ReplyText,
     ReplyToolCall,
     ReplyToolCalls,
+    Slow,
     StreamError,
 )
 
@@ -129,11 +130,15 @@ def test_the_response_cache_answers_a_repeated_request(start: Start, on_emulator
 
 
 def test_the_deadline_bounds_the_proxied_call(start: Start, on_emulator: Any) -> None:
-    """A deadline too short for any request: a 504 before the provider is asked."""
-    url = start({"rushed": RailConfig("rushed", deadline=0.000001)})
+    """A reply slower than the deadline: the request is given up at the deadline, a 504,
+    and there is no time left to send it again."""
+    url = start({"rushed": RailConfig("rushed", deadline=0.3)})
+    on_emulator.push("openai", Slow(2.0), ReplyText("never sent"))
     with pytest.raises(openai.APIStatusError) as caught:
         client(url).chat.completions.create(model="rushed", messages=MESSAGES)
     assert caught.value.status_code == 504
+    assert caught.value.body["type"] == "provider_timeout"
+    assert len(on_emulator.requests) == 1
 
 
 def test_a_proxied_call_emits_the_events_of_a_command_call(
