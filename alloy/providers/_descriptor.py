@@ -2,9 +2,10 @@
 
 The registry (:mod:`alloy.providers`) routes model strings and builds models from it,
 ``alloy providers`` and ``alloy schema`` print from it, :mod:`alloy.pricing` takes its prices,
-and the emulator and the test fixtures point its SDK at a local server through its variables.
-Nothing here imports an SDK: the factory and the schema dialect may be ``"module:function"``
-strings, resolved on first use, so ``import alloy`` stays light.
+:mod:`alloy.batch` its batch wire, and the emulator and the test fixtures point its SDK at a
+local server through its variables. Nothing here imports an SDK: the factory, the schema
+dialect and the batch wire may be ``"module:function"`` strings, resolved on first use, so
+``import alloy`` stays light.
 """
 
 from __future__ import annotations

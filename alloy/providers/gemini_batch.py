@@ -23,7 +23,6 @@ class GeminiWire(Wire):
     limits = Limits(1_000_000, 2 * 1024 * 1024 * 1024 - 16 * 1024 * 1024)
     #: Inline requests may take this much in all; more goes in a file.
     inline_bytes = 20 * 1024 * 1024 - 512 * 1024
-
     adapter = GeminiModel
 
     def __init__(self, model: GeminiModel) -> None:

@@ -117,7 +117,7 @@ def main() -> None:
     results = {name: per_call_us(fn, batch=batch, batches=batches) for name, fn in cases.items()}
     version = getattr(alloy, "__version__", "working tree")
     notes = {
-        "fake": "built-in offline model: a schema-valid value generated per call (alloy.testing._sample)",
+        "fake": "built-in offline model: a schema-valid value generated per call (alloy.providers.offline._sample)",
         "canned": "a Model object returning one prebuilt Response",
     }
     report("alloy", version, f"openai {openai.__version__}", results, notes)

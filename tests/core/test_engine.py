@@ -93,6 +93,21 @@ def test_plain_call_is_one_model_effect() -> None:
     assert outcome.transcript.usage.total_tokens == 5
 
 
+def test_the_engine_prices_nothing_the_driver_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's Result carries each model's usage and no cost; the driver prices it."""
+    from alloy import pricing
+    from alloy._drivers import priced
+
+    monkeypatch.setattr(pricing, "_BOOK", pricing._PriceBook())
+    pricing.set_price("test:model", pricing.Price(input=1.0, output=2.0))
+    engine = run(plan(), PROMPT)
+    next(engine)
+    outcome = finish(engine, text("hello", input_tokens=3, output_tokens=2))
+    assert outcome.cost is None
+    assert outcome.usage_by_model == (("test:model", outcome.usage),)
+    assert priced(outcome).cost == pytest.approx((3 * 1.0 + 2 * 2.0) / 1_000_000)
+
+
 def test_tool_round_then_answer() -> None:
     engine = run(plan(int), PROMPT)
     first = next(engine)

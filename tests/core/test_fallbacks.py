@@ -484,6 +484,10 @@ def test_each_models_tokens_count_and_are_priced_at_its_own_price(
 
     result = run_result(count)
     assert result.usage.total_tokens == 30  # the primary's tool turn and the spare's answer
+    assert [(model, usage.total_tokens) for model, usage in result.usage_by_model] == [
+        ("primary", 15),
+        ("spare", 15),
+    ]
     assert result.cost == pytest.approx((15 * 1.0 + 15 * 100.0) / 1_000_000)
 
 
