@@ -41,7 +41,7 @@ from ._rail import Rail
 from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import sendable
 from ._tools import Tool
-from ._types import Media, Message, Part, Response, Result, Text, UserTurn
+from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn
 from .cache import NotCached, beneath, cached, policy_for, tool_cache
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .events import Handler, global_handlers, logger, new_call_id
@@ -167,14 +167,19 @@ def prepare(
     stream: bool = False,
     handlers: tuple[tuple[Handler, tuple[type, ...]], ...] = (),
     given: Mapping[str, Any] | None = None,
+    tool_definitions: tuple[ToolDefinition, ...] | None = None,
+    hand_back: bool = False,
 ) -> Prepared:
     """Resolve what every call of ``spec`` shares under the settings now in force.
 
     ``options`` are the per-call layer (``with_options``), above the spec's own; ``stream``
     prepares streamed calls (an ``output=str`` answer streams as text); ``handlers`` are the
     command's own subscribers, told after the global ones; ``given`` keyword arguments every
-    call is given (``history=``, ``deps=``: ``Command.using``). A bad option or model raises a
-    ConfigurationError here, before any call.
+    call is given (``history=``, ``deps=``: ``Command.using``). ``tool_definitions`` are
+    offered instead of the spec's tools, and ``hand_back`` hands the model's tool calls
+    back to the caller instead of running them (``Plan.hand_back``): the ``/v1`` proxy's calls,
+    whose caller runs its own tools. A bad option or model raises a ConfigurationError here,
+    before any call.
     """
     made_of = sources(handlers, stream)
     global_listeners, own, debug = made_of[2]
@@ -189,12 +194,17 @@ def prepare(
         model=model.name,
         output=output,
         config=config,
-        tools=tuple(t.definition for t in spec.tools),
+        tools=(
+            tuple(t.definition for t in spec.tools)
+            if tool_definitions is None
+            else tool_definitions
+        ),
         capabilities=model.capabilities,
         stream=stream,
         rails=spec.rails,
         observed=observed,
         dialect=dialect_for(model.name),
+        hand_back=hand_back,
     )
     fallbacks = fallback_models(config, output)
     plan = with_fallbacks(plan, fallbacks)

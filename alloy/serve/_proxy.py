@@ -1,10 +1,11 @@
 """The OpenAI-compatible routes' core: a caller's conversation, run by the engine.
 
 The routes read the OpenAI wire format into a :class:`ChatCall` (alloy's own message types),
-and this module runs it as a command runs its calls: the engine and its async driver, with the
-RailConfig's rails and call options. So a proxied call gets what a command call gets: retries,
-fallbacks, the deadline, the response cache, events and OpenTelemetry spans, and any provider
-alloy speaks can sit behind the OpenAI wire format. Its plan hands back (``Plan.hand_back``):
+and this module runs it as a command runs its calls, on the same seam (:mod:`alloy._call`:
+prepared, started, driven by the async driver), with the RailConfig's rails and call options.
+So a proxied call gets what a command call gets: retries, fallbacks, the deadline, the
+response cache, events and OpenTelemetry spans, and any provider alloy speaks can sit behind
+the OpenAI wire format. Its plan hands back (``Plan.hand_back``):
 the caller runs its own tools, so the model's tool calls are returned to it (after the tool
 rails), not run here, and a reply cut off, refused or filtered is its answer.
 
@@ -17,32 +18,27 @@ text streams as it arrives, and a stream that reached the caller is never starte
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
 from .._answer import TextReader
-from .._config import check_options, resolve
-from .._cost_cap import for_call
-from .._drivers import Engine, Runtime, aclose, read_async, run_async
-from .._engine import HandedBack, Plan, Prelude, run
-from .._fallback import fallback_models, with_fallbacks
-from .._model import StandIn
+from .._call import Call, Prepared, Spec, prepare
+from .._config import check_options
+from .._drivers import aclose
+from .._engine import HandedBack
 from .._output import OutputType, SchemaOutput, TextOutput
 from .._types import (
     Message,
     Request,
     Result,
+    System,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolDefinition,
     Usage,
 )
-from ..cache import NotCached, cached, policy_for
-from ..events import global_handlers, logger, new_call_id
-from ..providers import dialect_for, get_model
 from ._rails import RailConfig
 
 
@@ -78,25 +74,20 @@ class Answer:
     model: str
 
 
-@dataclass(frozen=True)
-class _Started:
-    plan: Plan
-    engine: Engine
-    runtime: Runtime
-
-
 class Proxy:
-    """Runs ChatCalls through the engine; keeps only what says once per RailConfig why its
-    requests are not cached."""
+    """Runs ChatCalls on the seam below commands (:mod:`alloy._call`): a RailConfig is a
+    command's spec whose prompt function hands the caller's conversation on, prepared per
+    request (each brings its own tools and response format) and started once."""
 
     def __init__(self) -> None:
-        self._not_cached: dict[str, NotCached] = {}
+        #: Each RailConfig's spec of text answers, made on its first request; a JSON answer's
+        #: schema comes with its request, and so does its spec.
+        self._specs: dict[str, Spec] = {}
 
     async def complete(self, call: ChatCall) -> Answer:
         """The whole answer, after the rails."""
-        started = self._start(call)
-        result = await run_async(started.engine, started.runtime)
-        return _answer(call, result)
+        _, started = self._start(call)
+        return _answer(call, await started.arun())
 
     async def stream(self, call: ChatCall) -> AsyncGenerator[str | Answer, None]:
         """Text pieces as they may be shown, then the Answer (after the rails).
@@ -105,8 +96,8 @@ class Proxy:
         fallback), nothing is yielded before the answer is whole and railed; its text then
         comes as one piece.
         """
-        started = self._start(call)
-        plan = started.plan
+        prepared, started = self._start(call)
+        plan = prepared.plan
         models = (plan, *plan.fallbacks)
         hold = bool(plan.rails_of("output")) or any(
             each.request_parts.mode == "tool" for each in models
@@ -115,7 +106,7 @@ class Proxy:
         # A held answer shows nothing while it streams, so a reply that breaks off is still
         # asked again (and may fall over to a fallback): none of it reached the caller.
         reader = _HELD if hold else TextReader()
-        pieces = read_async(started.engine, started.runtime, reader, results.append)
+        pieces = started.aread(reader, results.append)
         try:
             async for piece in pieces:
                 yield piece
@@ -126,13 +117,9 @@ class Proxy:
             yield answer.text
         yield answer
 
-    def _start(self, call: ChatCall) -> _Started:
-        """The call's plan, its engine and the runtime that carries it out.
-
-        The plan is what ``Command`` works out for a call of its own, from the RailConfig's
-        options (the decorator's layer) and the request's (the call's layer); it is made per
-        request, since each request brings its own tools and response format.
-        """
+    def _start(self, call: ChatCall) -> tuple[Prepared, Call]:
+        """The call prepared (the RailConfig's options as the decorator's layer, the
+        request's as the call's) and started on the caller's conversation."""
         rail = call.config
         asked: dict[str, Any] = {}
         if call.temperature is not None:
@@ -141,43 +128,32 @@ class Proxy:
             asked["max_tokens"] = call.max_tokens
         if call.api_key:
             asked["api_key"] = call.api_key
-        config = resolve(rail.options, check_options(asked, source="the request") if asked else {})
-        output: OutputType = call.output if call.output is not None else _TEXT
-        model = get_model(config.model, api_key=config.api_key, base_url=config.base_url)
-        if isinstance(model, StandIn):
-            model = model.for_output(output)
-        handlers = global_handlers()
-        observed = bool(handlers) or logger.isEnabledFor(logging.DEBUG)
-        plan = Plan(
-            command=rail.name,
-            model=model.name,
-            output=output,
-            config=config,
-            tools=call.tools,
-            capabilities=model.capabilities,
+        if call.output is None:
+            spec = self._specs.get(rail.name) or self._specs.setdefault(
+                rail.name, _spec(rail, _TEXT)
+            )
+        else:
+            spec = _spec(rail, call.output)
+        prepared = prepare(
+            spec,
+            check_options(asked, source="the request") if asked else None,
             stream=call.stream,
-            rails=rail.rails,
-            observed=observed,
-            dialect=dialect_for(model.name),
+            tool_definitions=call.tools,
             hand_back=True,
         )
-        fallbacks = fallback_models(config, output)
-        plan = with_fallbacks(plan, fallbacks)
-        policy = policy_for(config)
-        notice = self._not_cached.setdefault(rail.name, NotCached(rail.name))
-        runtime = Runtime(
-            cached(model, policy, output.schema, notice),
-            {},
-            config.parallel_tools_max,
-            handlers if observed else (),
-            config.log_content,
-            tuple(cached(fallback, policy, output.schema, notice) for fallback in fallbacks),
-        )
-        *earlier, last = call.messages
-        prelude = Prelude(tuple(earlier), 0, len(earlier), call.system)
-        call_id = new_call_id() if observed else ""
-        engine = run(plan, last.parts, call_id=call_id, prelude=prelude)
-        return _Started(plan, engine, for_call(runtime, config))
+        system = [System(call.system)] if call.system is not None else []
+        return prepared, prepared.begin(([*system, *call.messages],), {})
+
+
+def _spec(rail: RailConfig, output: OutputType) -> Spec:
+    """A RailConfig as a command's spec: its name, options and rails, and a prompt function
+    that hands the caller's conversation on as it came."""
+
+    def conversation(turns: list[Any]) -> list[Any]:
+        return turns
+
+    conversation.__name__ = conversation.__qualname__ = rail.name
+    return Spec(conversation, output, rail.options, (), rail.rails)
 
 
 def _answer(call: ChatCall, result: Any) -> Answer:

@@ -124,3 +124,19 @@ def test_an_input_rail_rewriting_a_turn_of_tool_results_keeps_them_first() -> No
     rewritten = Rail("input", "rewrite", lambda text: "And tomorrow, briefly?")
     request = engine.send(rewritten.apply(check.subject))
     assert request.request.messages[-1] == UserTurn((given, Text("And tomorrow, briefly?")))
+
+
+def test_the_seam_prepares_calls_that_hand_back_with_the_callers_tools() -> None:
+    """``prepare(..., tool_definitions=, hand_back=True)``: the plan of every model, fallbacks
+    included, offers the caller's tool definitions and hands their calls back."""
+    from alloy._call import Spec, prepare
+
+    def ask(text: str) -> str:
+        return text
+
+    spec = Spec(ask, TextOutput(), {"model": "offline", "fallback": ["offline"]})
+    prepared = prepare(spec, tool_definitions=(TOOL,), hand_back=True)
+    for each in (prepared.plan, *prepared.plan.fallbacks):
+        assert (each.tools, each.hand_back) == ((TOOL,), True)
+    assert prepared.runtime.tools == {}
+    assert not prepare(spec).plan.hand_back
