@@ -21,7 +21,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Union, overload
 
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
@@ -40,10 +39,9 @@ from ._rail import Rail
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn
-from .cache import beneath
 from .checks import checked_output_for
 from .errors import ConfigurationError
-from .events import Event, Handler, global_handlers
+from .events import Event, Handler
 from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
@@ -128,7 +126,6 @@ class Command(Generic[P, R]):
         self.__signature__ = self._spec.signature
         #: ``history=`` and ``deps=`` given through :meth:`using`, for every call.
         self._bound: Mapping[str, Any] = {}
-        self._own_deps = self._spec.own_deps  # for rows/_run.py's Runnable, until it goes
 
     # -- introspection --
     @property
@@ -375,28 +372,10 @@ class Command(Generic[P, R]):
         if settings.mode == "online" or (
             settings.mode == "auto" and not _batch_worth(prepared, settings, inputs)
         ):
-            return Run(self, inputs, settings)
+            return Run(prepared, inputs, settings)
         from .batch._run import BatchRun
 
-        return BatchRun(self, inputs, settings)
-
-    # -- what rows/_run.py's Runnable reaches, until a run takes a Prepared --
-    def _plan(self, *, stream: bool) -> tuple[Any, Model, Any]:
-        prepared = self.prepare(stream=stream)
-        return prepared.plan, prepared.model, prepared.runtime
-
-    async def _arun_with(
-        self, plan: Any, runtime: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Result[R]:
-        prepared = replace(self.prepare(), plan=plan, runtime=runtime)
-        return await prepared.arun(args, kwargs)
-
-    def _listeners(self) -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
-        return (*global_handlers(), *self._handlers)
-
-    @staticmethod
-    def _rewrap(model: Any, wrap: Callable[[Any], Any]) -> Any:
-        return beneath(model, wrap)
+        return BatchRun(prepared, inputs, settings)
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Stream[str, R]:
         """Yield the answer's text as it arrives; tool rounds run in between. Once it has all
@@ -580,7 +559,7 @@ def _run_settings(given: Mapping[str, Any]) -> RunSettings:
     keywords = {name: given[name] for name in defaults}
     chosen = given["settings"]
     if chosen is None:
-        return Settings(**keywords, has_deps=keywords["deps"] is not NO_DEPS)
+        return Settings(**keywords)
     if not isinstance(chosen, Settings):
         raise ConfigurationError(
             f"map(settings=...) takes an alloy.rows.Settings, got {type(chosen).__name__}"

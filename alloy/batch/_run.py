@@ -73,11 +73,11 @@ class BatchRun(Run):
         held: dict[int, Row[Any]] = {}
         given = 0
         try:
-            wire = wire_for(unwrapped(setup.runtime.model))
+            wire = wire_for(unwrapped(setup.prepared.runtime.model))
             self._note(setup, checkpoint)
-            if self.command.tools:
+            if self.spec.tools:
                 raise ConfigurationError(
-                    f"mode='batch': {self.command.name} has tools, and a batched request cannot "
+                    f"mode='batch': {self.spec.name} has tools, and a batched request cannot "
                     "run tools between its turns; use mode='online'"
                 )
             pending: dict[str, _Pending] = {}
@@ -132,7 +132,7 @@ class BatchRun(Run):
     def _note(self, setup: _Setup, checkpoint: Checkpoint) -> None:
         """What ``alloy batch results`` needs to read this run's answers in another process:
         where the command is defined, and the options its rows' keys were made with."""
-        fn = self.command._fn
+        fn = self.spec.fn
         checkpoint.note("target", f"{fn.__module__}:{fn.__qualname__}")
         config = vars(setup.plan.config)
         checkpoint.note("options", {name: config.get(name) for name in KEYED_OPTIONS})
@@ -147,7 +147,7 @@ class BatchRun(Run):
         assert checkpoint is not None
         left: Counter[str] = Counter()
         try:
-            wire = wire_for(unwrapped(setup.runtime.model))
+            wire = wire_for(unwrapped(setup.prepared.runtime.model))
             for tag, _, _, job, state, requests, intended in checkpoint.batches():
                 keys = checkpoint.unfinished(tag)
                 if not keys:
@@ -189,7 +189,7 @@ class BatchRun(Run):
         if row_key(setup.run, args, kwargs) != key:
             return "the command here is not the one the run called"
         rows = _Pending([position], [Args(*args, **kwargs)], args, kwargs)
-        answered = _Answered(outcome, _Capture(setup.runtime.model), wire.model)
+        answered = _Answered(outcome, _Capture(setup.prepared.runtime.model), wire.model)
         try:
             row = await self._answer(setup, key, rows, answered)
         except _Captured:
@@ -235,7 +235,7 @@ class BatchRun(Run):
                 await self._tell(
                     setup.handlers,
                     BatchSubmitted(
-                        self.command.name,
+                        self.spec.name,
                         self.run_id,
                         job=job,
                         provider=wire.name,
@@ -248,7 +248,7 @@ class BatchRun(Run):
         """The row's position and its arguments as JSON (without ``deps``), for ``alloy
         batch results`` to remake its call (what JSON cannot hold is kept as its repr)."""
         kwargs = dict(rows.kwargs)
-        if self.settings.has_deps and not self.command._own_deps:
+        if self.settings.has_deps and not self.spec.own_deps:
             kwargs.pop("deps", None)
         given = {"args": list(rows.args), "kwargs": kwargs}
         try:
@@ -282,18 +282,17 @@ class BatchRun(Run):
     async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
         """The row's first model request, made by its engine as the online call would make
         it; or what stopped the row before any request (a rail, its prompt function)."""
-        capture = replace(
-            setup.runtime, model=_Capture(setup.runtime.model), fallbacks=(), handlers=()
-        )
+        runtime = setup.prepared.runtime
+        capture = replace(runtime, model=_Capture(runtime.model), fallbacks=(), handlers=())  # type: ignore[arg-type]
         try:
-            await self.command._arun_with(setup.plan, capture, rows.args, dict(rows.kwargs))
+            await setup.prepared.with_runtime(capture).arun(rows.args, dict(rows.kwargs))
         except _Captured as captured:
             return captured.request
         except ConfigurationError:
             raise
         except Exception as error:
             return error
-        return CommandError("the call ended without asking the model", command=self.command.name)
+        return CommandError("the call ended without asking the model", command=self.spec.name)
 
     # -- collecting --
     async def _collect(
@@ -320,7 +319,7 @@ class BatchRun(Run):
                 await self._tell(
                     setup.handlers,
                     BatchFinished(
-                        self.command.name,
+                        self.spec.name,
                         self.run_id,
                         job=job,
                         provider=wire.name,
@@ -357,7 +356,7 @@ class BatchRun(Run):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
                 rows = pending.pop(key)
-                answered = _Answered(outcome, setup.runtime.model, wire.model)
+                answered = _Answered(outcome, setup.prepared.runtime.model, wire.model)
                 row = await self._answer(setup, key, rows, answered)
                 self._finish(setup, key, rows, row, checkpoint, held)
 
@@ -367,16 +366,10 @@ class BatchRun(Run):
         self, setup: _Setup, key: str, rows: _Pending, answered: _Answered
     ) -> Row[Any]:
         """The row's call, with the batch's answer (``answered``) as its first reply."""
-        row = await self._call(
-            setup.plan,
-            replace(setup.runtime, model=answered),
-            rows.indices[0],
-            rows.items[0],
-            rows.args,
-            dict(rows.kwargs),
-            key,
-            setup.reader,
-        )
+        runtime = replace(setup.prepared.runtime, model=answered)  # type: ignore[arg-type]
+        prepared = setup.prepared.with_runtime(runtime)
+        call = prepared.arun(rows.args, dict(rows.kwargs))
+        row = await self._call(rows.indices[0], rows.items[0], key, call)
         used = answered.used
         if used is not None and used.total_tokens and row.cost is not None:
             full = price(used, setup.plan.model)
@@ -403,16 +396,8 @@ class BatchRun(Run):
         async def one(key: str) -> None:
             async with gate:
                 rows = pending.pop(key)
-                row = await self._call(
-                    setup.plan,
-                    setup.runtime,
-                    rows.indices[0],
-                    rows.items[0],
-                    rows.args,
-                    dict(rows.kwargs),
-                    key,
-                    setup.reader,
-                )
+                call = setup.prepared.arun(rows.args, dict(rows.kwargs))
+                row = await self._call(rows.indices[0], rows.items[0], key, call)
                 self._finish(setup, key, rows, row, checkpoint, held)
 
         await asyncio.gather(*(one(key) for key in keys))
@@ -462,7 +447,7 @@ class BatchRun(Run):
             )
             states[shown] = states.get(shown, 0) + 1
         setup.progress.describe(
-            f"{self.command.name} (batches: "
+            f"{self.spec.name} (batches: "
             + ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
             + ")"
         )

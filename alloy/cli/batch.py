@@ -152,7 +152,7 @@ def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
     options = {k: v for k, v in (notes.get("options") or {}).items() if v is not None}
     command = command.with_options(**{**options, "model": model})
     settings = Settings(checkpoint=path, progress=False, mode="batch")
-    return asyncio.run(BatchRun(command, [], settings).read_ended())
+    return asyncio.run(BatchRun(command.prepare(), [], settings).read_ended())
 
 
 def _wire(model: str, wires: dict[str, Wire]) -> Wire:

@@ -19,16 +19,19 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
+    Coroutine,
     Iterable,
     Iterator,
     Mapping,
+    Sequence,
 )
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from .._call import NO_DEPS, Prepared
 from .._cost_cap import Purse, capped_runtime
-from .._types import Usage
+from .._types import Result, Usage
 from .._wrapper import unwrapped
 from ..errors import CommandError, ConfigurationError
 from ..events import Event, MapFinished, RowFinished, new_call_id
@@ -43,37 +46,11 @@ from ._records import BadRow, Failed, Ok, Row, Summary
 Errors = Literal["collect", "raise"]
 
 
-class Runnable(Protocol):
-    """What a run needs of a command (``alloy.Command`` is one): its plan and runtime, made
-    once; a call made with them; its listeners; and how it reads its own answers."""
-
-    __signature__: inspect.Signature
-    _fn: Any
-    _own_deps: bool
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def output_type(self) -> Any: ...
-
-    @property
-    def tools(self) -> tuple[Any, ...]: ...
-
-    def _plan(self, *, stream: bool) -> tuple[Any, Any, Any]: ...
-
-    async def _arun_with(
-        self, plan: Any, runtime: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any: ...
-
-    def _listeners(self) -> tuple[Any, ...]: ...
-
-    def _rewrap(self, model: Any, wrap: Any) -> Any: ...
-
-
 @dataclass(frozen=True)
 class Settings:
-    """How a run goes; see :meth:`alloy.Command.map` for each."""
+    """How a run over rows goes: ``map()``'s and ``amap()``'s keywords as one object, given
+    as ``cmd.map(rows, settings=...)``; see :meth:`alloy.Command.map` for each. Checked when
+    it is made (a bad value is a ConfigurationError)."""
 
     concurrency: int = 8
     rpm: float | None = None
@@ -84,8 +61,8 @@ class Settings:
     checkpoint: str | Path | None = None
     retry_failed: bool = True
     total: int | None = None
-    deps: Any = None
-    has_deps: bool = False
+    #: What every row's call is given as ``deps=``; left out, the calls are given none.
+    deps: Any = NO_DEPS
     #: ``online``, ``batch`` (the provider's batch API) or ``auto`` (batch for a run of at
     #: least ``batch_min_rows`` rows when the provider has one and the command no tools).
     mode: Literal["online", "batch", "auto"] = "online"
@@ -140,6 +117,11 @@ class Settings:
             )
 
     @property
+    def has_deps(self) -> bool:
+        """Whether every row's call is given ``deps=``."""
+        return self.deps is not NO_DEPS
+
+    @property
     def window(self) -> int:
         """Rows started beyond the oldest one not yet handed out: enough to keep every slot
         busy while one row is slow, few enough that memory does not grow with the input."""
@@ -176,22 +158,28 @@ class _Tally:
 
 @dataclass
 class _Setup:
-    plan: Any
-    runtime: Any
+    #: The run's calls: the command's, its models behind the run's pacers (and purse).
+    prepared: Prepared
     reader: Any  # the output type that renders values into the checkpoint and reads them back
     run: str  # what every row key of the run shares
     signature: inspect.Signature
     checkpoint: Checkpoint | None
     total: int | None
     progress: Progress
-    handlers: tuple[Any, ...]
+    handlers: Sequence[Any]
+
+    @property
+    def plan(self) -> Any:
+        return self.prepared.plan
 
 
 class Run:
-    """One run of a command over rows; iterate it (``async for``) for the records."""
+    """One run of a command's prepared calls over rows; iterate it (``async for``) for the
+    records."""
 
-    def __init__(self, command: Runnable, inputs: Any, settings: Settings) -> None:
-        self.command = command
+    def __init__(self, prepared: Prepared, inputs: Any, settings: Settings) -> None:
+        self.prepared = prepared
+        self.spec = prepared.spec
         self.inputs = inputs
         self.settings = settings
         self.summary: Summary | None = None
@@ -207,12 +195,7 @@ class Run:
     async def rows(self) -> AsyncGenerator[Row[Any], None]:
         settings = self.settings
         setup = self._setup()
-        plan, runtime, reader, checkpoint = (
-            setup.plan,
-            setup.runtime,
-            setup.reader,
-            setup.checkpoint,
-        )
+        prepared, reader, checkpoint = setup.prepared, setup.reader, setup.checkpoint
         semaphore = asyncio.Semaphore(settings.concurrency)
         finished: asyncio.Queue[tuple[int, Row[Any] | BaseException]] = asyncio.Queue()
         tasks: dict[int, asyncio.Task[None]] = {}  # by row index, until its record is read
@@ -227,7 +210,7 @@ class Run:
             try:
                 async with semaphore:
                     row = self._unstarted(index, item, key) or await self._call(
-                        plan, runtime, index, item, args, kwargs, key, reader
+                        index, item, key, prepared.arun(args, kwargs)
                     )
                 if checkpoint is not None and not self._stopped_by_cap(row):
                     _record(checkpoint, key, index, row, reader)
@@ -280,32 +263,27 @@ class Run:
     def _setup(self) -> _Setup:
         """What every row of the run shares, made once when the run starts."""
         settings = self.settings
-        command = self.command
-        plan, _, runtime = command._plan(stream=False)  # refuses bad settings at once
-        runtime = replace(
-            runtime,
-            model=command._rewrap(runtime.model, self._paced),
-            fallbacks=tuple(command._rewrap(fb, self._paced) for fb in runtime.fallbacks),
-        )
+        spec = self.spec
+        prepared = self.prepared.wrapped(self._paced)
         if self._purse is not None:  # checked before the pacer waits, and with prices known
-            runtime = capped_runtime(runtime, self._purse, "map(cost_budget=...)")
-        output = command.output_type
+            capped = capped_runtime(prepared.runtime, self._purse, "map(cost_budget=...)")
+            prepared = prepared.with_runtime(capped)
+        plan, output = prepared.plan, spec.output
         checkpoint = Checkpoint(settings.checkpoint) if settings.checkpoint is not None else None
         if checkpoint is not None:
-            checkpoint.note("command", identity(command._fn))
+            checkpoint.note("command", identity(spec.fn))
             checkpoint.note("model", plan.model)
         total = settings.total if settings.total is not None else _length(self.inputs)
         self._started = time.monotonic()
         return _Setup(
-            plan=plan,
-            runtime=runtime,
+            prepared=prepared,
             reader=getattr(output, "inner", output),
-            run=run_identity(identity(command._fn), plan.model, output.schema, vars(plan.config)),
-            signature=command.__signature__,
+            run=run_identity(identity(spec.fn), plan.model, output.schema, vars(plan.config)),
+            signature=spec.signature,
             checkpoint=checkpoint,
             total=total,
-            progress=Progress(total, settings.progress, command.name),
-            handlers=command._listeners(),
+            progress=Progress(total, settings.progress, spec.name),
+            handlers=prepared.runtime.handlers,  # global handlers, then the command's
         )
 
     async def _hand_out(self, row: Row[Any], setup: _Setup) -> None:
@@ -318,7 +296,7 @@ class Run:
             await self._tell(
                 setup.handlers,
                 RowFinished(
-                    self.command.name,
+                    self.spec.name,
                     self.run_id,
                     row=row,
                     done=tally.rows,
@@ -342,7 +320,7 @@ class Run:
     async def _end(self, setup: _Setup) -> None:
         if setup.handlers:
             await self._tell(
-                setup.handlers, MapFinished(self.command.name, self.run_id, summary=self.summary)
+                setup.handlers, MapFinished(self.spec.name, self.run_id, summary=self.summary)
             )
 
     def _release(
@@ -371,7 +349,7 @@ class Run:
             where = f"line {item.line}: " if item.line is not None else ""
             return Failed(index, "", item, RowInputError(where + item.reason))
         try:
-            args, kwargs = bind(signature, item, self.command.name, self.command._fn)
+            args, kwargs = bind(signature, item, self.spec.name, self.spec.fn)
             key = row_key(run, args, kwargs)
         except RowInputError as error:
             return Failed(index, "", item, error)
@@ -382,33 +360,34 @@ class Run:
                     return _resumed(stored, index, key, item, reader)
                 except Exception:  # its value no longer validates (a check tightened): run it
                     self._tally.invalidated += 1
-        if self.settings.has_deps and not self.command._own_deps:
+        if self.settings.has_deps and not self.spec.own_deps:
             kwargs = {**kwargs, "deps": self.settings.deps}
         return args, kwargs, key
 
     async def _call(
-        self,
-        plan: Any,
-        runtime: Any,
-        index: int,
-        item: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        key: str,
-        reader: Any,
+        self, index: int, item: Any, key: str, call: Coroutine[Any, Any, Result[Any]]
     ) -> Row[Any]:
+        """The record of the row whose ``call`` this is: a ConfigurationError stops the run,
+        any other failure fails the row."""
         try:
-            result = await self.command._arun_with(plan, runtime, args, dict(kwargs))
+            outcome: Result[Any] | Exception = await call
         except ConfigurationError:
             raise
-        except CommandError as error:
-            usage = error.usage or Usage()
-            return Failed(index, key, item, error, usage, error.attempts, _cost(usage, plan.model))
-        except Exception as error:  # the prompt function or a tool failed for this row
-            return Failed(index, key, item, error)
-        transcript = result.transcript
+        except Exception as error:  # the prompt function, a tool or the model failed this row
+            outcome = error
+        return self._row(index, key, item, outcome)
+
+    def _row(self, index: int, key: str, item: Any, outcome: Result[Any] | Exception) -> Row[Any]:
+        """A row's record: its call's Result, or what failed it."""
+        if isinstance(outcome, CommandError):
+            usage = outcome.usage or Usage()
+            cost = _cost(usage, self.prepared.plan.model)
+            return Failed(index, key, item, outcome, usage, outcome.attempts, cost)
+        if isinstance(outcome, Exception):
+            return Failed(index, key, item, outcome)
+        transcript = outcome.transcript
         return Ok(
-            index, key, item, result.value, transcript.usage, transcript.attempts, result.cost
+            index, key, item, outcome.value, transcript.usage, transcript.attempts, outcome.cost
         )
 
     def _unstarted(self, index: int, item: Any, key: str) -> Failed | None:
@@ -417,7 +396,7 @@ class Run:
         if purse is None or not purse.reached:
             return None
         self._not_started.add(index)
-        return Failed(index, key, item, purse.unstarted(self.command.name), cost=0.0)
+        return Failed(index, key, item, purse.unstarted(self.spec.name), cost=0.0)
 
     def _stopped_by_cap(self, row: Row[Any]) -> bool:
         """Whether the run's cost budget stopped ``row``: it is kept out of the checkpoint, so
