@@ -360,6 +360,30 @@ class Usage:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One rate limit a provider stated: how many per minute, how many are left now, and in how
+    many seconds the allowance is whole again (None where the provider did not say)."""
+
+    limit: float | None = None
+    remaining: float | None = None
+    reset: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The request and token limits a reply stated (both per minute). A paced run over rows
+    learns the limits it keeps to from these, on each reply and each error."""
+
+    requests: Window
+    tokens: Window
+
+    @property
+    def known(self) -> bool:
+        """Whether the reply stated any limit at all."""
+        return self.requests.limit is not None or self.tokens.limit is not None
+
+
 @quick_init
 @dataclass(frozen=True, slots=True)
 class Response:
@@ -378,6 +402,9 @@ class Response:
     #: Where alloy's response cache stood on this reply (see :data:`CacheStatus`); None when
     #: the call has no cache.
     cache: CacheStatus | None = None
+    #: The rate limits the provider stated in this reply's headers; None when it stated none
+    #: (and on a cache hit). Not part of what makes two replies equal.
+    rate_limits: RateLimits | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.finish_reason not in _FINISH_REASONS:

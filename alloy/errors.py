@@ -40,7 +40,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._types import Transcript, Usage
+    from ._types import RateLimits, Transcript, Usage
 
 __all__ = [
     "AlloyError",
@@ -163,7 +163,8 @@ def _rebuild(cls: type[CommandError], message: str, state: dict[str, Any]) -> Co
 
 
 class ProviderError(CommandError):
-    """The provider or the network failed. ``status_code`` and ``provider`` say where."""
+    """The provider or the network failed. ``status_code`` and ``provider`` say where;
+    ``rate_limits`` holds the limits the error reply's headers stated, if any."""
 
     #: Whether alloy retries this error with backoff (ALLOY_RETRY bounds the attempts).
     transient: bool = False
@@ -176,6 +177,7 @@ class ProviderError(CommandError):
         status_code: int | None = None,
         request_id: str | None = None,
         retry_after: float | None = None,
+        rate_limits: RateLimits | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
@@ -183,6 +185,7 @@ class ProviderError(CommandError):
         self.status_code = status_code
         self.request_id = request_id
         self.retry_after = retry_after
+        self.rate_limits = rate_limits
 
 
 class AuthenticationError(ProviderError):

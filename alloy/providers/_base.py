@@ -49,7 +49,16 @@ from pydantic import SecretStr
 
 from .._model import DEFAULT_ENDPOINT, CacheKeyParts, CacheScope
 from .._nesting import MAX_NESTING
-from .._types import Capabilities, Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta
+from .._types import (
+    Capabilities,
+    Done,
+    RateLimits,
+    Request,
+    Response,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
 from ..errors import (
     AlloyError,
     AuthenticationError,
@@ -154,21 +163,26 @@ class Redactor:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A whole reply as one SDK call returned it: what the parser reads, and the request id."""
+    """A whole reply as one SDK call returned it: what the parser reads, the request id, and
+    the rate limits its headers stated (``_ratelimits.stated_limits``), which the Response
+    carries on."""
 
     body: Any
     request_id: str | None = None
+    rate_limits: RateLimits | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Streamed:
     """A stream one SDK call opened: its events (an iterable, or an async iterable for the
-    async call), how to close it (for an async stream, a callable returning an awaitable), and
-    the request id when the HTTP response carries one."""
+    async call), how to close it (for an async stream, a callable returning an awaitable), the
+    request id when the HTTP response carries one, and the rate limits its headers stated
+    (carried on by the stream's last Response)."""
 
     events: Any
     close: Callable[[], Any]
     request_id: str | None = None
+    rate_limits: RateLimits | None = None
 
 
 class StreamParser(Protocol):
@@ -280,13 +294,17 @@ class SDKModel:
         body = self.sendable(self.build(request, stream=False))
         with self.in_use():
             reply = self.dispatch(self.send, self.client(), body, request)
-        return self.read(self.parse, reply, request, request_id=reply.request_id)
+        return with_limits(
+            self.read(self.parse, reply, request, request_id=reply.request_id), reply
+        )
 
     async def arequest(self, request: Request) -> Response:
         body = self.sendable(self.build(request, stream=False))
         with self.in_use():
             reply = await self.adispatch(self.asend, self.aclient(), body, request)
-        return self.read(self.parse, reply, request, request_id=reply.request_id)
+        return with_limits(
+            self.read(self.parse, reply, request, request_id=reply.request_id), reply
+        )
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         body = self.sendable(self.build(request, stream=True))
@@ -299,7 +317,8 @@ class SDKModel:
                     yield from self.read(parser.feed, event, request_id=request_id)
             finally:
                 self.call(streamed.close)
-        yield Done(self.read(finished, parser, request_id, request_id=request_id))
+        response = self.read(finished, parser, request_id, request_id=request_id)
+        yield Done(with_limits(response, streamed))
 
     async def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
         body = self.sendable(self.build(request, stream=True))
@@ -313,7 +332,8 @@ class SDKModel:
                         yield delta
             finally:
                 await self.acall(streamed.close)
-        yield Done(self.read(finished, parser, request_id, request_id=request_id))
+        response = self.read(finished, parser, request_id, request_id=request_id)
+        yield Done(with_limits(response, streamed))
 
     @contextlib.contextmanager
     def in_use(self) -> Iterator[None]:
@@ -552,6 +572,7 @@ class SDKModel:
         *,
         retry_after: float | None = None,
         request_id: str | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> ProviderError:
         """The alloy error for an HTTP status from this provider."""
         return error_for_status(
@@ -560,6 +581,7 @@ class SDKModel:
             self.redact(message),
             retry_after=retry_after,
             request_id=request_id,
+            rate_limits=rate_limits,
         )
 
     def json_body(self, http_response: Any, request_id: str | None = None) -> dict[str, Any]:
@@ -592,6 +614,12 @@ class SDKModel:
     @staticmethod
     def timeout(request: Request) -> float | None:
         return request.settings.timeout
+
+
+def with_limits(response: Response, reply: Reply | Streamed) -> Response:
+    """``response`` carrying the rate limits its reply's headers stated, if they stated any."""
+    limits = reply.rate_limits
+    return response if limits is None else replace(response, rate_limits=limits)
 
 
 def finished(parser: StreamParser, request_id: str | None) -> Response:
@@ -796,6 +824,7 @@ def error_for_status(
     *,
     retry_after: float | None = None,
     request_id: str | None = None,
+    rate_limits: RateLimits | None = None,
 ) -> ProviderError:
     """Choose the error class by HTTP status; 400s that mention the schema are SchemaRejected."""
     cls: type[ProviderError]
@@ -820,6 +849,7 @@ def error_for_status(
         status_code=status,
         request_id=request_id,
         retry_after=retry_after,
+        rate_limits=rate_limits,
     )
 
 

@@ -32,7 +32,7 @@ from ..errors import (
 )
 from ._base import Reply, SDKModel, Streamed, error_for_status, retry_after_from
 from ._efforts import OPENAI
-from ._ratelimits import observe_headers
+from ._ratelimits import stated_limits
 
 if TYPE_CHECKING:
     import openai
@@ -227,25 +227,24 @@ class OpenAIModel(SDKModel):
         """The raw wire JSON: building and dumping the SDK's response models would be work
         thrown away, since the parser reads the JSON itself."""
         headers = raw.headers
-        observe_headers(headers)
         request_id = headers.get("x-request-id")
-        return Reply(self.json_body(raw.http_response, request_id), request_id)
+        body = self.json_body(raw.http_response, request_id)
+        return Reply(body, request_id, stated_limits(headers))
 
     def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
         events = self.endpoint(client).create(**self._arguments(body, request))
-        return Streamed(events, events.close, stream_request_id(events))
+        return streamed(events)
 
     async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
         events = await self.endpoint(client).create(**self._arguments(body, request))
-        return Streamed(events, events.close, stream_request_id(events))
+        return streamed(events)
 
 
-def stream_request_id(events: Any) -> str | None:
-    """The ``x-request-id`` of a streamed response (the SDK keeps the HTTP response); its
-    headers go to a paced call listening for rate limits, as a whole reply's do."""
+def streamed(events: Any) -> Streamed:
+    """An SDK stream with the ``x-request-id`` and rate limits of its HTTP response (the SDK
+    keeps it), as a whole reply has them."""
     headers = events.response.headers
-    observe_headers(headers)
-    return headers.get("x-request-id")
+    return Streamed(events, events.close, headers.get("x-request-id"), stated_limits(headers))
 
 
 _KNOWN: dict[type, frozenset[str]] = {}
@@ -337,12 +336,13 @@ def _status_error(model: SDKModel, exc: openai.APIStatusError) -> ProviderError:
     code = exc.code
     if code:
         message = f"{message} (code: {code})"
-    observe_headers(exc.response.headers)
+    headers = exc.response.headers
     error = model.status_error(
         exc.status_code,
         message,
-        retry_after=retry_after_from(exc.response.headers),
+        retry_after=retry_after_from(headers),
         request_id=exc.request_id,
+        rate_limits=stated_limits(headers),
     )
     if (
         exc.status_code == 400

@@ -3,58 +3,40 @@
 OpenAI (and OpenAI-compatible servers) send ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``,
 with resets as Go-style durations (``"1s"``, ``"6m0s"``, ``"120ms"``); Anthropic sends
 ``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``, with resets as RFC 3339 times.
-Both state per-minute limits. Gemini and Ollama send none. Paced runs (``alloy.rows``) read
-these to learn the limits they must keep to, without the user having to look them up.
+Both state per-minute limits. Gemini and Ollama send none.
 
-Adapters hand each reply's headers to :func:`observe_headers`, which does nothing unless a paced
-call listens (a context variable, so concurrent calls each reach their own listener).
+Adapters read each reply's headers with :func:`stated_limits` and put what they state on the
+value that carries the reply: ``Response.rate_limits``, or ``ProviderError.rate_limits`` for an
+error. Paced runs (``alloy.rows``) read them there to learn the limits they must keep to,
+without the user having to look them up.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
 
-#: Set by a paced call around its SDK call: receives the headers of each reply (and error).
-REPLY_HEADERS: ContextVar[Callable[[Mapping[str, str]], None] | None] = ContextVar(
-    "alloy_reply_headers", default=None
-)
+from .._types import RateLimits, Window
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+#: The headers that say a reply states limits at all: without one of them, nothing is read.
+_LIMIT_HEADERS = (
+    "x-ratelimit-limit-requests",
+    "x-ratelimit-limit-tokens",
+    "anthropic-ratelimit-requests-limit",
+    "anthropic-ratelimit-tokens-limit",
+)
 
 
-def observe_headers(headers: Mapping[str, str] | None) -> None:
-    """Give a reply's headers to the paced call listening, if any (cheap when none is)."""
-    listener = REPLY_HEADERS.get()
-    if listener is not None and headers is not None:
-        listener(headers)
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """One limit: how many per minute, how many are left now, and in how many seconds the
-    allowance is whole again (None where the header is missing or unreadable)."""
-
-    limit: float | None = None
-    remaining: float | None = None
-    reset: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RateLimits:
-    """The request and token limits a reply stated; both windows are per minute."""
-
-    requests: Window
-    tokens: Window
-
-    @property
-    def known(self) -> bool:
-        """Whether the reply stated any limit at all."""
-        return self.requests.limit is not None or self.tokens.limit is not None
+def stated_limits(headers: Mapping[str, str] | None) -> RateLimits | None:
+    """The limits a reply's ``headers`` state, or None when they state none (one look per
+    family of headers when there are none, as from Gemini, Ollama or a local server)."""
+    if headers is None or not any(name in headers for name in _LIMIT_HEADERS):
+        return None
+    stated = rate_limits(headers)
+    return stated if stated.known else None
 
 
 def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> RateLimits:

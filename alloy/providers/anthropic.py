@@ -105,7 +105,7 @@ from ..errors import (
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._efforts import ANTHROPIC
 from ._parts import misplaced
-from ._ratelimits import observe_headers
+from ._ratelimits import stated_limits
 from ._settings import refuse_cache_names
 
 logger = logging.getLogger("alloy.providers.anthropic")
@@ -751,17 +751,16 @@ class AnthropicModel(SDKModel):
 
     def _reply(self, raw: Any) -> Reply:
         """The raw wire JSON, which the parser reads directly (see the OpenAI adapters)."""
-        observe_headers(raw.headers)
-        request_id = raw.headers.get("request-id")
-        return Reply(self.json_body(raw.http_response, request_id), request_id)
+        headers = raw.headers
+        request_id = headers.get("request-id")
+        body = self.json_body(raw.http_response, request_id)
+        return Reply(body, request_id, stated_limits(headers))
 
     def send_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
-        events = client.messages.create(**self._arguments(body, request))
-        return Streamed(events, events.close, _request_id(events))
+        return _streamed(client.messages.create(**self._arguments(body, request)))
 
     async def asend_stream(self, client: Any, body: dict[str, Any], request: Request) -> Streamed:
-        events = await client.messages.create(**self._arguments(body, request))
-        return Streamed(events, events.close, _request_id(events))
+        return _streamed(await client.messages.create(**self._arguments(body, request)))
 
     def parse(self, reply: Reply, request: Request) -> Response:
         return parse(reply.body, request_id=reply.request_id)
@@ -840,8 +839,8 @@ class AnthropicModel(SDKModel):
         message = exc.api_message or exc.message or f"HTTP {status}"
         request_id = exc.request_id
         headers = getattr(exc.response, "headers", None)
-        observe_headers(headers)
         retry_after = retry_after_from(headers)
+        limits = stated_limits(headers)
         if status < 400:
             # An ``event: error`` inside a 200 stream (e.g. overloaded): classify by its type.
             status = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
@@ -850,7 +849,10 @@ class AnthropicModel(SDKModel):
             exc.error_code == "enforced_spend_limit_reached"
         ):
             error = self.status_error(
-                429, f"spend limit reached, not retried: {message}", request_id=request_id
+                429,
+                f"spend limit reached, not retried: {message}",
+                request_id=request_id,
+                rate_limits=limits,
             )
             error.transient = False
             return error
@@ -861,14 +863,16 @@ class AnthropicModel(SDKModel):
                 status_code=400,
                 request_id=request_id,
             )
-        return self.status_error(status, message, retry_after=retry_after, request_id=request_id)
+        return self.status_error(
+            status, message, retry_after=retry_after, request_id=request_id, rate_limits=limits
+        )
 
 
-def _request_id(stream: Any) -> str | None:
-    response = getattr(stream, "response", None)
-    headers = getattr(response, "headers", None)
-    observe_headers(headers)
-    return headers.get("request-id") if headers is not None else None
+def _streamed(events: Any) -> Streamed:
+    """An SDK stream with the request id and rate limits of its HTTP response."""
+    headers = getattr(getattr(events, "response", None), "headers", None)
+    request_id = headers.get("request-id") if headers is not None else None
+    return Streamed(events, events.close, request_id, stated_limits(headers))
 
 
 def _last(events: Iterator[StreamEvent]) -> Response:

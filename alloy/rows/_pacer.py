@@ -11,8 +11,9 @@ with the usage the provider reported. A 429 pauses every call of the run for its
 kept to its own that way), and the call is sent again once the pause is over.
 
 The limits come from the ``rpm=`` / ``tpm=`` options when given, and else from the provider's own
-rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``): until the first reply states
-them, one call at a time goes out. Each reply's ``remaining`` counts also pull the buckets down
+rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``), which the adapters read onto
+each reply (``Response.rate_limits``) and error (``ProviderError.rate_limits``): until the first
+reply states them, one call at a time goes out. Each reply's ``remaining`` counts also pull the buckets down
 when the provider has less left than the run thinks (another process shares the key).
 
 :class:`PacedModel` puts a pacer in front of a model; the engine, the cache and the drivers see
@@ -22,21 +23,18 @@ an ordinary model.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .._engine import backoff_ceiling
 from .._model import Model
-from .._types import Done, Request, Response, StreamEvent, Text
+from .._types import Done, RateLimits, Request, Response, StreamEvent, Text
 from .._wrapper import WrapperModel
-from ..errors import RateLimitError
-from ..providers._ratelimits import REPLY_HEADERS, rate_limits
+from ..errors import ProviderError, RateLimitError
 from ._concurrency import AdaptiveConcurrency
 
 #: Output tokens assumed for a call before any reply was seen (and no ``max_tokens`` is set).
@@ -202,14 +200,13 @@ class Pacer:
             self.tokens.per_minute if self.tokens else None,
         )
 
-    def observe(self, headers: Mapping[str, str], sent: float | None = None) -> None:
-        """Learn from a reply's headers: the limits (unless fixed), and what is left.
+    def observe(self, stated: RateLimits, sent: float | None = None) -> None:
+        """Learn from the limits a reply stated: the limits (unless fixed), and what is left.
 
         What was left when the provider answered, plus what has refilled since the call was
         sent (no later than the provider counted), is the most there can be now: a bucket above
         that is pulled down to it, since someone else shares the allowance. Nearer, and the
         run would throw away what refilled while the reply travelled."""
-        stated = rate_limits(headers)
         with self._lock:
             self.probing = False
             if not stated.known or not self.learn:
@@ -438,29 +435,25 @@ class _Resends:
 
 
 class _PacedCall:
-    """One model call under a ticket: the reply headers of the call go to the pacer, a 429
-    pauses the run, and the ticket settles with the call's reply (``done``), or with none
-    when the call ended without one (it failed, or its stream was left unfinished)."""
+    """One model call under a ticket: the rate limits its reply (or error) stated go to the
+    pacer, a 429 pauses the run, and the ticket settles with the call's reply (``done``), or
+    with none when the call ended without one (it failed, or its stream was left unfinished)."""
 
     def __init__(self, pacer: Pacer, ticket: Ticket) -> None:
         self.pacer = pacer
         self.ticket = ticket
         self.done: Response | None = None
-        self.token: Any = None
 
     def __enter__(self) -> _PacedCall:
-        self.token = REPLY_HEADERS.set(functools.partial(self.pacer.observe, sent=self.ticket.sent))
         return self
 
     def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
-        _forget(self.token)
+        if self.done is not None:
+            stated = self.done.rate_limits
+        else:
+            stated = error.rate_limits if isinstance(error, ProviderError) else None
+        if stated is not None:
+            self.pacer.observe(stated, self.ticket.sent)
         if isinstance(error, RateLimitError):
             self.pacer.rate_limited(error, self.ticket.sent)
         self.pacer.settle(self.ticket, self.done)
-
-
-def _forget(token: Any) -> None:
-    """Stop routing headers to the pacer. A stream closed by the garbage collector ends in
-    another context, where there is nothing to reset."""
-    with contextlib.suppress(ValueError):
-        REPLY_HEADERS.reset(token)

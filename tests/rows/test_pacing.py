@@ -105,12 +105,14 @@ def test_limits_are_learned_from_headers_and_pulled_down_by_what_is_left() -> No
     assert pacer._take(10) == 0
     assert pacer._take(10) == -1  # one call at a time until a reply states the limits
     pacer.observe(
-        {
-            "x-ratelimit-limit-requests": "120",
-            "x-ratelimit-remaining-requests": "0",
-            "x-ratelimit-limit-tokens": "60000",
-            "x-ratelimit-remaining-tokens": "500",
-        }
+        rate_limits(
+            {
+                "x-ratelimit-limit-requests": "120",
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-limit-tokens": "60000",
+                "x-ratelimit-remaining-tokens": "500",
+            }
+        )
     )
     assert not pacer.probing and pacer.limits == (120, 60000)
     assert pacer._take(10) > 0  # the provider has none left: wait, though the bucket was full
@@ -118,7 +120,9 @@ def test_limits_are_learned_from_headers_and_pulled_down_by_what_is_left() -> No
 
 def test_options_fix_the_limits_whatever_the_headers_say() -> None:
     pacer = Pacer(rpm=60, clock=Clock())
-    pacer.observe({"x-ratelimit-limit-requests": "5000", "x-ratelimit-limit-tokens": "100"})
+    pacer.observe(
+        rate_limits({"x-ratelimit-limit-requests": "5000", "x-ratelimit-limit-tokens": "100"})
+    )
     assert pacer.limits == (60, 100)  # tokens were not given: learned
 
 
