@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,8 @@ from alloy._wrapper import WrapperModel, unwrapped
 from alloy.cache import CachedModel, CachePolicy, MemoryStore
 from alloy.rows import PacedModel, Pacer
 from alloy.testing import FunctionModel, override_model
+
+from .test_import_graph import graph, modules
 
 
 def a_request() -> Request:
@@ -105,3 +108,22 @@ def test_a_command_calls_through_a_wrapper() -> None:
     assert result.value == "Paris"
     assert result.model == "fake:inner"
     assert counting.asked == 1
+
+
+def test_the_wrappers_reach_the_provider_model_only_through_unwrapped() -> None:
+    """The base stands on the core alone, and the packages that wrap models (the cache, rows)
+    import no provider module: they find the provider's model with ``unwrapped``, never by
+    probing for a ``.model`` attribute."""
+    edges = graph()
+    assert edges["alloy._wrapper"] <= {"alloy._model", "alloy._types"}
+    wrapping = [name for name in edges if name.startswith(("alloy.cache", "alloy.rows"))]
+    wrapping += ["alloy._cost_cap"]
+    found = [
+        f"{name} -> {target}"
+        for name in wrapping
+        for target in edges[name]
+        if target == "alloy.providers" or target.startswith("alloy.providers.")
+    ]
+    assert not found, "wrappers importing provider modules:\n" + "\n".join(found)
+    probes = re.compile(r"""hasattr\([^)]*,\s*["']model["']\)""")
+    assert not [name for name, path in modules().items() if probes.search(path.read_text())]
