@@ -18,21 +18,20 @@ these work from any process with the provider's key set:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
-from collections import Counter
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ._shared import Verbs
 
 if TYPE_CHECKING:
-    from ..batch import JobStatus, Wire
-    from ..rows._checkpoint import Checkpoint
+    from ..batch import JobStatus, RecordedRun, Wire
+
+#: A job to ask the provider about: (tag, model, the provider's job id if known).
+_Job = tuple[str, str, str | None]
 
 
 def add_parser(verbs: Verbs) -> None:
@@ -59,100 +58,72 @@ def add_parser(verbs: Verbs) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..rows._checkpoint import Checkpoint
+    from .._importing import load_command
+    from ..batch import RecordedRun
 
-    action, path, as_json, output = args.action, args.checkpoint, args.json, args.output
-    if not Path(path).is_file():
-        raise ConfigurationError(f"no checkpoint at {path!r}")
-    with Checkpoint(path) as checkpoint:
-        if action == "results":
+    with RecordedRun(args.checkpoint) as run:
+        if args.action == "results":
             try:
-                left = _read_ended(path, checkpoint)
+                left = run.read_ended(load_command)
             except ConfigurationError:  # the rows finished so far, then why not the rest
-                _results(checkpoint, output)
+                _results(run, args.output)
                 raise
-            _results(checkpoint, output)
+            _results(run, args.output)
             if left:
                 total = left.total()
                 reasons = "; ".join(f"{why}: {count}" for why, count in left.most_common())
                 print(
                     f"alloy: {total} row{'' if total == 1 else 's'} not finished ({reasons}); "
-                    f"run the map again with --checkpoint {path} to finish them",
+                    f"run the map again with --checkpoint {run.path} to finish them",
                     file=sys.stderr,
                 )
             return 0
-        if action == "list":
-            return _list(path, checkpoint, as_json)
+        if args.action == "list":
+            return _list(run, args.json)
         wires: dict[str, Wire] = {}
-        jobs = []
-        for tag, _, model, job, _, requests, intended in checkpoint.batches():
+        jobs: list[_Job] = []
+        for recorded in run.jobs():
+            job = recorded.job
             if job is None:  # the run died before recording it: the provider may have it
-                job = _wire(model, wires).find(tag, requests, intended - 5)
-            jobs.append((tag, model, job))
+                job = _wire(recorded.model, wires).find(
+                    recorded.tag, recorded.requests, recorded.intended - 5
+                )
+            jobs.append((recorded.tag, recorded.model, job))
         if not jobs:
-            print(f"{path}: no batch jobs (the run was not a batch run, or submitted nothing)")
+            print(f"{run.path}: no batch jobs (the run was not a batch run, or submitted nothing)")
             return 0
-        if action == "cancel":
+        if args.action == "cancel":
             return _cancel(jobs, wires)
-        if action == "wait":
+        if args.action == "wait":
             return _wait(jobs, wires, args.poll_interval)
-        return _status(checkpoint, jobs, wires, as_json)
+        return _status(run, jobs, wires, args.json)
 
 
-def _list(path: str, checkpoint: Checkpoint, as_json: bool) -> int:
+def _list(run: RecordedRun, as_json: bool) -> int:
     """The jobs the checkpoint knows, as it recorded them: no provider is asked."""
     jobs = [
         {
-            "tag": tag,
-            "provider": wire,
-            "model": model,
-            "job": job,
-            "state": state,
-            "requests": requests,
-            "intended": datetime.fromtimestamp(intended, timezone.utc).isoformat(),
+            "tag": job.tag,
+            "provider": job.wire,
+            "model": job.model,
+            "job": job.job,
+            "state": job.state,
+            "requests": job.requests,
+            "intended": datetime.fromtimestamp(job.intended, timezone.utc).isoformat(),
         }
-        for tag, wire, model, job, state, requests, intended in checkpoint.batches()
+        for job in run.jobs()
     ]
     if as_json:
         print(json.dumps({"jobs": jobs}, indent=2))
         return 0
     if not jobs:
-        print(f"{path}: no batch jobs (the run was not a batch run, or submitted nothing)")
+        print(f"{run.path}: no batch jobs (the run was not a batch run, or submitted nothing)")
     for shown in jobs:
         print(
             f"{shown['job'] or '(not submitted)'}  {shown['provider']}  {shown['model']}  "
             f"{shown['state']}  {shown['requests']} requests  {shown['intended']}"
         )
     return 0
-
-
-def _read_ended(path: str, checkpoint: Checkpoint) -> Counter[str]:
-    """Read the answers of the ended jobs into the checkpoint (see ``BatchRun.read_ended``);
-    why rows were left, counted."""
-    if not any(checkpoint.unfinished(tag) for tag, *_ in checkpoint.batches()):
-        return Counter()
-    notes = checkpoint.notes()
-    target, model = notes.get("target"), notes.get("model")
-    if not isinstance(target, str) or not isinstance(model, str):
-        raise ConfigurationError(
-            f"{path} does not say which command made it (an older alloy wrote it): run the "
-            "map again with this checkpoint to read its batch answers"
-        )
-    from .._importing import load_command
-    from ..batch._run import BatchRun
-    from ..rows._run import Settings
-
-    try:
-        command = load_command(target)
-    except Exception as exc:  # not found, or its module failed as it ran
-        raise ConfigurationError(
-            f"cannot load the run's command {target} to read its batch answers ({exc}); run "
-            "alloy batch results where the run's module imports, or run the map again"
-        ) from None
-    options = {k: v for k, v in (notes.get("options") or {}).items() if v is not None}
-    command = command.with_options(**{**options, "model": model})
-    settings = Settings(checkpoint=path, progress=False, mode="batch")
-    return asyncio.run(BatchRun(command.prepare(), [], settings).read_ended())
 
 
 def _wire(model: str, wires: dict[str, Wire]) -> Wire:
@@ -164,7 +135,7 @@ def _wire(model: str, wires: dict[str, Wire]) -> Wire:
     return wires[model]
 
 
-def _states(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> list[JobStatus]:
+def _states(jobs: list[_Job], wires: dict[str, Wire]) -> list[JobStatus]:
     from ..batch import JobStatus
 
     return [
@@ -173,13 +144,8 @@ def _states(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> 
     ]
 
 
-def _status(
-    checkpoint: Checkpoint,
-    jobs: list[tuple[str, str, str | None]],
-    wires: dict[str, Wire],
-    as_json: bool,
-) -> int:
-    ok, failed = checkpoint.counts()
+def _status(run: RecordedRun, jobs: list[_Job], wires: dict[str, Wire], as_json: bool) -> int:
+    ok, failed = run.counts()
     states = _states(jobs, wires)
     if as_json:
         shown = [
@@ -202,7 +168,7 @@ def _status(
     return 0
 
 
-def _wait(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire], interval: float) -> int:
+def _wait(jobs: list[_Job], wires: dict[str, Wire], interval: float) -> int:
     while True:
         states = _states(jobs, wires)
         running = sum(state.state == "running" for state in states)
@@ -212,7 +178,7 @@ def _wait(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire], inter
         time.sleep(interval)
 
 
-def _cancel(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> int:
+def _cancel(jobs: list[_Job], wires: dict[str, Wire]) -> int:
     cancelled = 0
     for (_, model, job), state in zip(jobs, _states(jobs, wires), strict=True):
         if job and state.state == "running":
@@ -222,15 +188,10 @@ def _cancel(jobs: list[tuple[str, str, str | None]], wires: dict[str, Wire]) -> 
     return 0
 
 
-def _results(checkpoint: Checkpoint, output: str) -> None:
+def _results(run: RecordedRun, output: str) -> None:
     target: Any = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
-        for key, position, ok, value, error_type, error in checkpoint.finished():
-            record: dict[str, Any] = {"index": position, "key": key, "ok": bool(ok)}
-            if ok:
-                record["value"] = json.loads(value) if value is not None else None
-            else:
-                record["error"] = {"type": error_type, "message": error}
+        for record in run.records():
             target.write(json.dumps(record, ensure_ascii=False) + "\n")
     finally:
         if target is not sys.stdout:

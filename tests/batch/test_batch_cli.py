@@ -13,11 +13,15 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from alloy.cli import main
+from alloy.batch import RecordedRun
+from alloy.cli import load_command, main
+from alloy.errors import ConfigurationError
 from alloy.testing.emulator import Emulator, HttpError, ReplyMalformedJson
 
 COMMANDS = textwrap.dedent("""
@@ -309,3 +313,31 @@ def test_results_when_the_runs_command_cannot_be_imported(
     assert out.out == ""
     assert f"cannot load the run's command {module}:capital" in out.err
     assert len(out.err.strip().splitlines()) == 1
+
+
+def test_a_recorded_run_is_read_through_the_public_api(workdir: Path, emu: Emulator) -> None:
+    """``alloy.batch.RecordedRun``, what ``alloy batch`` stands on: the jobs as the checkpoint
+    recorded them, and the answers of ended jobs read in by the run's command, which the caller
+    loads from the target the run noted."""
+    emu.batch_options(seconds=3600)
+    path = _stopped_run(workdir, "openai")
+    (job,) = emu.batches.jobs
+    loaded: list[str] = []
+
+    def load(target: str) -> Any:
+        loaded.append(target)
+        return load_command(target)
+
+    with RecordedRun(path) as run:
+        (recorded,) = run.jobs()
+        assert (recorded.job, recorded.model, recorded.requests) == (job, MODELS["openai"], 12)
+        assert run.read_ended(load) == Counter({"its job is running": 12})
+        assert list(run.records()) == [] and run.counts() == (0, 0)
+        emu.batch_options(seconds=0)
+        assert run.read_ended(load) == Counter()
+        found = list(run.records())
+        assert [r["index"] for r in found] == list(range(12)) and run.counts() == (12, 0)
+        assert set(found[0]["value"]) == {"name", "country"}
+    assert loaded == [f"cities_openai_{workdir.name}:capital".replace("-", "_")] * 2
+    with pytest.raises(ConfigurationError, match="no checkpoint at"):
+        RecordedRun(workdir / "missing.sqlite")
