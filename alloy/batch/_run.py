@@ -2,15 +2,17 @@
 
 1. Every row is read, bound and keyed as in an online run; rows finished in an earlier run come
    from the checkpoint, and rows already in a submitted batch are not submitted again.
-2. Each remaining row's first request is made exactly as its online call would make it (the
-   command's engine runs up to its first model request, input rails included) and built by the
-   adapter into the wire body. Rows with the same key share one request.
+2. Each remaining row's first request is made exactly as its online call would make it: the
+   row's call is started from the run's ``Prepared`` and stepped to its first ``CallModel``
+   (input rails included), whose request the adapter builds into the wire body. Rows with the
+   same key share one request.
 3. The requests go out in batches no larger than the provider allows, each recorded in the
    checkpoint before it is submitted and again with its job id after, so a process killed at any
    point finds its jobs instead of submitting them twice.
 4. The jobs are polled until they end; each answer is matched to its rows by custom id (never by
-   position) and read by the row's own engine as its first reply, so the output type, checks and
-   re-asks apply as online: an answer that fails validation is re-asked online. A request that
+   position) and sent to a fresh call of the row, stepped again to its first request
+   (``engine.send(reply)``), so the output type, checks and re-asks apply as online: an answer
+   that fails validation is re-asked online. A request that
    failed, expired or was cancelled runs online (``batch_retry="online"``) or goes in a
    follow-up batch (``"batch"``, up to ``batch_rounds`` rounds, then online).
 5. ``alloy batch results`` reads the answers of ended jobs from another process in the same
@@ -28,18 +30,18 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .._types import Request, Response, StreamEvent, Usage
-from .._wrapper import WrapperModel, unwrapped
+from .._engine import CallModel
+from .._types import Request, Response, Result
+from .._wrapper import unwrapped
 from ..errors import CommandError, ConfigurationError
 from ..events import BatchFinished, BatchSubmitted
 from ..pricing import cost as price
-from ..providers._base import SDKModel
 from ..rows._checkpoint import Checkpoint
 from ..rows._inputs import KEYED_OPTIONS, row_key
 from ..rows._records import Args, Failed, Ok, Row
@@ -188,15 +190,29 @@ class BatchRun(Run):
         args, kwargs = tuple(given["args"]), dict(given["kwargs"])
         if row_key(setup.run, args, kwargs) != key:
             return "the command here is not the one the run called"
-        rows = _Pending([position], [Args(*args, **kwargs)], args, kwargs)
-        answered = _Answered(outcome, _Capture(setup.prepared.runtime.model), wire.model)
         try:
-            row = await self._answer(setup, key, rows, answered)
-        except _Captured:
-            return "its answer needs a call online"
-        if answered.reply is not None:  # the call stopped before it read the answer
+            call = await setup.prepared.abegin(args, kwargs)
+            first = await call.astep()
+        except ConfigurationError:
+            raise
+        except Exception:  # its prompt function or an input rail failed
             return "its call stopped before it read the answer"
-        return row
+        if not isinstance(first, CallModel):
+            return "its call stopped before it read the answer"
+        reply = _reply(wire, outcome, first.request)
+        if reply is None:
+            call.engine.close()
+            return "its answer needs a call online"
+        try:
+            end: Result[Any] | CallModel | Exception = await call.astep(reply)
+        except ConfigurationError:
+            raise
+        except Exception as error:  # the answer failed the row (a check, a rail...)
+            end = error
+        if isinstance(end, CallModel):  # a re-ask, a tool round: a call the run makes
+            call.engine.close()
+            return "its answer needs a call online"
+        return self._discounted(self._row(position, key, Args(*args, **kwargs), end), reply)
 
     # -- submitting --
     async def _submit(
@@ -280,18 +296,22 @@ class BatchRun(Run):
             await self._submit(setup, wire, pending, checkpoint, held, keys, given_tag=tag)
 
     async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
-        """The row's first model request, made by its engine as the online call would make
-        it; or what stopped the row before any request (a rail, its prompt function)."""
-        runtime = setup.prepared.runtime
-        capture = replace(runtime, model=_Capture(runtime.model), fallbacks=(), handlers=())  # type: ignore[arg-type]
+        """The row's first model request, made by its call as the online call would make it
+        (stepped to its first ``CallModel``, told to nobody: the call the batch's answer is
+        sent to tells them); or what stopped the row before any request (a rail, its prompt
+        function)."""
+        prepared = setup.prepared
+        quiet = prepared.with_runtime(replace(prepared.runtime, handlers=()))
         try:
-            await setup.prepared.with_runtime(capture).arun(rows.args, dict(rows.kwargs))
-        except _Captured as captured:
-            return captured.request
+            call = await quiet.abegin(rows.args, dict(rows.kwargs))
+            first = await call.astep()
         except ConfigurationError:
             raise
         except Exception as error:
             return error
+        if isinstance(first, CallModel):
+            call.engine.close()
+            return first.request
         return CommandError("the call ended without asking the model", command=self.spec.name)
 
     # -- collecting --
@@ -356,23 +376,42 @@ class BatchRun(Run):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
                 rows = pending.pop(key)
-                answered = _Answered(outcome, setup.prepared.runtime.model, wire.model)
-                row = await self._answer(setup, key, rows, answered)
+                row = await self._answer(setup, wire, key, rows, outcome)
                 self._finish(setup, key, rows, row, checkpoint, held)
 
         await asyncio.gather(*(one(key) for key in keys))
 
     async def _answer(
-        self, setup: _Setup, key: str, rows: _Pending, answered: _Answered
+        self, setup: _Setup, wire: Wire, key: str, rows: _Pending, outcome: Outcome
     ) -> Row[Any]:
-        """The row's call, with the batch's answer (``answered``) as its first reply."""
-        runtime = replace(setup.prepared.runtime, model=answered)  # type: ignore[arg-type]
-        prepared = setup.prepared.with_runtime(runtime)
-        call = prepared.arun(rows.args, dict(rows.kwargs))
-        row = await self._call(rows.indices[0], rows.items[0], key, call)
-        used = answered.used
-        if used is not None and used.total_tokens and row.cost is not None:
-            full = price(used, setup.plan.model)
+        """The row's call, with the batch's answer as the reply to its first request: a fresh
+        call of the row is stepped to that request and sent the answer, and goes on as online
+        (a re-ask or a tool round asks the model). An answer the adapter cannot read is asked
+        online instead."""
+        answered: list[Response] = []
+
+        async def call() -> Result[Any]:
+            started = await setup.prepared.abegin(rows.args, dict(rows.kwargs))
+            first = await started.astep()
+            if not isinstance(first, CallModel):
+                assert isinstance(first, Result)
+                return first
+            reply = _reply(wire, outcome, first.request)
+            if reply is None:
+                return await started.arun(await started.aask(first))
+            answered.append(reply)
+            return await started.arun(reply)
+
+        row = await self._call(rows.indices[0], rows.items[0], key, call())
+        return self._discounted(row, *answered)
+
+    def _discounted(self, row: Row[Any], reply: Response | None = None) -> Row[Any]:
+        """``row`` with the batched turn (``reply``, the batch's answer) at the batch price."""
+        if reply is None:
+            return row
+        used = reply.usage
+        if used.total_tokens and row.cost is not None:
+            full = price(used, self.prepared.plan.model)
             if full is not None:
                 row = replace(row, cost=row.cost - full * (1 - BATCH_PRICE))
         return row
@@ -453,68 +492,22 @@ class BatchRun(Run):
         )
 
 
-class _Captured(BaseException):
-    """Carries a row's first request out of its engine (a BaseException, so nothing in the
-    engine's way mistakes it for a failure to handle)."""
-
-    def __init__(self, request: Request) -> None:
-        super().__init__("captured")
-        self.request = request
-
-
-class _Capture(WrapperModel):
-    """A model whose one answer is to hand its request over (see ``_first_request``; reading
-    answers from the shell, it stops a row that wants a call online)."""
-
-    def request(self, request: Request) -> Response:
-        raise _Captured(request)
-
-    async def arequest(self, request: Request) -> Response:
-        raise _Captured(request)
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        raise _Captured(request)
-
-    def astream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        raise _Captured(request)
-
-
 #: Why an answer may hold no output and still be the model's answer, read as online.
 _SAID_WHY = frozenset({"length", "refusal", "content_filter"})
 
 
-class _Answered(WrapperModel):
-    """``model``, except that its first request is answered by ``reply`` (the batch's), read
-    by the provider's adapter as an online reply is. One it cannot read is asked online: a
-    reply the adapter refuses, or one with no output at all and no reason for it (a 200 line
-    with no ``choices`` or ``content``). ``used`` is the usage of the batched answer, once read."""
-
-    def __init__(self, reply: Any, model: Any, adapter: SDKModel) -> None:
-        super().__init__(model)
-        self.reply = reply
-        self.adapter = adapter
-        self.used: Usage | None = None
-
-    def _first(self, request: Request) -> Response | None:
-        reply, self.reply = self.reply, None
-        if reply is None:
-            return None
-        try:
-            response = self.adapter.read(self.adapter.parse, reply, request)
-        except CommandError:  # an answer the adapter cannot read: ask online instead
-            return None
-        if not response.parts and response.finish_reason not in _SAID_WHY:
-            return None  # an answer with nothing in it: ask online instead
-        self.used = response.usage
-        return response
-
-    def request(self, request: Request) -> Response:
-        first = self._first(request)
-        return first if first is not None else self.wrapped.request(request)
-
-    async def arequest(self, request: Request) -> Response:
-        first = self._first(request)
-        return first if first is not None else await self.wrapped.arequest(request)
+def _reply(wire: Wire, outcome: Outcome, request: Request) -> Response | None:
+    """The batch's answer to ``request``, read by the provider's adapter as an online reply
+    is; None for one to ask online instead: a reply the adapter refuses, or one with no output
+    at all and no reason for it (a 200 line with no ``choices`` or ``content``)."""
+    adapter = wire.model
+    try:
+        response = adapter.read(adapter.parse, outcome, request)
+    except CommandError:
+        return None
+    if not response.parts and response.finish_reason not in _SAID_WHY:
+        return None
+    return response
 
 
 def _read_all(wire: Wire, job: str) -> list[tuple[str, Outcome]]:

@@ -301,3 +301,54 @@ def test_nothing_outside_providers_names_a_provider() -> None:
         for where in provider_names_in(path.read_text(encoding="utf-8"), names, adapters, name):
             found.append(f"{name} {where}")
     assert not found, "provider names outside alloy/providers/:\n" + "\n".join(found)
+
+
+#: The outlets: they stand on the call seam (``alloy._call``), never on ``Command``'s insides.
+OUTLETS = ("alloy.rows", "alloy.batch", "alloy.serve")
+
+
+def _in_outlets() -> Iterator[tuple[str, ast.AST]]:
+    for name, path in modules().items():
+        if name.startswith(tuple(f"{outlet}." for outlet in OUTLETS)) or name in OUTLETS:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                yield name, node
+
+
+def test_the_outlets_import_no_private_of_command() -> None:
+    found = []
+    for name, node in _in_outlets():
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_command"):
+            found += [f"{name}: {alias.name}" for alias in node.names if alias.name[0] == "_"]
+    assert not found, "outlets importing privates of alloy._command:\n" + "\n".join(found)
+
+
+def _command_privates() -> set[str]:
+    """The private members of ``Command``: its methods and the attributes it sets."""
+    tree = ast.parse((PACKAGE / "_command.py").read_text(encoding="utf-8"))
+    (command,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Command"]
+    names = set()
+    for node in ast.walk(command):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and isinstance(node.ctx, ast.Store)
+        ):
+            names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.endswith("__")}
+
+
+def test_the_outlets_reach_no_private_of_a_command() -> None:
+    """Rows, batch and serve hold a ``Prepared`` (``alloy._call``), not a command's insides."""
+    privates = _command_privates()
+    assert {"_fn", "_spec", "_call_options"} <= privates
+    found = sorted(
+        f"{name}: .{node.attr}"
+        for name, node in _in_outlets()
+        if isinstance(node, ast.Attribute)
+        and node.attr in privates
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    )
+    assert not found, "outlets reaching privates of Command:\n" + "\n".join(found)
