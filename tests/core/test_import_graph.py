@@ -304,7 +304,7 @@ def test_nothing_outside_providers_names_a_provider() -> None:
 
 
 #: The outlets: they stand on the call seam (``alloy._call``), never on ``Command``'s insides.
-OUTLETS = ("alloy.rows", "alloy.batch", "alloy.serve")
+OUTLETS = ("alloy.rows", "alloy.batch", "alloy.serve", "alloy.cli")
 
 
 def _in_outlets() -> Iterator[tuple[str, ast.AST]]:
@@ -352,3 +352,28 @@ def test_the_outlets_reach_no_private_of_a_command() -> None:
         and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
     )
     assert not found, "outlets reaching privates of Command:\n" + "\n".join(found)
+
+
+def _in_cli(name: str) -> bool:
+    return name == "alloy.cli" or name.startswith("alloy.cli.")
+
+
+def test_the_command_line_is_the_top_and_uses_public_faces() -> None:
+    """The command line stands on top: no module of alloy imports ``alloy.cli`` but
+    ``alloy.__main__``, which runs it. Each verb reaches another package through its public
+    face (``alloy.rows``, ``alloy.batch``, ``alloy.serve``...), never its underscore modules."""
+    edges = graph()
+    above = sorted(
+        name
+        for name, targets in edges.items()
+        if not _in_cli(name) and name != "alloy.__main__" and any(map(_in_cli, targets))
+    )
+    assert not above, f"modules importing the command line: {above}"
+    private = sorted(
+        f"{name} -> {target}"
+        for name, targets in edges.items()
+        if _in_cli(name)
+        for target in targets
+        if not _in_cli(target) and any(part.startswith("_") for part in target.split(".")[2:])
+    )
+    assert not private, "the command line reaching into privates:\n" + "\n".join(private)
