@@ -281,6 +281,12 @@ class Plan:
     #: filtered is handed back instead of raised, and a streamed reply that reached the caller
     #: is not sent again.
     hand_back: bool = False
+    #: Forced tool use (``Request.tool_choice``): ``"required"`` or a tool's name; None: the
+    #: model chooses.
+    tool_choice: str | None = None
+    #: False: at most one tool call per reply; the provider is told where it takes the setting,
+    #: and a handed-back reply keeps only its first call.
+    parallel_tool_calls: bool = True
 
     @cached_property
     def request_parts(self) -> RequestParts:
@@ -576,6 +582,8 @@ class _Run:
             parts.output_spec,
             parts.settings,
             self.plan.stream,
+            self.plan.tool_choice if tools else None,
+            self.plan.parallel_tool_calls,
         )
 
     # -- errors with context --
@@ -929,7 +937,17 @@ class _Run:
         self, response: Response, calls: tuple[ToolCall, ...]
     ) -> Generator[Effect, Any, Result[Any]]:
         """The model's tool calls, for the caller to run: each after the tool rails (which may
-        rewrite its arguments), the text beside them after the output rails."""
+        rewrite its arguments), the text beside them after the output rails. Without
+        parallel tool calls only the first is handed back (and kept in the conversation)."""
+        if not self.plan.parallel_tool_calls and len(calls) > 1:
+            dropped = {call.id for call in calls[1:]}
+            calls = calls[:1]
+            response = replace(
+                response,
+                parts=tuple(
+                    [p for p in response.parts if not (isinstance(p, ToolCall) and p.id in dropped)]
+                ),
+            )
         tool_rails = self.rails("tool")
         checked = []
         for call in calls:

@@ -301,6 +301,11 @@ class Request:
     output: OutputSpec | None = None
     settings: ModelSettings = field(default_factory=ModelSettings)
     stream: bool = False
+    #: Forced tool use: ``"required"`` (some tool) or the name of the tool the model must
+    #: call; None lets the model choose. Only with ``tools``.
+    tool_choice: str | None = None
+    #: False: at most one tool call per reply (sent where the provider takes the setting).
+    parallel_tool_calls: bool = True
 
 
 @quick_init
@@ -501,6 +506,8 @@ class Capabilities:
     native_schema: bool = True
     tools: bool = True
     strict_tools: bool = False
+    #: Whether the model can be made to call a tool (``Request.tool_choice``).
+    forced_tools: bool = True
 
     def default_output_mode(self) -> OutputMode:
         if self.native_schema:

@@ -148,6 +148,11 @@ def _request_fields(request: Request) -> dict[str, Any]:
     fields = _shallow(request)
     fields["settings"] = _shallow(request.settings)
     del fields["settings"]["timeout"]
+    # Left out at their defaults, so the keys of requests that force nothing stay as they were.
+    if request.tool_choice is None:
+        del fields["tool_choice"]
+    if request.parallel_tool_calls:
+        del fields["parallel_tool_calls"]
     return fields
 
 

@@ -279,6 +279,11 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
                 for name in used
             ]
             tool_choice = {"type": "none"}
+    if request.tools and request.tool_choice is not None:
+        forced = request.tool_choice
+        tool_choice = {"type": "any"} if forced == "required" else {"type": "tool", "name": forced}
+    if request.tools and not request.parallel_tool_calls:
+        tool_choice = {**(tool_choice or {"type": "auto"}), "disable_parallel_tool_use": True}
     if tools:
         body["tools"] = tools
     if tool_choice is not None:

@@ -234,6 +234,12 @@ def config_dict(request: Request, model_id: str) -> dict[str, Any]:
     if spec is not None:
         how = "output function" if output_tool else spec.mode
         logger.debug("gemini %s: output mode %s (sent as %s)", model_id, spec.mode, how)
+    forced = request.tool_choice
+    if request.tools and forced is not None:
+        names = [t.name for t in request.tools] if forced == "required" else [forced]
+        config["tool_config"] = {
+            "function_calling_config": {"mode": "ANY", "allowed_function_names": names}
+        }
     if declarations:
         config["tools"] = [{"function_declarations": declarations}]
         config["automatic_function_calling"] = {"disable": True}

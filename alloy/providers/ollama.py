@@ -88,7 +88,8 @@ logger = logging.getLogger("alloy.providers.ollama")
 PROVIDER = "ollama"
 CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
-CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False)
+#: Ollama cannot be made to call a tool (``tool_choice`` is not in its API).
+CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False, forced_tools=False)
 
 
 def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -119,6 +119,15 @@ def build(
         )
     if tools:
         body["tools"] = tools
+        forced = request.tool_choice
+        if forced is not None:
+            body["tool_choice"] = (
+                forced
+                if forced == "required"
+                else {"type": "function", "function": {"name": forced}}
+            )
+        if not request.parallel_tool_calls:
+            body["parallel_tool_calls"] = False
     settings = request.settings
     refuse_cache_names(settings, "OpenAI", key=True)
     temperature = temperature_for(model_id, settings, notice or TemperatureNotice())

@@ -113,6 +113,13 @@ def build(
         body["tool_choice"] = "required" if others else {"type": "function", "name": spec.name}
     if tools:
         body["tools"] = tools
+        forced = request.tool_choice
+        if forced is not None:
+            body["tool_choice"] = (
+                forced if forced == "required" else {"type": "function", "name": forced}
+            )
+        if not request.parallel_tool_calls:
+            body["parallel_tool_calls"] = False
     if is_reasoning_model(model_id):
         body["include"] = [ENCRYPTED_REASONING]
     settings = request.settings

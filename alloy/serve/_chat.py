@@ -3,8 +3,9 @@
 Supported: ``model`` (a RailConfig's name), ``messages`` (system, developer, user, assistant
 with tool calls, tool; text content), ``stream`` with ``stream_options.include_usage``,
 ``temperature``, ``max_tokens`` / ``max_completion_tokens``, ``response_format`` (``text`` or
-``json_schema``), function ``tools`` with ``tool_choice`` ``auto`` or ``none``, ``n`` = 1 and
-``parallel_tool_calls`` = true. Anything else is a 400 naming the field.
+``json_schema``), function ``tools`` with ``tool_choice`` (``auto``, ``none``, ``required`` or a
+function by name) and ``parallel_tool_calls``, and ``n`` = 1. Anything else is a 400 naming
+the field.
 """
 
 from __future__ import annotations
@@ -77,7 +78,6 @@ def read(
     config = rail_config(fields, configs)
     if fields.get("n", 1) != 1:
         raise unsupported("n", "only n=1 is")
-    parallel_tool_calls(fields)
     stream = flag(fields, "stream")
     options = given(
         as_object(fields.get("stream_options", {}), "stream_options"),
@@ -91,8 +91,7 @@ def read(
         _tool(tool, f"tools[{index}]")
         for index, tool in enumerate(as_list(fields.get("tools", []), "tools"))
     )
-    if not tool_choice(fields):
-        tools = ()
+    tools, forced = tool_choice(fields, tools, nested=True)
     call = ChatCall(
         config=config,
         messages=messages,
@@ -103,6 +102,8 @@ def read(
         max_tokens=token_limit(fields, "max_completion_tokens", "max_tokens"),
         stream=stream,
         api_key=api_key,
+        tool_choice=forced,
+        parallel_tool_calls=parallel_tool_calls(fields),
     )
     return call, options.get("include_usage") is True
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._answer import TextReader
 from .._call import Call, Prepared, Spec, prepare
 from .._config import check_options
 from .._drivers import aclose
-from .._engine import HandedBack
+from .._engine import HandedBack, Plan
 from .._output import OutputType, SchemaOutput, TextOutput
 from .._types import (
     Message,
@@ -39,6 +39,7 @@ from .._types import (
     ToolDefinition,
     Usage,
 )
+from ._errors import ServeError
 from ._rails import RailConfig
 
 
@@ -58,6 +59,10 @@ class ChatCall:
     stream: bool = False
     #: The caller's own provider key (only with pass-through on).
     api_key: str | None = None
+    #: Forced tool use: ``"required"`` or the name of the tool to call; None: the model picks.
+    tool_choice: str | None = None
+    #: False: at most one tool call in the answer.
+    parallel_tool_calls: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,8 +146,30 @@ class Proxy:
             tool_definitions=call.tools,
             hand_back=True,
         )
+        if call.tool_choice is not None or not call.parallel_tool_calls:
+            prepared = replace(prepared, plan=_with_tool_use(prepared.plan, call))
         system = [System(call.system)] if call.system is not None else []
         return prepared, prepared.begin(([*system, *call.messages],), {})
+
+
+def _with_tool_use(plan: Plan, call: ChatCall) -> Plan:
+    """``plan`` and its fallbacks forcing the tool use ``call`` asks for; a 400 naming the
+    first model that cannot be made to call a tool, when one is forced."""
+    if call.tool_choice is not None and not plan.capabilities.forced_tools:
+        raise ServeError(
+            400,
+            f"The model {plan.model!r} behind {call.config.name!r} cannot be made to call a "
+            "tool; send tool_choice 'auto'",
+            type="invalid_request_error",
+            param="tool_choice",
+            code="unsupported_parameter",
+        )
+    return replace(
+        plan,
+        tool_choice=call.tool_choice,
+        parallel_tool_calls=call.parallel_tool_calls,
+        fallbacks=tuple([_with_tool_use(each, call) for each in plan.fallbacks]),
+    )
 
 
 def _spec(rail: RailConfig, output: OutputType) -> Spec:

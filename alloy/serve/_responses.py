@@ -4,7 +4,8 @@ Supported: ``model`` (a RailConfig's name), ``input`` (a string, or messages,
 ``function_call`` and ``function_call_output`` items, as a previous response's ``output``
 gives them), ``instructions``, ``stream``, ``temperature``, ``max_output_tokens``,
 ``text.format`` (``text`` or ``json_schema``), function ``tools`` with ``tool_choice``
-``auto`` or ``none``, and ``parallel_tool_calls`` = true. Nothing is stored: ``store``,
+(``auto``, ``none``, ``required`` or a function by name) and ``parallel_tool_calls``.
+Nothing is stored: ``store``,
 ``previous_response_id`` and the rest are refused with a 400 naming the field.
 """
 
@@ -67,7 +68,6 @@ def read(body: Any, configs: Mapping[str, RailConfig], api_key: str | None) -> C
     """The call a Responses body asks for."""
     fields = given(as_object(body, "body"), FIELDS)
     config = rail_config(fields, configs)
-    parallel_tool_calls(fields)
     system = fields.get("instructions")
     if system is not None:
         system = as_text(system, "instructions")
@@ -78,8 +78,7 @@ def read(body: Any, configs: Mapping[str, RailConfig], api_key: str | None) -> C
         _tool(tool, f"tools[{index}]")
         for index, tool in enumerate(as_list(fields.get("tools", []), "tools"))
     )
-    if not tool_choice(fields):
-        tools = ()
+    tools, forced = tool_choice(fields, tools, nested=False)
     return ChatCall(
         config=config,
         messages=messages,
@@ -90,6 +89,8 @@ def read(body: Any, configs: Mapping[str, RailConfig], api_key: str | None) -> C
         max_tokens=token_limit(fields, "max_output_tokens"),
         stream=flag(fields, "stream"),
         api_key=api_key,
+        tool_choice=forced,
+        parallel_tool_calls=parallel_tool_calls(fields),
     )
 
 
@@ -277,10 +278,10 @@ def _response(
         "max_output_tokens": call.max_tokens,
         "model": call.config.name,
         "output": output,
-        "parallel_tool_calls": True,
+        "parallel_tool_calls": call.parallel_tool_calls,
         "temperature": call.temperature,
         "text": {"format": fmt},
-        "tool_choice": "auto",
+        "tool_choice": _choice(call),
         "tools": [
             {
                 "type": "function",
@@ -295,6 +296,15 @@ def _response(
         "usage": usage,
         "metadata": {},
     }
+
+
+def _choice(call: ChatCall) -> Any:
+    """The request's ``tool_choice`` as Responses echoes it."""
+    if call.tool_choice is None:
+        return "auto"
+    if call.tool_choice == "required":
+        return "required"
+    return {"type": "function", "name": call.tool_choice}
 
 
 def _status(answer: Answer) -> str:

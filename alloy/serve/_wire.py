@@ -158,20 +158,50 @@ def tool_definition(
     )
 
 
-def tool_choice(fields: Mapping[str, Any]) -> bool:
-    """Whether tools are offered: ``auto`` (the default) offers them, ``none`` does not; any
-    other choice is refused (alloy's requests cannot force a tool for the caller)."""
+def tool_choice(
+    fields: Mapping[str, Any], tools: tuple[ToolDefinition, ...], nested: bool
+) -> tuple[tuple[ToolDefinition, ...], str | None]:
+    """The tools offered and the forced choice (``"required"``, a tool's name, or None).
+
+    ``auto`` (the default) offers the tools, ``none`` offers none, ``required`` forces some
+    tool and ``{"type": "function", ...}`` forces the one it names: under ``function.name``
+    (Chat Completions, ``nested``) or ``name`` (Responses). Anything else is refused.
+    """
     choice = fields.get("tool_choice", "auto")
     if choice == "auto":
-        return True
+        return tools, None
     if choice == "none":
-        return False
-    raise unsupported("tool_choice", "only 'auto' and 'none' are")
+        return (), None
+    if choice == "required":
+        if not tools:
+            raise invalid(
+                "tool_choice 'required' needs at least one tool in 'tools'", "tool_choice"
+            )
+        return tools, "required"
+    if isinstance(choice, Mapping) and choice.get("type") == "function":
+        if nested:
+            allowed = given(choice, {"type", "function"}, "tool_choice.")
+            function = given(
+                as_object(allowed.get("function"), "tool_choice.function"),
+                {"name"},
+                "tool_choice.function.",
+            )
+            param = "tool_choice.function.name"
+        else:
+            function = given(choice, {"type", "name"}, "tool_choice.")
+            param = "tool_choice.name"
+        name = as_text(function.get("name"), param)
+        if name not in {tool.name for tool in tools}:
+            raise invalid(f"tool_choice names {name!r}, which is not one of 'tools'", param)
+        return tools, name
+    raise unsupported("tool_choice", "use 'auto', 'none', 'required' or a function tool by name")
 
 
-def parallel_tool_calls(fields: Mapping[str, Any]) -> None:
-    if fields.get("parallel_tool_calls", True) is not True:
-        raise unsupported("parallel_tool_calls", "only true (the default) is")
+def parallel_tool_calls(fields: Mapping[str, Any]) -> bool:
+    """Whether the model may make more than one tool call in a reply (the default)."""
+    return flag(
+        {"parallel_tool_calls": fields.get("parallel_tool_calls", True)}, "parallel_tool_calls"
+    )
 
 
 def arguments(raw: Any, param: str) -> dict[str, Any]:

@@ -147,7 +147,10 @@ def test_an_input_rail_blocks_before_the_model_is_called(start: Start, on_emulat
     [
         ({"top_p": 0.5}, "top_p"),
         ({"n": 2}, "n"),
-        ({"tool_choice": "required"}, "tool_choice"),
+        (
+            {"tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "auto"}}},
+            "tool_choice",
+        ),
         ({"logprobs": True}, "logprobs"),
         ({"response_format": {"type": "json_object"}}, "response_format.type"),
         ({"extra_body": {"guardrails": "off"}}, "guardrails"),
