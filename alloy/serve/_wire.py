@@ -1,8 +1,8 @@
 """Reading the parts of the OpenAI wire format that Chat Completions and Responses share.
 
 Every field is either understood or refused: a request naming a field this server does not
-support gets a 400 naming it, never an answer that silently ignored it. A field sent as
-``null`` asks for nothing and is taken as absent.
+support gets a 400 naming it, never an answer that silently ignored it. A field that asks for
+nothing (``null``, an empty list or object, or OpenAI's default) is taken as absent.
 """
 
 from __future__ import annotations
@@ -70,12 +70,44 @@ def refuse_lone_surrogates(value: Any) -> None:
             stack.extend((field, f"{param}[{index}]") for index, field in enumerate(item))
 
 
+#: OpenAI's defaults for fields this server does not take: sent as the default, such a field
+#: asks for nothing (clients send them as they are), so it is taken as absent.
+DEFAULTS: Mapping[str, Any] = {
+    "top_p": 1,
+    "frequency_penalty": 0,
+    "presence_penalty": 0,
+    "logprobs": False,
+    "top_logprobs": 0,
+    "store": False,
+    "background": False,
+    "truncation": "disabled",
+    "service_tier": "auto",
+    "verbosity": "medium",
+}
+
+
+def asks_nothing(key: str, value: Any) -> bool:
+    """Whether a field's value asks for nothing: null, an empty list, object or text, or
+    OpenAI's default for it (:data:`DEFAULTS`)."""
+    if value is None or (isinstance(value, (list, dict, str)) and not value):
+        return True
+    if isinstance(value, bool) or isinstance(DEFAULTS.get(key), bool):
+        return type(value) is type(DEFAULTS.get(key)) and value == DEFAULTS[key]
+    return key in DEFAULTS and value == DEFAULTS[key]
+
+
 def given(body: Mapping[str, Any], allowed: Collection[str], where: str = "") -> dict[str, Any]:
-    """The non-null fields of ``body``; a 400 for any field not in ``allowed``."""
-    fields = {key: value for key, value in body.items() if value is not None}
-    for key in fields:
+    """The non-null fields of ``body``; a 400 for any field not in ``allowed`` unless it asks
+    for nothing (``include: []``, ``top_p: 1``: :func:`asks_nothing`)."""
+    fields = {}
+    for key, value in body.items():
+        if value is None:
+            continue
         if key not in allowed:
+            if asks_nothing(key, value):
+                continue
             raise unsupported(f"{where}{key}")
+        fields[key] = value
     return fields
 
 

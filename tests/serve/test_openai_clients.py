@@ -223,3 +223,60 @@ def test_each_provider_is_told_in_its_own_words(
         "gemini": {"mode": "ANY", "allowedFunctionNames": ["final_result"]},
     }[provider]
     assert sent(on_emulator.last_request(provider).body) == expected
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"include": []},
+        {"metadata": {}},
+        {"top_p": 1},
+        {"store": False},
+        {"truncation": "disabled"},
+        {"text": {"verbosity": "medium"}},
+    ],
+    ids=["include", "metadata", "top_p", "store", "truncation", "verbosity"],
+)
+def test_responses_fields_that_ask_for_nothing_are_accepted(
+    start: Start, on_emulator: Any, extra: dict[str, Any]
+) -> None:
+    on_emulator.push("openai", ReplyText("Hi."))
+    response = client(start()).responses.create(model="open", input="Hello", **extra)
+    assert response.output_text == "Hi."
+
+
+def test_the_agents_sdk_request_is_answered(start: Start, on_emulator: Any) -> None:
+    """The body the OpenAI Agents SDK's default Responses model sends for an agent with a
+    tool: ``include: []`` and ``tools`` with ``strict``; ``tool_choice`` and the rest omitted."""
+    on_emulator.push("openai", ReplyText("Done."))
+    body = {
+        "model": "open",
+        "instructions": "You are helpful.",
+        "input": [{"content": "Hello", "role": "user"}],
+        "include": [],
+        "tools": [RESPONSES_TOOL],
+        "stream": False,
+    }
+    response = client(start()).post(
+        "/responses", body=body, cast_to=openai.types.responses.Response
+    )
+    assert response.output_text == "Done."
+
+
+@pytest.mark.parametrize(
+    ("extra", "param"),
+    [
+        ({"include": ["reasoning.encrypted_content"]}, "include"),
+        ({"top_p": 0.5}, "top_p"),
+        ({"store": True}, "store"),
+        ({"truncation": "auto"}, "truncation"),
+        ({"metadata": {"a": "b"}}, "metadata"),
+    ],
+)
+def test_fields_that_ask_for_something_are_still_refused(
+    start: Start, on_emulator: Any, extra: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(start()).responses.create(model="open", input="Hello", **extra)
+    assert caught.value.body["param"] == param
+    assert on_emulator.requests == []
