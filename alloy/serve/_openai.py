@@ -19,7 +19,7 @@ from ._errors import ErrorBody, invalid
 from ._proxy import Proxy
 from ._rails import RailConfig
 from ._sse import error_response, stream_response
-from ._wire import read_body
+from ._wire import rail_config, read_body
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}
@@ -66,6 +66,10 @@ def _closer(*generators: AsyncGenerator[Any, None]) -> Callable[[], Awaitable[No
     return close
 
 
+def _model(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "alloy"}
+
+
 def add_routes(
     app: FastAPI, configs: Mapping[str, RailConfig], config: ServeConfig, proxy: Proxy
 ) -> None:
@@ -99,15 +103,14 @@ def add_routes(
 
     async def models() -> JSONResponse:
         """The rail configs, as OpenAI's model list: a caller picks one as its ``model``."""
-        return JSONResponse(
-            {
-                "object": "list",
-                "data": [
-                    {"id": name, "object": "model", "created": 0, "owned_by": "alloy"}
-                    for name in configs
-                ],
-            }
-        )
+        return JSONResponse({"object": "list", "data": [_model(name) for name in configs]})
+
+    async def model(model_id: str) -> Response:
+        """One rail config, as OpenAI's model object; 404 for a name no rail config has."""
+        try:
+            return JSONResponse(_model(rail_config({"model": model_id}, configs).name))
+        except Exception as error:
+            return error_response(error)
 
     tags: list[str | Enum] = ["openai-compatible"]
     app.add_api_route(
@@ -129,3 +132,11 @@ def add_routes(
         openapi_extra=_BODY,
     )
     app.add_api_route("/v1/models", models, methods=["GET"], tags=tags, summary="Rail configs")
+    app.add_api_route(
+        "/v1/models/{model_id:path}",
+        model,
+        methods=["GET"],
+        tags=tags,
+        summary="One rail config",
+        responses={404: _ERRORS[404]},
+    )

@@ -280,3 +280,16 @@ def test_fields_that_ask_for_something_are_still_refused(
         client(start()).responses.create(model="open", input="Hello", **extra)
     assert caught.value.body["param"] == param
     assert on_emulator.requests == []
+
+
+def test_models_retrieve_answers_for_each_rail_config(start: Start, on_emulator: Any) -> None:
+    api = client(start())
+    names = [model.id for model in api.models.list()]
+    assert names
+    for name in names:
+        model = api.models.retrieve(name)
+        assert (model.id, model.object, model.owned_by) == (name, "model", "alloy")
+    with pytest.raises(openai.NotFoundError) as caught:
+        api.models.retrieve("gpt-4o")
+    assert caught.value.status_code == 404
+    assert "'gpt-4o' does not exist" in caught.value.body["message"]
