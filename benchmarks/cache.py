@@ -116,7 +116,7 @@ def _hit_path(case: Case, location: str, scale: Scale) -> Figure:
     )
     reply_text = '{"value":' + rows_json.decode() + "}" if _wrapped(rows) else rows_json.decode()
     store = new_store(location)
-    inner = rows._plan(stream=False)[2].model  # the adapter itself: no cache is set here
+    inner = rows.prepare().model  # the adapter itself: no cache is set here
     request = Request(
         inner.model_id,
         (UserTurn(Text("Ada")),),

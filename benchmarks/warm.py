@@ -37,17 +37,13 @@ def _split(case: Case, scale: Scale) -> str:
     building, the SDK call, turning the SDK's reply into alloy's Response, and parsing. The
     rest -- settings, the engine, transcript and result -- is the core.
     """
-    from alloy import _engine
-    from alloy._command import render_prompt
-    from alloy._types import UserTurn
-
     command = case.command()
     raw = case.raw_sync()
-    prompt = render_prompt(command._fn("Ada"))
-    plan, model, _ = command._plan(stream=False)
-    run = _engine._Run(plan, prompt)
-    run.messages.append(UserTurn(prompt))
-    request = run.request(tools=True)
+    prepared = command.prepare()
+    model = prepared.model
+    engine = prepared.start(("Ada",))
+    request = next(engine).request  # no listener and no rail: the request comes first
+    engine.close()
 
     def adapter() -> object:
         return command.output_type.parse(model.request(request).text)
