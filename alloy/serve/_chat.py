@@ -20,6 +20,7 @@ from .._types import (
     Part,
     Text,
     ToolCall,
+    ToolCallDelta,
     ToolResult,
     UserTurn,
     dump_args,
@@ -274,9 +275,10 @@ def completion(answer: Answer, name: str) -> dict[str, Any]:
 
 
 async def chunks(
-    pieces: AsyncIterator[str | Answer], name: str, include_usage: bool
+    pieces: AsyncIterator[str | ToolCallDelta | Answer], name: str, include_usage: bool
 ) -> AsyncGenerator[bytes, None]:
-    """``chat.completion.chunk`` frames for the pieces, then ``[DONE]``."""
+    """``chat.completion.chunk`` frames for the pieces, then ``[DONE]``: text and tool-call
+    argument deltas as they come, then what the Answer adds (the calls not streamed)."""
     base = {
         "id": new_id("chatcmpl-"),
         "object": "chat.completion.chunk",
@@ -294,6 +296,9 @@ async def chunks(
         return frame(data)
 
     started = False
+    #: Each streamed call's place among the answer's tool calls, by the model's index.
+    places: dict[int, int] = {}
+    streamed_ids: set[str | None] = set()
     async for piece in pieces:
         if isinstance(piece, str):
             if not started:
@@ -301,12 +306,28 @@ async def chunks(
                 yield chunk({"role": "assistant", "content": ""})
             yield chunk({"content": piece})
             continue
+        if isinstance(piece, ToolCallDelta):
+            if not started:
+                started = True
+                yield chunk({"role": "assistant", "content": None})
+            place = places.get(piece.index)
+            if place is None:
+                place = places[piece.index] = len(places)
+                streamed_ids.add(piece.id)
+                opened = {"name": piece.name, "arguments": piece.args_delta}
+                call = {"index": place, "id": piece.id, "type": "function", "function": opened}
+                yield chunk({"tool_calls": [call]})
+            elif piece.args_delta:
+                more = {"index": place, "function": {"arguments": piece.args_delta}}
+                yield chunk({"tool_calls": [more]})
+            continue
         answer = piece
         if not started:
             yield chunk({"role": "assistant", "content": None if answer.tool_calls else ""})
         if answer.refusal is not None:
             yield chunk({"refusal": answer.refusal})
-        for index, call in enumerate(_tool_calls(answer)):
+        rest = [call for call in _tool_calls(answer) if call["id"] not in streamed_ids]
+        for index, call in enumerate(rest, start=len(places)):
             yield chunk({"tool_calls": [{"index": index, **call}]})
         yield chunk({}, _FINISH[answer.finish])
         if include_usage:

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._answer import TextReader
+from .._answer import Reader
 from .._call import Call, Prepared, Spec, prepare
 from .._config import check_options
 from .._drivers import aclose
@@ -94,12 +94,14 @@ class Proxy:
         _, started = self._start(call)
         return _answer(call, await started.arun())
 
-    async def stream(self, call: ChatCall) -> AsyncGenerator[str | Answer, None]:
-        """Text pieces as they may be shown, then the Answer (after the rails).
+    async def stream(self, call: ChatCall) -> AsyncGenerator[str | ToolCallDelta | Answer, None]:
+        """Text pieces and tool-call argument deltas as they may be shown, then the Answer
+        (after the rails).
 
         With output rails, or a JSON answer read from a tool call (by the model or by a
         fallback), nothing is yielded before the answer is whole and railed; its text then
-        comes as one piece.
+        comes as one piece. With tool rails, tool calls come whole in the Answer (the rails
+        judge each call before the caller sees it).
         """
         prepared, started = self._start(call)
         plan = prepared.plan
@@ -110,7 +112,13 @@ class Proxy:
         results: list[Any] = []
         # A held answer shows nothing while it streams, so a reply that breaks off is still
         # asked again (and may fall over to a fallback): none of it reached the caller.
-        reader = _HELD if hold else TextReader()
+        reader: Reader[Any] = (
+            _HELD
+            if hold
+            else _Shown(
+                tool_deltas=not plan.rails_of("tool"), one_call=not call.parallel_tool_calls
+            )
+        )
         pieces = started.aread(reader, results.append)
         try:
             async for piece in pieces:
@@ -203,6 +211,39 @@ def _loaded(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return _UNREADABLE
+
+
+class _Shown:
+    """Reads a stream as it reaches the caller: its text, and its tool calls' argument deltas
+    as the model makes them (``tool_deltas``; only the first call's with ``one_call``, as the
+    engine then hands back only the first)."""
+
+    def __init__(self, *, tool_deltas: bool, one_call: bool) -> None:
+        self.tool_deltas = tool_deltas
+        self.one_call = one_call
+        self.first: int | None = None
+
+    def begin(self, request: Request) -> tuple[str, ...]:
+        self.first = None
+        return ()
+
+    def feed(self, delta: TextDelta | ToolCallDelta) -> tuple[str | ToolCallDelta, ...]:
+        if type(delta) is TextDelta:
+            return (delta.text,) if delta.text else ()
+        if not self.tool_deltas or not isinstance(delta, ToolCallDelta):
+            return ()
+        if self.one_call:
+            if self.first is None:
+                self.first = delta.index
+            elif delta.index != self.first:
+                return ()
+        return (delta,)
+
+    def finish(self, result: Result[Any]) -> tuple[str, ...]:
+        return ()
+
+    def event(self, output: Any) -> None:
+        return None
 
 
 class _Held:

@@ -21,6 +21,7 @@ from .._types import (
     Part,
     Text,
     ToolCall,
+    ToolCallDelta,
     ToolResult,
     UserTurn,
     dump_args,
@@ -321,9 +322,10 @@ def response(answer: Answer, call: ChatCall) -> dict[str, Any]:
 
 
 async def events(
-    pieces: AsyncIterator[str | Answer], call: ChatCall
+    pieces: AsyncIterator[str | ToolCallDelta | Answer], call: ChatCall
 ) -> AsyncGenerator[bytes, None]:
-    """The Responses stream events for the pieces, ending with ``response.completed``."""
+    """The Responses stream events for the pieces, ending with ``response.completed``: text
+    and function-call argument deltas as they come, each output item at the place it opened."""
     rid, created = new_id("resp_"), now()
     sequence = 0
 
@@ -340,12 +342,16 @@ async def events(
     yield emit("response.created", response=started)
     yield emit("response.in_progress", response=started)
     message_id = new_id("msg_")
-    where = {"item_id": message_id, "output_index": 0, "content_index": 0}
-    opened = False
+    where: dict[str, Any] | None = None  # the open message's place, once text came
+    #: Each streamed function call's output index and item id, by the model's index.
+    streamed: dict[int, tuple[int, str]] = {}
+    by_call_id: dict[str | None, tuple[int, str]] = {}
+    places = 0
     async for piece in _chain(first, pieces):
         if isinstance(piece, str):
-            if not opened:
-                opened = True
+            if where is None:
+                where = {"item_id": message_id, "output_index": places, "content_index": 0}
+                places += 1
                 item = {
                     "id": message_id,
                     "type": "message",
@@ -353,55 +359,87 @@ async def events(
                     "role": "assistant",
                     "content": [],
                 }
-                yield emit("response.output_item.added", output_index=0, item=item)
+                yield emit(
+                    "response.output_item.added", output_index=where["output_index"], item=item
+                )
                 empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
                 yield emit("response.content_part.added", **where, part=empty)
             yield emit("response.output_text.delta", **where, delta=piece, logprobs=[])
             continue
+        if isinstance(piece, ToolCallDelta):
+            place = streamed.get(piece.index)
+            if place is None:
+                item_id = "fc_" + (piece.id or new_id(""))
+                place = streamed[piece.index] = by_call_id[piece.id] = (places, item_id)
+                places += 1
+                opened: dict[str, Any] = {
+                    "id": item_id,
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "call_id": piece.id,
+                    "name": piece.name,
+                    "arguments": "",
+                }
+                yield emit("response.output_item.added", output_index=place[0], item=opened)
+            if piece.args_delta:
+                yield emit(
+                    "response.function_call_arguments.delta",
+                    item_id=place[1],
+                    output_index=place[0],
+                    delta=piece.args_delta,
+                )
+            continue
         answer = piece
-        output: list[dict[str, Any]] = []
-        if opened:
+        output: list[tuple[int, dict[str, Any]]] = []
+        if where is not None:
             message = _message_item(message_id, answer.text, None, _status(answer))
             yield emit("response.output_text.done", **where, text=answer.text or "", logprobs=[])
             yield emit("response.content_part.done", **where, part=message["content"][0])
-            yield emit("response.output_item.done", output_index=0, item=message)
-            output.append(message)
-        elif answer.refusal is not None or not answer.tool_calls:
+            yield emit(
+                "response.output_item.done", output_index=where["output_index"], item=message
+            )
+            output.append((where["output_index"], message))
+        elif answer.refusal is not None or not (answer.tool_calls or streamed):
             message = _message_item(message_id, answer.text, answer.refusal, _status(answer))
-            yield emit("response.output_item.added", output_index=0, item=message)
-            yield emit("response.output_item.done", output_index=0, item=message)
-            output.append(message)
+            yield emit("response.output_item.added", output_index=places, item=message)
+            yield emit("response.output_item.done", output_index=places, item=message)
+            output.append((places, message))
+            places += 1
         for tool_call in answer.tool_calls:
             item = _call_item(tool_call)
-            index = len(output)
-            yield emit(
-                "response.output_item.added",
-                output_index=index,
-                item={**item, "status": "in_progress", "arguments": ""},
-            )
-            yield emit(
-                "response.function_call_arguments.delta",
-                item_id=item["id"],
-                output_index=index,
-                delta=item["arguments"],
-            )
+            index, item_id = by_call_id.get(tool_call.id) or (places, str(item["id"]))
+            item["id"] = item_id
+            if tool_call.id not in by_call_id:
+                places += 1
+                yield emit(
+                    "response.output_item.added",
+                    output_index=index,
+                    item={**item, "status": "in_progress", "arguments": ""},
+                )
+                yield emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item_id,
+                    output_index=index,
+                    delta=item["arguments"],
+                )
             yield emit(
                 "response.function_call_arguments.done",
-                item_id=item["id"],
+                item_id=item_id,
                 output_index=index,
                 arguments=item["arguments"],
             )
             yield emit("response.output_item.done", output_index=index, item=item)
-            output.append(item)
-        final = _response(rid, created, call, _status(answer), output, _usage(answer))
+            output.append((index, item))
+        items = [item for _, item in sorted(output, key=lambda pair: pair[0])]
+        final = _response(rid, created, call, _status(answer), items, _usage(answer))
         kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         yield emit(kind, response=final)
     yield DONE
 
 
 async def _chain(
-    first: str | Answer, rest: AsyncIterator[str | Answer]
-) -> AsyncIterator[str | Answer]:
+    first: str | ToolCallDelta | Answer, rest: AsyncIterator[str | ToolCallDelta | Answer]
+) -> AsyncIterator[str | ToolCallDelta | Answer]:
     yield first
     async for piece in rest:
         yield piece

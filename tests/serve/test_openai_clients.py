@@ -293,3 +293,53 @@ def test_models_retrieve_answers_for_each_rail_config(start: Start, on_emulator:
         api.models.retrieve("gpt-4o")
     assert caught.value.status_code == 404
     assert "'gpt-4o' does not exist" in caught.value.body["message"]
+
+
+def test_streamed_tool_call_arguments_arrive_as_deltas_on_both_apis(
+    start: Start, on_emulator: Any
+) -> None:
+    """What instructor's ``create_partial`` (TOOLS mode) reads: many argument deltas, each
+    a longer partial of the call, not the whole call in one chunk."""
+    api = client(start())
+    review = {"title": "A long and winding title for the film", "stars": 4}
+    on_emulator.push("openai", ReplyToolCalls(ReplyToolCall("Rating", review, id="call_r")))
+    chunks = list(
+        api.chat.completions.create(model="open", messages=MESSAGES, stream=True, **INSTRUCTOR)
+    )
+    deltas = [call for c in chunks if c.choices for call in c.choices[0].delta.tool_calls or []]
+    assert len([d for d in deltas if d.function.arguments]) > 1
+    assert (deltas[0].id, deltas[0].function.name) == ("call_r", "Rating")
+    assert _streamed_calls(chunks) == [("Rating", review)]
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
+
+    on_emulator.push("openai", ReplyToolCalls(ReplyToolCall("Rating", review, id="call_s")))
+    with api.responses.stream(
+        model="open", input="Rate it.", tools=[RESPONSES_TOOL], tool_choice="required"
+    ) as events:
+        kinds = [event.type for event in events]
+        response = events.get_final_response()
+    assert kinds.count("response.function_call_arguments.delta") > 1
+    calls = [item for item in response.output if item.type == "function_call"]
+    assert [(c.call_id, json.loads(c.arguments)) for c in calls] == [("call_s", review)]
+
+
+def test_a_streamed_json_schema_answer_still_streams_as_text(
+    start: Start, on_emulator: Any
+) -> None:
+    from alloy.testing.emulator import ReplyJson
+
+    on_emulator.push("openai", ReplyJson({"title": "A long title for a film", "stars": 5}))
+    rating = {"name": "Rating", "schema": RATING_PARAMETERS, "strict": True}
+    chunks = list(
+        client(start()).chat.completions.create(
+            model="open",
+            messages=MESSAGES,
+            stream=True,
+            response_format={"type": "json_schema", "json_schema": rating},
+        )
+    )
+    pieces = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert len(pieces) > 1
+    assert json.loads("".join(pieces))["stars"] == 5

@@ -169,9 +169,16 @@ def test_the_callers_tools_come_back_as_tool_calls_and_are_never_run(
         )
         if stream:
             chunks = list(made)
-            calls = [
+            deltas = [
                 call for c in chunks if c.choices for call in c.choices[0].delta.tool_calls or []
             ]
+            # The arguments come as deltas: the first names the call, the rest add to it.
+            first = deltas[0]
+            first.function.arguments = "".join(d.function.arguments or "" for d in deltas)
+            assert {d.index for d in deltas} == {0} and [d.id for d in deltas[1:]] == [None] * (
+                len(deltas) - 1
+            )
+            calls = [first]
             finish = [c.choices[0].finish_reason for c in chunks if c.choices][-1]
         else:
             calls, finish = made.choices[0].message.tool_calls, made.choices[0].finish_reason
