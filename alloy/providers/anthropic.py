@@ -281,6 +281,12 @@ def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[s
             tool_choice = {"type": "none"}
     if request.tools and request.tool_choice is not None:
         forced = request.tool_choice
+        if thinking:
+            raise ConfigurationError(
+                f"Model 'anthropic:{model_id}' cannot be made to call a tool with extended "
+                "thinking on (the API refuses a forced tool_choice with thinking): let the "
+                "model choose, or turn thinking off"
+            )
         tool_choice = {"type": "any"} if forced == "required" else {"type": "tool", "name": forced}
     if request.tools and not request.parallel_tool_calls:
         tool_choice = {**(tool_choice or {"type": "auto"}), "disable_parallel_tool_use": True}

@@ -343,3 +343,17 @@ def test_a_streamed_json_schema_answer_still_streams_as_text(
     ]
     assert len(pieces) > 1
     assert json.loads("".join(pieces))["stars"] == 5
+
+
+def test_forcing_a_tool_on_claude_thinking_is_a_400_naming_the_model(
+    start: Start, on_emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALLOY_MODEL", "anthropic:claude-sonnet-4-6")
+    monkeypatch.setenv(
+        "ALLOY_EXTRA_JSON", '{"thinking": {"type": "enabled", "budget_tokens": 1024}}'
+    )
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(start()).chat.completions.create(model="open", messages=MESSAGES, **INSTRUCTOR)
+    assert "anthropic:claude-sonnet-4-6" in caught.value.body["message"]
+    assert "thinking" in caught.value.body["message"]
+    assert on_emulator.requests == []
