@@ -179,6 +179,11 @@ def test_without_parallel_tool_calls_one_call_comes_back_and_the_model_is_told(
     )
     assert [i.call_id for i in response.output if i.type == "function_call"] == ["call_a"]
     assert response.parallel_tool_calls is False
+    on_emulator.push("openai", two)
+    streamed = api.chat.completions.create(
+        model="open", messages=MESSAGES, stream=True, **LANGCHAIN
+    )
+    assert _streamed_calls(streamed) == [("Rating", {"title": "A", "stars": 1})]
     on_emulator.push("openai", ReplyText("fine"))
     api.chat.completions.create(model="open", messages=MESSAGES, tools=LANGCHAIN["tools"])
     assert "parallel_tool_calls" not in on_emulator.last_request("openai").body
