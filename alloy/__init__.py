@@ -5,6 +5,8 @@ that returns a real ``T``: enforced by the provider's structured output, validat
 repaired by a re-ask when it fails.
 """
 
+import typing as _typing
+
 from . import _alloy_ai_modules
 from ._command import AsyncCommand, Command, ask, command
 from ._config import Config, configure, reset_configuration, use_config
@@ -13,15 +15,6 @@ from ._tools import Tool, ensure, require, tool
 from ._types import ModelTurn as Assistant
 from ._types import PromptModeWarning, Result, System, Usage
 from ._types import UserTurn as User
-from .checks import (
-    CheckedOutput,
-    CheckReport,
-    Criterion,
-    CriterionResult,
-    check,
-    checked,
-    judged_by,
-)
 from .errors import (
     AlloyError,
     AuthenticationError,
@@ -48,9 +41,39 @@ from .errors import (
     TruncatedOutputError,
     UnreadableResponseError,
 )
-from .formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
-from .media import Document, Image
-from .providers import register_provider
+
+if _typing.TYPE_CHECKING:
+    from .checks import (
+        CheckedOutput,
+        CheckReport,
+        Criterion,
+        CriterionResult,
+        check,
+        checked,
+        judged_by,
+    )
+    from .formats import BoundedText, Code, KeyValues, Task, TaskList, YesNo
+    from .media import Document, Image
+    from .providers import register_provider
+
+#: The exports a plain call does not need, each with its module: imported on first use.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "CheckReport",
+            "CheckedOutput",
+            "Criterion",
+            "CriterionResult",
+            "check",
+            "checked",
+            "judged_by",
+        ),
+        "checks",
+    ),
+    **dict.fromkeys(("BoundedText", "Code", "KeyValues", "Task", "TaskList", "YesNo"), "formats"),
+    **dict.fromkeys(("Document", "Image"), "media"),
+    "register_provider": "providers",
+}
 
 __version__ = "0.1.0"
 
@@ -115,5 +138,22 @@ __all__ = [
     "tool",
     "use_config",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """An export a plain call does not need, imported from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'alloy' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 _alloy_ai_modules.install()

@@ -22,16 +22,18 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ._extract import extract_json
 from ._nesting import check_nesting
 from ._output import InvalidOutput
 from ._partial import JsonStream, Live, Snapshot, agrees, materialize, open_path
-from ._stream_plan import AnswerShape
 from ._types import Message, Request, Result, RetryPrompt, TextDelta, ToolCallDelta
 from .events import Event, OutputItem, PartialOutput
 from .streaming import Partial, Restart
+
+if TYPE_CHECKING:
+    from ._stream_plan import AnswerShape
 
 _TEXT = -1  # the answer comes as text (not as a tool call's arguments)
 _NOTHING_SHOWN: Snapshot = ((), None)

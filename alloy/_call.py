@@ -25,11 +25,11 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _drivers, _engine
 from ._answer import ItemReader, PartialReader, Reader
-from ._config import Config, layers_key, resolve
+from ._config import Config, cache_is_off, layers_key, resolve
 from ._conversation import Conversation, check_tool_results, is_conversation, to_conversation
 from ._cost_cap import for_call
 from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
@@ -38,14 +38,16 @@ from ._fallback import fallback_models, with_fallbacks
 from ._model import Model, StandIn
 from ._output import JsonOutput, OutputType, TextOutput
 from ._rail import Rail
-from ._stream_plan import AnswerShape, answer_shape, check_items
 from ._text import sendable
 from ._tools import Tool
 from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn
-from .cache import NotCached, beneath, cached, policy_for, tool_cache
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .events import Handler, global_handlers, logger, new_call_id
 from .providers import dialect_for, get_model, model_cache_generation
+
+if TYPE_CHECKING:
+    from ._stream_plan import AnswerShape
+    from .cache import NotCached
 
 #: No ``deps=`` was given to the call (None is a value a caller may pass).
 NO_DEPS: Any = object()
@@ -106,16 +108,22 @@ class Spec:
     @functools.cached_property
     def not_cached(self) -> NotCached:
         """Says once why this command's requests are not cached, when a cache is set."""
+        from .cache import NotCached
+
         return NotCached(self.name)
 
     @functools.cached_property
     def answer_shape(self) -> AnswerShape:
         """How the output is shown while it streams (``stream_partial``, ``stream_items``)."""
+        from ._stream_plan import answer_shape  # only a streamed call loads the stream plan
+
         return answer_shape(self.output, self.name)
 
     @functools.cached_property
     def validate_element(self) -> Callable[[str], Any]:
         """Validates one element of a list answer (``stream_items``) from its JSON."""
+        from ._stream_plan import check_items
+
         element = check_items(self.answer_shape, self.name, self.output.expected)
         from pydantic import TypeAdapter
 
@@ -208,18 +216,35 @@ def prepare(
     )
     fallbacks = fallback_models(config, output)
     plan = with_fallbacks(plan, fallbacks)
-    policy = policy_for(config)
     tools = spec.tool_map
     runtime = _drivers.Runtime(
-        cached(model, policy, output.schema, spec.not_cached),
+        model,
         tools,
         config.parallel_tools_max,
         (*global_listeners, *own) if observed else (),
         config.log_content,
-        tuple(cached(fallback, policy, output.schema, spec.not_cached) for fallback in fallbacks),
-        tool_cache(policy, any(tool.cacheable for tool in tools.values())),
+        tuple(fallbacks),
     )
+    if not cache_is_off(config.cache):
+        runtime = _behind_cache(runtime, config, output.schema, spec.not_cached)
     return Prepared(spec, plan, model, runtime, made_of, dict(given or {}))
+
+
+def _behind_cache(
+    runtime: _drivers.Runtime, config: Config, schema: Any, notice: NotCached
+) -> _drivers.Runtime:
+    """``runtime`` with its models (and cacheable tools) behind the response cache ``config``
+    sets: only a call with a cache loads it."""
+    from .cache import cached, policy_for, tool_cache
+
+    policy = policy_for(config)
+    return replace(
+        runtime,
+        model=cached(runtime.model, policy, schema, notice),
+        fallbacks=tuple(cached(model, policy, schema, notice) for model in runtime.fallbacks),
+        tool_cache=tool_cache(policy, any(tool.cacheable for tool in runtime.tools.values())),
+        cached=True,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,6 +324,8 @@ class Prepared:
     def wrapped(self, wrap: Callable[[Any], Any]) -> Prepared:
         """The same calls, each model (and fallback) given to ``wrap`` beneath its response
         cache: a run's pacer, say, sees only the requests that reach the provider."""
+        from .cache import beneath
+
         runtime = self.runtime
         return self.with_runtime(
             replace(

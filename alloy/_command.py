@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -39,7 +40,6 @@ from ._rail import Rail
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn
-from .checks import checked_output_for
 from .errors import ConfigurationError
 from .events import Event, Handler
 from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
@@ -637,6 +637,12 @@ def output_type_for(output: Any, *, has_output: bool) -> OutputType:
     if not isinstance(output, type) and isinstance(output, OutputType):
         return output
     output = portable(output)  # typing.TypedDict, which pydantic refuses before Python 3.12
+    if "alloy.checks._criterion" not in sys.modules:
+        # A criterion is an instance of alloy.checks' Criterion: before that module is loaded
+        # no type can carry one, so a plain call never loads the checks.
+        return JsonOutput(output)
+    from .checks import checked_output_for
+
     return checked_output_for(output) or JsonOutput(output)
 
 

@@ -315,6 +315,15 @@ def _cache_name_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+#: The ``cache=`` values that leave the response cache off, as None does.
+_CACHE_OFF = ("", "off", "none", "0", "false", "no")
+
+
+def cache_is_off(location: str | None) -> bool:
+    """Whether ``cache=location`` leaves the response cache off: then a call never loads it."""
+    return location is None or location.strip().lower() in _CACHE_OFF
+
+
 def _response_cache_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What is wrong with the response cache's location or lifetime, before any call."""
     problems = []

@@ -32,7 +32,6 @@ from ._types import (
     UserTurn,
 )
 from .errors import ConfigurationError
-from .media import Document, Image
 
 #: What a conversation may hold: alloy's messages, or role dicts as users write them for the SDKs.
 MessageLike = System | UserTurn | ModelTurn | Mapping[str, Any]
@@ -297,6 +296,8 @@ def _block(block: Any, at: str) -> Part:
         url = url.get("url") if isinstance(url, Mapping) else url
         if not isinstance(url, str):
             raise ConfigurationError(f"{at}: an image block needs its URL")
+        from .media import Image  # only a conversation with media loads alloy.media
+
         return Image.from_url(url)
     if kind in ("image", "document"):
         return _anthropic_media(block, at, image=kind == "image")
@@ -317,6 +318,8 @@ def _block(block: Any, at: str) -> Part:
 
 
 def _anthropic_media(block: Mapping[str, Any], at: str, *, image: bool) -> Media:
+    from .media import Document, Image
+
     source = block.get("source")
     make = Image if image else Document
     if isinstance(source, Mapping) and source.get("type") == "url":

@@ -43,7 +43,6 @@ from ._types import (
     ToolResult,
 )
 from ._wrapper import WrapperModel
-from .cache import beneath
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .pricing import Price, price_for
 
@@ -331,6 +330,8 @@ class _Settling:
 def capped(model: Any, purse: Purse, option: str) -> Any:
     """``model`` behind ``purse``, beneath its response cache; a model without a known price
     is a ConfigurationError (``option`` names the budget that needs one)."""
+    from .cache import beneath  # a model is behind the cache only once alloy.cache is loaded
+
     price = price_of(model.name, option)
     return beneath(model, lambda inner: CappedModel(inner, purse, price))
 

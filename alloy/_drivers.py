@@ -47,7 +47,6 @@ from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result
-from .cache import ToolCache, keep_reply, refresh_reply
 from .errors import BudgetExceeded, ProviderError
 from .events import Event, Handler, logger
 from .pricing import call_cost
@@ -55,6 +54,7 @@ from .pricing import call_cost
 if TYPE_CHECKING:
     from ._answer import Reader
     from ._model import Model
+    from .cache import ToolCache
 
 Engine = Generator[Effect, Any, Result[Any]]
 #: What a streamed call gives its Result to when it ends (see ``alloy.streaming.Stream``).
@@ -83,6 +83,9 @@ class Runtime:
     fallbacks: tuple[Model, ...] = ()
     #: Where tools marked cacheable find their results, with a response cache; else None.
     tool_cache: ToolCache | None = None
+    #: Whether the models are behind the response cache: only then are the replies the engine
+    #: accepts or finds stale its business (and only then is ``alloy.cache`` loaded).
+    cached: bool = False
 
     def model_for(self, call: CallModel | Accepted | Stale) -> Model:
         """The model that answers ``call``: the plan's own, or the fallback it names."""
@@ -129,10 +132,10 @@ def drive_sync(
                         send = _verdict(rail, error)
                     if isinstance(send, Blocked):
                         break
-            case Accepted(response):
-                keep_reply(runtime.model_for(effect), response)
-            case Stale(response):
-                send = refresh_reply(runtime.model_for(effect), response)
+            case Accepted():
+                _keep(runtime, effect)
+            case Stale():
+                send = _refresh(runtime, effect)
             case _:
                 assert_never(effect)
 
@@ -175,12 +178,29 @@ async def drive_async(
                         send = _verdict(rail, error)
                     if isinstance(send, Blocked):
                         break
-            case Accepted(response):
-                keep_reply(runtime.model_for(effect), response)
-            case Stale(response):
-                send = refresh_reply(runtime.model_for(effect), response)
+            case Accepted():
+                _keep(runtime, effect)
+            case Stale():
+                send = _refresh(runtime, effect)
             case _:
                 assert_never(effect)
+
+
+def _keep(runtime: Runtime, accepted: Accepted) -> None:
+    """Store a reply the engine accepted, when the call's models are behind the cache."""
+    if runtime.cached:
+        from .cache import keep_reply
+
+        keep_reply(runtime.model_for(accepted), accepted.response)
+
+
+def _refresh(runtime: Runtime, stale: Stale) -> bool:
+    """Whether the next request of a stale hit goes to the provider, not the cache."""
+    if not runtime.cached:
+        return False
+    from .cache import refresh_reply
+
+    return refresh_reply(runtime.model_for(stale), stale.response)
 
 
 def priced(result: Result[Any]) -> Result[Any]:

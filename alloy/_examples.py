@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 from ._conversation import Conversation, refuse_lone_surrogates
 from ._output import InvalidOutput, OutputType
 from ._types import Message, ModelTurn, Part, UserTurn
-from .checks import CheckedOutput
 from .errors import ConfigurationError
 
 
@@ -32,6 +31,8 @@ def check_examples(entries: Any, output: OutputType, where: str) -> tuple[Exampl
     """``examples=`` as Examples, each output rendered as its reply and read back by ``output``."""
     if entries is None:
         return ()
+    from .checks import CheckedOutput  # here: a call without examples never loads the checks
+
     if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Sequence):
         raise ConfigurationError(f"{where}: examples= must be a list of (input, output) pairs")
     checked = []

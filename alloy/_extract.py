@@ -26,7 +26,6 @@ from typing import Any
 
 from ._nesting import check_nesting
 from ._output import InvalidOutput
-from .formats import code_blocks
 
 _REASONING_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE | re.ASCII)
 _REASONING_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE | re.ASCII)
@@ -48,6 +47,8 @@ def extract_json(text: str, schema: Mapping[str, Any] | None = None) -> str:
         return text
     if isinstance(whole, str) and isinstance(_load(whole.strip()), dict) and "object" in kinds:
         return whole.strip()  # the JSON was sent as a JSON string
+
+    from .formats import code_blocks  # a reply that is JSON as it stands never loads formats
 
     fenced = [body.strip() for tag, body in code_blocks(text) if tag.lower() in _JSON_TAGS]
     candidates = [

@@ -19,13 +19,15 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._blocking import in_thread, run_blocking
 from ._engine import RunTools, ToolOutcome
 from ._tools import Tool, ToolTimedOut, arguments_json, error_result, result_content
 from ._types import ToolCall, ToolResult
-from .cache import ToolCache
+
+if TYPE_CHECKING:
+    from .cache import ToolCache
 
 
 def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:

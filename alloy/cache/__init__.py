@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._config import cache_is_off
 from ..errors import ConfigurationError
 from ._model import CachedModel, CacheMode, CachePolicy, keep_reply, refresh_reply
 from ._notices import NotCached, describe
@@ -51,14 +52,13 @@ __all__ = [
     "tool_cache",
 ]
 
-_OFF = ("", "off", "none", "0", "false", "no")
 _stores: dict[tuple[str, int | None], Store] = {}
 _stores_lock = threading.Lock()
 
 
 def is_off(location: str | None) -> bool:
     """Whether a ``cache`` value turns caching off."""
-    return location is None or location.strip().lower() in _OFF
+    return cache_is_off(location)
 
 
 def open_store(location: str, max_entries: int | None = None) -> Store:

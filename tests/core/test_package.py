@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -18,10 +19,12 @@ def test_all_is_sorted_and_complete() -> None:
     assert alloy.__all__ == sorted(alloy.__all__)
     import types
 
+    # dir(), not vars(): the exports a plain call does not need are imported on first use.
     public = {
         name
-        for name, value in vars(alloy).items()
-        if not name.startswith(("_", "@")) and not isinstance(value, types.ModuleType)
+        for name in dir(alloy)
+        if not name.startswith(("_", "@"))
+        and not isinstance(getattr(alloy, name), types.ModuleType)
     }
     assert set(alloy.__all__) == public - {"annotations"}
     for name in alloy.__all__:
@@ -36,6 +39,107 @@ def test_import_alloy_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: alloy's own modules ``import alloy`` loads: what a plain ``@command(output=T)`` call needs.
+#: The checks, the cache, the stream plan, media, formats, rows, batch, serve and the rest load
+#: on first use; a change that makes this list longer makes import slower for every user.
+IMPORT_ALLOY = [
+    "alloy",
+    "alloy._alloy_ai_modules",
+    "alloy._answer",
+    "alloy._blocking",
+    "alloy._call",
+    "alloy._command",
+    "alloy._config",
+    "alloy._conversation",
+    "alloy._cost_cap",
+    "alloy._deps",
+    "alloy._drivers",
+    "alloy._engine",
+    "alloy._examples",
+    "alloy._extract",
+    "alloy._fallback",
+    "alloy._frozen",
+    "alloy._legacy",
+    "alloy._model",
+    "alloy._nesting",
+    "alloy._output",
+    "alloy._partial",
+    "alloy._pickling",
+    "alloy._rail",
+    "alloy._schema",
+    "alloy._stream",
+    "alloy._text",
+    "alloy._tool_runner",
+    "alloy._tools",
+    "alloy._typeddict",
+    "alloy._types",
+    "alloy._wrapper",
+    "alloy.ask",  # alloy-ai's module names, placed in sys.modules (see _alloy_ai_modules)
+    "alloy.command",
+    "alloy.errors",
+    "alloy.events",
+    "alloy.pricing",
+    "alloy.providers",
+    "alloy.providers._builtin",
+    "alloy.providers._descriptor",
+    "alloy.providers._price",
+    "alloy.streaming",
+    "alloy.tool",
+]
+
+#: What a first typed call adds: the provider's adapter, here the offline model's.
+FIRST_OFFLINE_CALL = [
+    "alloy.providers.offline",
+    "alloy.providers.offline._draws",
+    "alloy.providers.offline._pattern",
+    "alloy.providers.offline._sample",
+]
+
+_LOADED = "print(*sorted(m for m in sys.modules if m.split('.')[0] == 'alloy'))"
+
+
+def _fresh(code: str) -> list[str]:
+    """alloy's modules loaded after ``code`` runs in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys\n{code}\n{_LOADED}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    return out.stdout.split()
+
+
+def test_import_alloy_loads_only_what_a_plain_call_needs() -> None:
+    assert _fresh("import alloy") == IMPORT_ALLOY
+
+
+def test_a_first_offline_typed_call_loads_only_its_provider() -> None:
+    code = (
+        "from dataclasses import dataclass\n"
+        "from alloy import command\n"
+        "@dataclass\n"
+        "class Person:\n"
+        "    name: str\n"
+        "@command(output=Person, model='offline')\n"
+        "def person(text: str) -> str:\n"
+        "    return text\n"
+        "assert isinstance(person('Ada'), Person)"
+    )
+    assert _fresh(code) == sorted(IMPORT_ALLOY + FIRST_OFFLINE_CALL)
+
+
+def test_lazy_exports_are_the_modules_own_objects() -> None:
+    from alloy import checks, formats, media, providers
+
+    assert alloy.Criterion is checks.Criterion
+    assert alloy.YesNo is formats.YesNo
+    assert alloy.Image is media.Image
+    assert alloy.register_provider is providers.register_provider
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        alloy.nothing_here
 
 
 @pytest.mark.parametrize(
