@@ -42,6 +42,18 @@ class StandIn(Protocol):
         ...
 
 
+@runtime_checkable
+class Connects(Protocol):
+    """A model that talks to its provider through an SDK client, built on first use (alloy's
+    adapters). A server builds it before it reports ready, so no request pays for the SDK's
+    import and the client's construction (see ``alloy.serve``)."""
+
+    def connect(self) -> None:
+        """Import the SDK and build the async client for the running event loop now, with
+        whatever else the SDK loads on a first request."""
+        ...
+
+
 #: The endpoint of a model sent to its provider's own default (no base URL configured).
 DEFAULT_ENDPOINT = "default"
 

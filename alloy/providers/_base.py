@@ -408,6 +408,10 @@ class SDKModel:
                     )
         return self._sync_client
 
+    def connect(self) -> None:
+        """Build the async client for the running event loop now (see ``alloy._model.Connects``)."""
+        self.aclient()
+
     def aclient(self) -> Any:
         """The async SDK client for the running event loop, built once per loop."""
         return self._async_clients.get(

@@ -191,6 +191,11 @@ class OpenAIModel(SDKModel):
     def make_client(self, *, asynchronous: bool) -> Any:
         return make_client(self.api_key, self.base_url, asynchronous=asynchronous)
 
+    def connect(self) -> None:
+        """The client, and the API's resource, which the SDK imports on first access."""
+        self.endpoint(self.aclient())
+        _known_arguments(self.endpoint_class())
+
     def map_error(self, exc: Exception) -> ProviderError | None:
         return map_openai_error(self, exc)
 

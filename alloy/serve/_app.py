@@ -22,6 +22,7 @@ from ._config import ServeConfig
 from ._guard import RequestGuard
 from ._observe import AccessLog, Tracing
 from ._proxy import Proxy
+from ._ready import make_ready
 from ._shutdown import CutOff
 from ._targets import Served, collect, load
 
@@ -65,6 +66,7 @@ def create_app(
 
             stop = instrument(tracer_provider)
         try:
+            make_ready(served, pass_through_keys=config.pass_through_keys)
             yield
         finally:
             if stop is not None:
