@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from .._types import Capabilities, ModelSettings, Request, Usage
@@ -178,7 +178,7 @@ def as_dict(value: Any) -> dict[str, Any]:
 class OpenAIModel(SDKModel):
     """SDK client construction and error mapping for both OpenAI wire APIs."""
 
-    key_env = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
     states_rate_limits = True  # x-ratelimit-* on every reply
 
     def __init__(

@@ -372,7 +372,7 @@ def presented_key(incoming: Incoming) -> str:
     auth = headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
-    for name in ("x-api-key", "x-goog-api-key"):
+    for name in ("x-api-key", "x-goog-api-key", "api-key"):
         if headers.get(name):
             return headers[name]
     keys = incoming.query.get("key") or []

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._api import BadRequest, Reason, SchemaProblem, WireAPI, count_tokens, request_id
 from ._call import Call, ToolDef
-from ._http import Send, json_send, sse_frame
+from ._http import Incoming, Send, json_send, sse_frame
 from ._prompt_cache import prefixes
 from ._schema_rules import openai_strict_problem
 
@@ -61,6 +61,21 @@ class OpenAIBase(WireAPI):
     """Shared behaviour of ``/v1/responses`` and ``/v1/chat/completions``."""
 
     provider = "openai"
+
+    def authorized(self, incoming: Incoming) -> bool:
+        """A Bearer key, or on an Azure path (``/openai/...``) also an ``api-key`` header,
+        which ``AzureOpenAI`` sends."""
+        if is_azure(incoming.path) and incoming.headers.get("api-key", "").strip():
+            return True
+        return super().authorized(incoming)
+
+    @staticmethod
+    def check_azure(incoming: Incoming) -> None:
+        """Azure's 404 for a classic path (``/openai/deployments/...``, ``/openai/responses``)
+        without ``?api-version=``; the v1 API (``/openai/v1/...``) takes none."""
+        classic = is_azure(incoming.path) and not incoming.path.startswith("/openai/v1/")
+        if classic and not incoming.query_value("api-version"):
+            raise BadRequest("Resource not found", status=404)
 
     def cached_tokens(self, call: Call, head: Mapping[str, Any], pieces: list[Any]) -> int:
         """Prompt tokens read from the cache: the longest prefix of ``pieces`` (instructions,
@@ -139,6 +154,11 @@ class OpenAIBase(WireAPI):
                     "invalid_function_parameters",
                 )
         return None
+
+
+def is_azure(path: str) -> bool:
+    """Whether ``path`` is one of Azure OpenAI's (classic or v1), which start with ``/openai/``."""
+    return path.startswith("/openai/")
 
 
 def check_prompt_cache_key(body: Mapping[str, Any]) -> None:

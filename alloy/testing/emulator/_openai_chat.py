@@ -26,6 +26,7 @@ class OpenAIChat(OpenAIBase):
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
         """``response_format`` json_schema / json_object, function tools, stream options."""
+        self.check_azure(incoming)
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("you must provide a model parameter", "model")

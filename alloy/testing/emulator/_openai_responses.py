@@ -27,6 +27,7 @@ class OpenAIResponses(OpenAIBase):
 
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
         """``text.format`` json_schema / json_object, function tools, ``tool_choice``."""
+        self.check_azure(incoming)
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise BadRequest("Missing required parameter: 'model'.", "model")

@@ -1,0 +1,274 @@
+"""Azure OpenAI (``azure:`` Responses, ``azure-chat:`` Chat Completions), through the real
+openai SDK (``AzureOpenAI`` for classic, ``OpenAI(base_url=.../openai/v1/)`` for v1) and the
+emulator's Azure paths."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import alloy
+from alloy import command
+from alloy.errors import CommandError, ConfigurationError
+from alloy.pricing import Price, set_price
+from alloy.providers import azure, get_model
+from alloy.testing.emulator import HttpError, ReplyJson, ReplyText
+
+VERSION = "2024-10-21"
+KEY = "azure-test-key-0123456789"
+
+
+@dataclass
+class Capital:
+    city: str
+    country: str
+
+
+def capital_command(model: Any) -> Any:
+    @command(output=Capital, model=model)
+    def capital(country: str) -> str:
+        return f"What is the capital of {country}?"
+
+    return capital
+
+
+def text_command(model: Any) -> Any:
+    @command(model=model)
+    def say(topic: str) -> str:
+        return f"Say something about {topic}."
+
+    return say
+
+
+@pytest.fixture
+def classic(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The emulator as a classic Azure resource endpoint, with an API version and a key."""
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", emu.url)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_VERSION", VERSION)
+    return emu
+
+
+@pytest.fixture
+def v1(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The emulator as an Azure v1 endpoint (``.../openai/v1/``)."""
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", emu.url + "/openai/v1/")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    return emu
+
+
+# -- classic: AzureOpenAI, api-key header, ?api-version= ------------------------------------------
+
+
+def test_classic_chat_sends_the_deployment_path_version_and_api_key(classic: Any) -> None:
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    result = capital_command("azure-chat:my-gpt-4o").run("France")
+    assert result.value == Capital("Paris", "France")
+    assert result.model == "azure-chat:my-gpt-4o"
+    request = classic.last_request("openai")
+    assert request.path == "/openai/deployments/my-gpt-4o/chat/completions"
+    assert request.query["api-version"] == [VERSION]
+    assert request.header("api-key") == KEY
+    assert request.header("authorization") is None
+    assert request.body["response_format"]["type"] == "json_schema"
+
+
+def test_classic_responses_sends_the_deployment_as_the_model(classic: Any) -> None:
+    classic.push("openai", ReplyJson({"city": "Rome", "country": "Italy"}))
+    assert capital_command("azure:my-gpt-4o")("Italy") == Capital("Rome", "Italy")
+    request = classic.last_request("openai")
+    assert request.path == "/openai/responses"
+    assert request.query["api-version"] == [VERSION]
+    assert request.body["model"] == "my-gpt-4o"
+    assert request.body["text"]["format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("model", ["azure:dep", "azure-chat:dep"])
+def test_classic_stream_sync_and_async(classic: Any, model: str) -> None:
+    classic.push("openai", ReplyText("Streaming from Azure works."))
+    assert "".join(text_command(model).stream("Azure")) == "Streaming from Azure works."
+
+    async def streamed() -> str:
+        return "".join([chunk async for chunk in text_command(model).astream("Azure")])
+
+    classic.push("openai", ReplyText("Streaming from Azure works."))
+    assert asyncio.run(streamed()) == "Streaming from Azure works."
+    assert classic.last_request("openai").header("api-key") == KEY
+
+
+def test_classic_async_typed_call(classic: Any) -> None:
+    classic.push("openai", ReplyJson({"city": "Oslo", "country": "Norway"}))
+    result = asyncio.run(capital_command("azure-chat:dep").arun("Norway"))
+    assert result.value == Capital("Oslo", "Norway")
+
+
+def test_api_version_option_wins_over_the_variable(classic: Any) -> None:
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    model = azure.create_chat("dep", api_key=KEY, base_url=classic.url, api_version="2025-01-01")
+    capital_command(model)("France")
+    assert classic.last_request("openai").query["api-version"] == ["2025-01-01"]
+
+
+# -- v1: OpenAI(base_url=.../openai/v1/), Bearer ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "path"),
+    [("azure:dep", "/openai/v1/responses"), ("azure-chat:dep", "/openai/v1/chat/completions")],
+)
+def test_v1_sends_a_bearer_key_and_no_version(v1: Any, model: str, path: str) -> None:
+    v1.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    assert capital_command(model)("France") == Capital("Paris", "France")
+    request = v1.last_request("openai")
+    assert request.path == path
+    assert "api-version" not in request.query
+    assert request.header("authorization") == f"Bearer {KEY}"
+
+
+def test_v1_stream_and_async(v1: Any) -> None:
+    v1.push("openai", ReplyText("v1 streams."))
+    assert "".join(text_command("azure:dep").stream("x")) == "v1 streams."
+    v1.push("openai", ReplyJson({"city": "Bern", "country": "Switzerland"}))
+    result = asyncio.run(capital_command("azure:dep").arun("Switzerland"))
+    assert result.value == Capital("Bern", "Switzerland")
+
+
+# -- Entra ID token providers ---------------------------------------------------------------------
+
+
+class Tokens:
+    """A token provider handing out a new token per call, like azure.identity's."""
+
+    def __init__(self) -> None:
+        self.issued: list[str] = []
+
+    def __call__(self) -> str:
+        token = f"entra-token-{len(self.issued)}-abcdefghijklmnop"
+        self.issued.append(token)
+        return token
+
+
+@pytest.mark.parametrize("endpoint", ["classic", "v1"])
+def test_a_token_provider_is_called_and_sent_as_a_bearer_token(emu: Any, endpoint: str) -> None:
+    tokens = Tokens()
+    base_url = emu.url if endpoint == "classic" else emu.url + "/openai/v1/"
+    model = azure.create_chat("dep", api_key=tokens, base_url=base_url, api_version=VERSION)
+    emu.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    capital_command(model)("France")
+    assert tokens.issued
+    assert emu.last_request("openai").header("authorization") == f"Bearer {tokens.issued[-1]}"
+
+
+@pytest.mark.parametrize("endpoint", ["classic", "v1"])
+def test_a_token_provider_works_with_the_async_client(emu: Any, endpoint: str) -> None:
+    tokens = Tokens()
+    base_url = emu.url if endpoint == "classic" else emu.url + "/openai/v1/"
+    model = azure.create("dep", api_key=tokens, base_url=base_url, api_version=VERSION)
+    emu.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    result = asyncio.run(capital_command(model).arun("France"))
+    assert result.value == Capital("Paris", "France")
+    assert emu.last_request("openai").header("authorization") == f"Bearer {tokens.issued[-1]}"
+
+
+@pytest.mark.parametrize("endpoint", ["classic", "v1"])
+def test_a_token_is_never_raised_or_logged(
+    emu: Any, endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    tokens = Tokens()
+    base_url = emu.url if endpoint == "classic" else emu.url + "/openai/v1/"
+    model = azure.create_chat("dep", api_key=tokens, base_url=base_url, api_version=VERSION)
+    emu.push("openai", HttpError(401, echo_key=True))
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(CommandError) as caught:
+        capital_command(model)("France")
+    shown = [str(caught.value), repr(caught.value), caplog.text]
+    shown += [str(link) for link in _chain(caught.value)]
+    for text in shown:
+        assert not any(token in text for token in tokens.issued), text[:300]
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    links: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in links:
+        links.append(seen)
+        seen = seen.__cause__ or seen.__context__ or getattr(seen, "last_error", None)
+    return links
+
+
+# -- what Azure refuses, and configuration errors ------------------------------------------------
+
+
+def test_the_emulator_refuses_a_classic_path_without_an_api_version(emu: Any) -> None:
+    import openai
+
+    client = openai.OpenAI(base_url=emu.url + "/openai/deployments/dep", api_key=KEY)
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="dep", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_the_emulator_refuses_a_classic_request_without_a_key(emu: Any) -> None:
+    import httpx
+
+    response = httpx.post(
+        emu.url + "/openai/deployments/dep/chat/completions?api-version=" + VERSION,
+        json={"model": "dep", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize("model", ["azure:dep", "azure-chat:dep"])
+def test_a_missing_endpoint_names_its_variable(
+    emu: Any, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    with pytest.raises(ConfigurationError, match="AZURE_OPENAI_ENDPOINT"):
+        capital_command(model)("France")
+
+
+def test_a_missing_key_names_its_variable(emu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", emu.url)
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "an-openai-key-never-sent-to-azure")
+    with pytest.raises(ConfigurationError, match="AZURE_OPENAI_API_KEY"):
+        capital_command("azure:dep")("France")
+
+
+def test_a_missing_api_version_on_classic_names_its_variable(
+    emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", emu.url)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+    with pytest.raises(ConfigurationError, match="OPENAI_API_VERSION"):
+        capital_command("azure-chat:dep")("France")
+
+
+def test_a_model_is_named_before_its_variables_are_set(
+    emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    assert get_model("azure:dep").name == "azure:dep"
+
+
+# -- prices ----------------------------------------------------------------------------------------
+
+
+def test_a_deployment_has_no_price_until_one_is_set(classic: Any) -> None:
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    result = capital_command("azure:my-unpriced-deployment").run("France")
+    assert result.cost is None
+    with pytest.raises(ConfigurationError, match="set_price"), alloy.use_config(cost_budget=1.0):
+        capital_command("azure:my-unpriced-deployment")("France")
+
+
+def test_set_price_prices_a_deployment(classic: Any) -> None:
+    set_price("azure:my-priced-deployment", Price(2.5, 10.0))
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    result = capital_command("azure:my-priced-deployment").run("France")
+    assert result.cost is not None and result.cost > 0
