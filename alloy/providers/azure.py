@@ -12,12 +12,17 @@ differs, so each model here is the OpenAI adapter with its own ``make_client``:
   ``OPENAI_API_VERSION``.
 
 The endpoint comes from ``base_url=`` or ``AZURE_OPENAI_ENDPOINT``, the key from ``api_key=`` or
-``AZURE_OPENAI_API_KEY``. ``api_key`` may also be a callable returning a Microsoft Entra ID
+``AZURE_OPENAI_API_KEY`` (read when the model is built, by the registry or the factories here). ``api_key`` may also be a callable returning a Microsoft Entra ID
 token (``azure.identity.get_bearer_token_provider(...)``): it is the SDK's
 ``azure_ad_token_provider`` on classic, and the callable ``api_key`` on v1, called for every
 request. Every token it returns is redacted from alloy's errors and logs. Nothing falls back to
 ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``: a missing endpoint, key or API version is a
 :class:`~alloy.errors.ConfigurationError` naming its variable.
+
+A deployment's name says nothing of its model: it is taken to be a current one (native
+structured output, strict tools) unless the factories' ``model=`` hint names the OpenAI model
+it serves (``model="gpt-4-turbo"`` has no native schema). It has no price until
+:func:`alloy.pricing.set_price` gives it one.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pydantic import SecretStr
 
 from ..errors import ConfigurationError
 from ._base import Redactor
+from ._openai_common import capabilities_for
 from .openai_chat import OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 
@@ -150,9 +156,14 @@ class AzureResponsesModel(OpenAIResponsesModel):
         api_key: str | TokenProvider | None = None,
         base_url: str | None = None,
         api_version: str | None = None,
+        model: str | None = None,
     ) -> None:
+        base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
         super().__init__(model_id, base_url=base_url)
+        api_key = api_key or os.environ.get(KEY_ENV) or None
         self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
+        if model:
+            self.capabilities = capabilities_for(model)
 
     def make_client(self, *, asynchronous: bool) -> Any:
         return self.azure.client(asynchronous=asynchronous)
@@ -171,9 +182,14 @@ class AzureChatModel(OpenAIChatModel):
         api_key: str | TokenProvider | None = None,
         base_url: str | None = None,
         api_version: str | None = None,
+        model: str | None = None,
     ) -> None:
+        base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
         super().__init__(model_id, base_url=base_url)
+        api_key = api_key or os.environ.get(KEY_ENV) or None
         self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
+        if model:
+            self.capabilities = capabilities_for(model)
 
     def make_client(self, *, asynchronous: bool) -> Any:
         return self.azure.client(asynchronous=asynchronous)
@@ -185,12 +201,13 @@ def create(
     api_key: str | TokenProvider | None = None,
     base_url: str | None = None,
     api_version: str | None = None,
+    model: str | None = None,
 ) -> AzureResponsesModel:
     """Registry factory for ``azure:DEPLOYMENT`` (the Responses API)."""
     if not model_id:
         raise ConfigurationError("Name the Azure deployment, e.g. 'azure:my-gpt-4o'")
     return AzureResponsesModel(
-        model_id, api_key=api_key, base_url=base_url, api_version=api_version
+        model_id, api_key=api_key, base_url=base_url, api_version=api_version, model=model
     )
 
 
@@ -200,8 +217,11 @@ def create_chat(
     api_key: str | TokenProvider | None = None,
     base_url: str | None = None,
     api_version: str | None = None,
+    model: str | None = None,
 ) -> AzureChatModel:
     """Registry factory for ``azure-chat:DEPLOYMENT`` (Chat Completions)."""
     if not model_id:
         raise ConfigurationError("Name the Azure deployment, e.g. 'azure-chat:my-gpt-4o'")
-    return AzureChatModel(model_id, api_key=api_key, base_url=base_url, api_version=api_version)
+    return AzureChatModel(
+        model_id, api_key=api_key, base_url=base_url, api_version=api_version, model=model
+    )

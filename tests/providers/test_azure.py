@@ -14,7 +14,7 @@ import pytest
 import alloy
 from alloy import command
 from alloy.errors import CommandError, ConfigurationError
-from alloy.pricing import Price, set_price
+from alloy.pricing import Price, price_for, set_price
 from alloy.providers import azure, get_model
 from alloy.testing.emulator import HttpError, ReplyJson, ReplyText
 
@@ -272,3 +272,23 @@ def test_set_price_prices_a_deployment(classic: Any) -> None:
     classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
     result = capital_command("azure:my-priced-deployment").run("France")
     assert result.cost is not None and result.cost > 0
+
+
+# -- the model= hint ------------------------------------------------------------------------------
+
+
+def test_a_model_hint_gives_a_deployment_that_models_capabilities(classic: Any) -> None:
+    old = azure.create_chat("legacy", model="gpt-4-turbo")
+    assert not old.capabilities.native_schema and old.capabilities.tools
+    assert azure.create("current").capabilities.native_schema
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    assert capital_command(old)("France") == Capital("Paris", "France")
+    body = classic.last_request("openai").body
+    assert "response_format" not in body and body["tool_choice"]["type"] == "function"
+
+
+def test_a_deployment_takes_an_openai_models_price(classic: Any) -> None:
+    gpt_4o = price_for("openai:gpt-4o")
+    assert gpt_4o is not None
+    set_price("azure:my-gpt-4o-deployment", gpt_4o)
+    assert price_for("azure:my-gpt-4o-deployment") == gpt_4o
