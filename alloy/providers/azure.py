@@ -64,7 +64,7 @@ def is_v1(endpoint: str) -> bool:
 
 class AzureEndpoint:
     """What both Azure models add to their OpenAI adapter: the endpoint, the credential and the
-    API version, checked when the model is built, and the client built from them.
+    API version, checked when the first client is built, and the clients built from them.
 
     A key is kept as a ``SecretStr``; a token provider is kept as given and wrapped, so every
     token it returns is added to the model's redactor before the SDK sends it.
