@@ -22,7 +22,6 @@ from typing import Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
-from ._frozen import quick_init
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
 from ._rail import (
     OutputSubject,
@@ -100,7 +99,6 @@ _TO_STORE = frozenset({"miss", "record"})
 # -- effects ------------------------------------------------------------------------------
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CallModel:
     """Send this request to the model; the driver sends back a Response or a ``Failed``."""

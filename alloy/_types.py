@@ -1,8 +1,7 @@
 """The normalized types every layer speaks: requests, messages and their parts, responses.
 
 Adapters translate these to and from one provider's wire format; the engine reasons only in
-these. They are frozen so a transcript can be shared, compared and replayed safely; the ones made on
-every call are made through ``quick_init`` (see ``_frozen``).
+these. They are frozen so a transcript can be shared, compared and replayed safely.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
-
-from ._frozen import quick_init
 
 # The texts alloy itself says to the model, rendered by the types below.
 REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
@@ -78,7 +75,6 @@ _KINDS = {
 }
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Text:
     """Plain text, from the user or the model."""
@@ -289,7 +285,6 @@ class ModelSettings:
     cached_content: str | None = None
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Request:
     """One model request, independent of any provider."""
@@ -308,7 +303,6 @@ class Request:
     parallel_tool_calls: bool = True
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts, normalized across providers and summable over turns.
@@ -389,7 +383,6 @@ class RateLimits:
         return self.requests.limit is not None or self.tokens.limit is not None
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Response:
     """One model reply, normalized."""
@@ -517,7 +510,6 @@ class Capabilities:
         return "prompt"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """A call's whole conversation, total usage, and how many model requests were made."""
@@ -542,7 +534,6 @@ class Transcript:
         return None
 
 
-@quick_init
 @dataclass(frozen=True)  # not slotted: on 3.10-3.12 that makes Result[T](...) a TypeError
 class Result(Generic[R]):
     """A call's value with its record: the raw output and the whole transcript."""

@@ -60,7 +60,6 @@ IMPORT_ALLOY = [
     "alloy._examples",
     "alloy._extract",
     "alloy._fallback",
-    "alloy._frozen",
     "alloy._legacy",
     "alloy._model",
     "alloy._nesting",
