@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -408,70 +406,10 @@ def _read_watched() -> Mapping[str, str]:
     return MappingProxyType({name: value for name, value in values if value is not None})
 
 
-#: The watched variables that are set, as :func:`_on_audit` keeps them: an immutable mapping,
-#: replaced whenever one of them is set or unset, so a command compares it by identity.
-_env_now: Mapping[str, str] = _EMPTY
-#: Whether :func:`_on_audit` keeps ``_env_now``; if not, every read walks ``os.environ``.
-_env_kept = False
-_env_lock = threading.Lock()
-
-
-def _on_audit(event: str, args: tuple[Any, ...]) -> None:
-    """Keep ``_env_now`` as the environment changes, from the audit events the standard
-    library raises for every change (``os.environ[...] = ``, ``del``, ``update``, ``pop``,
-    ``clear``, ``os.putenv``, ``os.unsetenv``, pytest's ``monkeypatch.setenv``).
-
-    Every call reads the watched variables, and walking ``os.environ`` costs microseconds per
-    call, more the more variables a machine sets; this keeps the read O(1) and still exact. The
-    event comes as the variable changes, so the next read sees the new value. It must never
-    raise (that would fail the caller's ``putenv``): what it cannot read makes the next read
-    walk ``os.environ`` again.
-    """
-    if event != "os.putenv" and event != "os.unsetenv":
-        return
-    global _env_now, _env_kept
-    try:
-        name = _env_text(args[0])
-        if os.name == "nt":
-            name = name.upper()  # Windows names ignore case; os.environ keeps them upper
-        if name not in _WATCHED:
-            return
-        value = _env_text(args[1]) if event == "os.putenv" else None
-        with _env_lock:
-            changed = dict(_env_now)
-            if value is None:
-                changed.pop(name, None)
-            else:
-                changed[name] = value
-            _env_now = MappingProxyType(changed)
-    except Exception:
-        _env_kept = False  # read os.environ from now on
-
-
-def _env_text(value: Any) -> str:
-    """A name or value as ``os.environ`` shows it: bytes (POSIX) decoded as it decodes them."""
-    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
-
-
-def _watch_environment() -> None:
-    """Read the watched variables once, then keep them from the audit events."""
-    global _env_now, _env_kept
-    try:
-        sys.addaudithook(_on_audit)
-    except Exception:  # another audit hook refused new hooks: read os.environ every time
-        return
-    with _env_lock:
-        _env_now = _read_watched()
-    _env_kept = True
-
-
-_watch_environment()
-
-
 def _env_snapshot() -> Mapping[str, str]:
     """The variables alloy reads that are set, with their values. Read on every call: a command
     keeps its plan only while they (and the other layers) stay the same."""
-    return _env_now if _env_kept else _read_watched()
+    return _read_watched()
 
 
 def _env_layer() -> dict[str, Any]:
