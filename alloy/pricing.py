@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
-from .providers import Price, model_cache_generation, provider_of
+from .providers import Price, provider_of
 from .providers._price import TokenCounts
 
 __all__ = ["Price", "call_cost", "cost", "price_for", "set_price"]
@@ -38,36 +38,19 @@ class CallUsage(TokenCounts, Protocol):
 
 
 class _PriceBook:
-    """Prices set at run time, and each model string's price as last looked up.
-
-    Every call is priced, and a lookup scans the overrides and its provider's price table (a
-    measurable share of an offline call: see the benchmark report). A model string's price
-    changes only when :func:`set_price` is called or a provider is registered, so a lookup is
-    kept with the state of both it was made in, and made again once either changes.
-    """
+    """Prices set at run time, looked up with the providers' own on every call."""
 
     def __init__(self) -> None:
         #: By model-string prefix (``"openai:gpt-5-mini"``, ``"script"``).
         self.overrides: dict[str, Price] = {}
-        self.changes = 0
-        self.looked_up: dict[str, tuple[tuple[int, int], Price | None]] = {}
         self.lock = threading.Lock()
 
     def set(self, model: str, price: Price) -> None:
         with self.lock:
             self.overrides[model] = price
-            self.changes += 1
 
     def price_for(self, model: str) -> Price | None:
-        state = (self.changes, model_cache_generation())
-        known = self.looked_up.get(model)
-        if known is not None and known[0] == state:
-            return known[1]
-        price = self.look_up(model)
-        if len(self.looked_up) >= _MOST_KEPT:
-            self.looked_up.clear()  # model strings are few; this bounds a process that makes many
-        self.looked_up[model] = (state, price)
-        return price
+        return self.look_up(model)
 
     def look_up(self, model: str) -> Price | None:
         """The price with the longest prefix of ``model``, a set price winning a tie."""
@@ -85,7 +68,6 @@ class _PriceBook:
         return best
 
 
-_MOST_KEPT = 1024
 _BOOK = _PriceBook()
 
 
