@@ -298,69 +298,6 @@ def _check_cacheable(config: Mapping[str, Any]) -> None:
         )
 
 
-class ConfigObjects:
-    """``GenerateContentConfig`` objects made from config dicts, kept per model by content.
-
-    google-genai validates a config dict into its pydantic model on every call (~0.1 ms with a
-    schema and tools, a tenth of a whole call); a command sends the same config on every call,
-    so the object is made once. The key is the dict's JSON without the timeout, which a call's
-    deadline changes per attempt: a config with a timeout is a copy of the cached one (the last
-    copy is kept too, for the usual case of one timeout per command). A config equal to the one
-    asked for last, value for value and type for type, gets the same object without being
-    serialized: its schemas are the plan's own objects, so comparing them is an identity check,
-    where serializing them walks every node.
-    """
-
-    LIMIT = 64
-
-    def __init__(self) -> None:
-        self._by_key: dict[bytes, tuple[Any, tuple[Any, Any] | None]] = {}
-        self._last: tuple[Mapping[str, Any], Any] | None = None
-
-    def get(self, config: Mapping[str, Any]) -> Any:
-        last = self._last
-        if last is not None and same_json(last[0], config):
-            return last[1]
-        made = self._made(config)
-        self._last = (config, made)
-        return made
-
-    def _made(self, config: Mapping[str, Any]) -> Any:
-        from google.genai import types
-        from pydantic_core import to_json
-
-        http = config.get("http_options")
-        rest = {k: v for k, v in config.items() if k != "http_options"} if http else config
-        key = to_json(rest)
-        entry = self._by_key.get(key)
-        if entry is None:
-            if len(self._by_key) >= self.LIMIT:
-                self._by_key.clear()
-            entry = self._by_key[key] = (types.GenerateContentConfig.model_validate(rest), None)
-        base, last = entry
-        if not http:
-            return base
-        if last is not None and last[0] == http:
-            return last[1]
-        copy = base.model_copy(update={"http_options": types.HttpOptions(**http)})
-        self._by_key[key] = (base, (http, copy))
-        return copy
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """Whether two JSON values are the same, types included (``==`` alone takes ``True`` for
-    ``1`` and ``1`` for ``1.0``, which send different JSON); the same object is the same."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if type(a) is dict:
-        return a.keys() == b.keys() and all(same_json(a[key], b[key]) for key in a)
-    if type(a) is list:
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
 def contents(request: Request) -> list[dict[str, Any]]:
     """The conversation as Gemini ``Content`` dicts (user / model roles), in JSON: inline data
     and thought signatures stay base64 text until send time (see :func:`sdk_contents`)."""
@@ -814,7 +751,6 @@ class GeminiModel(SDKModel):
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
         self.capabilities = capabilities_for(model_id)
-        self._configs = ConfigObjects()
 
     def make_client(self, *, asynchronous: bool) -> Any:
         """A ``genai.Client`` (async calls go through its ``.aio``), kept for reuse."""
@@ -911,7 +847,7 @@ class GeminiModel(SDKModel):
         one ``Content`` (validated here) or a bare string costs least. So a prompt of one text
         (every first request of a text prompt) goes as that string, another lone turn as one
         ``Content``, and a conversation (tool rounds, re-asks) as dicts. The wire body is the
-        same either way; the config object comes from :class:`ConfigObjects`. ``raw`` asks the
+        same either way; the config dict is validated into its object per call. ``raw`` asks the
         SDK for the reply's HTTP body instead of its response object (see :meth:`whole`).
         ``alloy.batch`` builds its Gemini requests with it too, so a batch sends what a call would.
         """
@@ -931,7 +867,7 @@ class GeminiModel(SDKModel):
         if config:
             if raw:
                 config = {**config, "should_return_http_response": True}
-            arguments["config"] = self._configs.get(config)
+            arguments["config"] = types.GenerateContentConfig.model_validate(config)
         return arguments
 
     def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:

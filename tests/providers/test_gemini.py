@@ -1036,24 +1036,22 @@ def test_a_conversation_is_passed_as_content_dicts() -> None:
     assert turns[2].parts[0].function_response.response == {"hits": 2}
 
 
-def test_the_request_is_plain_json_and_its_config_object_is_made_once_per_content() -> None:
+def test_the_request_is_plain_json_and_its_config_object_is_made_at_send_time() -> None:
     """SDK objects are made only at send time, from JSON that round-trips unchanged."""
     import json
 
     from google.genai import types
 
-    from alloy.providers.gemini import ConfigObjects
+    from alloy.providers.gemini import GeminiModel
 
     request = Request(model="m", messages=(user("x"),), tools=(TOOL_DEF,))
     body = build(request, MODEL)
     assert json.loads(json.dumps(body)) == body
-    configs = ConfigObjects()
-    first = configs.get(body["config"])
-    assert isinstance(first, types.GenerateContentConfig)
-    assert configs.get(build(request, MODEL)["config"]) is first
-    timed = configs.get({**body["config"], "http_options": {"timeout": 1500}})
-    assert timed is not first and timed.http_options.timeout == 1500
-    assert timed.tools == first.tools
+    model = GeminiModel(MODEL)
+    timed = {**body, "config": {**body["config"], "http_options": {"timeout": 1500}}}
+    config = model.sdk_arguments(timed)["config"]
+    assert isinstance(config, types.GenerateContentConfig)
+    assert config.http_options.timeout == 1500 and config.tools
 
 
 def test_automatic_function_calling_is_off() -> None:
@@ -1246,17 +1244,3 @@ def test_a_whole_reply_that_is_not_json_is_unreadable() -> None:
     request = Request(model=f"gemini:{MODEL}", messages=(user("A city?"),), output=spec)
     with pytest.raises(UnreadableResponseError, match=r"could not read .*<html>busy"):
         model.call(model.send, _client(models), model.build(request, stream=False), request)
-
-
-def test_config_objects_are_made_once_per_content_and_type() -> None:
-    from alloy.providers.gemini import ConfigObjects, same_json
-
-    configs = ConfigObjects()
-    schema = {"type": "object", "properties": {"n": {"const": 1}}}
-    first = configs.get({"response_json_schema": schema, "temperature": 0.5})
-    assert configs.get({"response_json_schema": dict(schema), "temperature": 0.5}) is first
-    other = configs.get({"response_json_schema": {**schema, "properties": {"n": {"const": True}}}})
-    assert other is not first and other.response_json_schema["properties"]["n"]["const"] is True
-    assert configs.get({"response_json_schema": schema, "temperature": 0.5}) is first
-    assert not same_json({"a": 1}, {"a": True}) and not same_json([1], [1.0])
-    assert same_json({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})
