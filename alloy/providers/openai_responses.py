@@ -95,12 +95,15 @@ def build(
     *,
     stream: bool = False,
     notice: TemperatureNotice | None = None,
+    provider: str = PROVIDER,
 ) -> dict[str, Any]:
-    """The ``responses.create`` body for ``request`` (pure; ALLOY_EXTRA_JSON merged in last)."""
+    """The ``responses.create`` body for ``request`` (pure; ALLOY_EXTRA_JSON merged in last).
+    ``provider`` names the service it goes to: output items kept from that service's replies are
+    sent back verbatim, another's are left out (see :func:`model_items`)."""
     body: dict[str, Any] = {"model": model_id}
     if stream:
         body["stream"] = True
-    body["input"] = build_input(request)
+    body["input"] = build_input(request, provider)
     if request.system:
         body["instructions"] = request.system
     tools = [function_tool(tool) for tool in request.tools]
@@ -161,7 +164,7 @@ def output_tool(spec: OutputSpec) -> dict[str, Any]:
     )
 
 
-def build_input(request: Request) -> str | list[dict[str, Any]]:
+def build_input(request: Request, provider: str = PROVIDER) -> str | list[dict[str, Any]]:
     """Input items for the whole conversation; a lone text prompt is sent as a plain string."""
     messages = request.messages
     if (
@@ -177,7 +180,7 @@ def build_input(request: Request) -> str | list[dict[str, Any]]:
             case UserTurn():
                 items.extend(user_items(message.parts))
             case ModelTurn():
-                items.extend(model_items(message))
+                items.extend(model_items(message, provider))
             case _:
                 assert_never(message)
     return items
@@ -231,9 +234,11 @@ def media_part(media: Media) -> dict[str, Any]:
     }
 
 
-def model_items(turn: ModelTurn) -> list[dict[str, Any]]:
-    """A model turn as input items: its kept output items verbatim, else rebuilt from parts."""
-    kept = [p.payload for p in turn.parts if isinstance(p, Opaque) and p.provider == PROVIDER]
+def model_items(turn: ModelTurn, provider: str = PROVIDER) -> list[dict[str, Any]]:
+    """A model turn as input items: the output items ``provider`` gave it verbatim, else rebuilt
+    from its parts (reasoning items are tied to the service that made them: OpenAI's are no use
+    to Azure OpenAI, and the other way round)."""
+    kept = [p.payload for p in turn.parts if isinstance(p, Opaque) and p.provider == provider]
     if kept:
         return [dict(item) for item in kept]
     texts: list[str] = []
@@ -265,11 +270,14 @@ def model_items(turn: ModelTurn) -> list[dict[str, Any]]:
 # -- response ---------------------------------------------------------------------------------
 
 
-def parse(raw: Mapping[str, Any], *, request_id: str | None = None) -> Response:
-    """A Responses API body (``Response`` JSON) as a normalized Response (pure)."""
+def parse(
+    raw: Mapping[str, Any], *, request_id: str | None = None, provider: str = PROVIDER
+) -> Response:
+    """A Responses API body (``Response`` JSON) as a normalized Response (pure); its output
+    items are kept for ``provider``, the service that answered."""
     output = [item for item in raw.get("output") or () if isinstance(item, Mapping)]
     keep = any(item.get("type") not in ("message", "function_call") for item in output)
-    parts: list[Part] = [Opaque(PROVIDER, _clean(item)) for item in output] if keep else []
+    parts: list[Part] = [Opaque(provider, _clean(item)) for item in output] if keep else []
     refusals: list[str] = []
     calls: list[ToolCall] = []
     for item in output:
@@ -331,7 +339,8 @@ def _clean(item: Mapping[str, Any]) -> dict[str, Any]:
 class StreamParser:
     """Responses SSE events in, deltas out; the final Response comes from the terminal event."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str = PROVIDER) -> None:
+        self.provider = provider
         self.items: dict[int, dict[str, Any]] = {}
         self.final: Mapping[str, Any] | None = None
 
@@ -369,7 +378,7 @@ class StreamParser:
         raw = dict(self.final)
         if not raw.get("output") and self.items:
             raw["output"] = [self.items[i] for i in sorted(self.items)]
-        return parse(raw)
+        return parse(raw, provider=self.provider)
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -382,7 +391,13 @@ class OpenAIResponsesModel(OpenAIModel):
     reply_field = ("output", list)
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
-        body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)
+        body = build(
+            request,
+            self.model_id,
+            stream=stream,
+            notice=self.temperature_notice,
+            provider=self.provider,
+        )
         spec = request.output
         logger.debug(
             "openai responses request: model=%s output_mode=%s tools=%d stream=%s",
@@ -402,10 +417,10 @@ class OpenAIResponsesModel(OpenAIModel):
         return Responses
 
     def parse(self, reply: Reply, request: Request) -> Response:
-        return parse(reply.body, request_id=reply.request_id)
+        return parse(reply.body, request_id=reply.request_id, provider=self.provider)
 
     def stream_parser(self, request: Request) -> StreamParser:
-        return StreamParser()
+        return StreamParser(self.provider)
 
 
 def create(
