@@ -13,8 +13,9 @@ Wire choices, and why:
 * The tool loop is stateless: no ``previous_response_id`` and ``store`` is left as the caller
   has it, so it works under zero data retention. Every turn sends the conversation back as
   input items (``function_call`` + ``function_call_output``). When a reply contains reasoning
-  items, all of its output items are kept, in order, as ``Opaque("openai", item)`` parts and
-  echoed back verbatim, so each reasoning item stays next to the item it belongs to. Reasoning
+  items, all of its output items are kept, in order, as ``Opaque("openai", item)`` parts
+  (``"azure"`` for Azure OpenAI) and echoed back verbatim to that service alone, so each
+  reasoning item stays next to the item it belongs to. Reasoning
   models are asked for ``include: ["reasoning.encrypted_content"]`` so that echo also works
   with ``store: false``.
 * Settings: ``system`` -> ``instructions``; ``max_tokens`` -> ``max_output_tokens``;
