@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
@@ -143,56 +143,44 @@ class AzureEndpoint:
         return (openai.AsyncAzureOpenAI if asynchronous else openai.AzureOpenAI)(**kwargs)
 
 
-class AzureResponsesModel(OpenAIResponsesModel):
+class _OnAzure:
+    """What both Azure models share: the deployment's endpoint and credential (read from
+    ``AZURE_OPENAI_*`` when not given), and the client made from them."""
+
+    key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+    redact: Any
+    capabilities: Any
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | TokenProvider | None = None,
+        base_url: str | None = None,
+        api_version: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
+        super().__init__(model_id, base_url=base_url)  # type: ignore[call-arg]
+        api_key = api_key or os.environ.get(KEY_ENV) or None
+        self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
+        if model:
+            self.capabilities = capabilities_for(model)
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        return self.azure.client(asynchronous=asynchronous)
+
+
+class AzureResponsesModel(_OnAzure, OpenAIResponsesModel):
     """An Azure OpenAI deployment behind the Responses API (``azure:DEPLOYMENT``)."""
 
     provider = "azure"
-    key_env = (KEY_ENV,)
-
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        api_key: str | TokenProvider | None = None,
-        base_url: str | None = None,
-        api_version: str | None = None,
-        model: str | None = None,
-    ) -> None:
-        base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
-        super().__init__(model_id, base_url=base_url)
-        api_key = api_key or os.environ.get(KEY_ENV) or None
-        self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
-        if model:
-            self.capabilities = capabilities_for(model)
-
-    def make_client(self, *, asynchronous: bool) -> Any:
-        return self.azure.client(asynchronous=asynchronous)
 
 
-class AzureChatModel(OpenAIChatModel):
+class AzureChatModel(_OnAzure, OpenAIChatModel):
     """An Azure OpenAI deployment behind Chat Completions (``azure-chat:DEPLOYMENT``)."""
 
     provider = "azure-chat"
-    key_env = (KEY_ENV,)
-
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        api_key: str | TokenProvider | None = None,
-        base_url: str | None = None,
-        api_version: str | None = None,
-        model: str | None = None,
-    ) -> None:
-        base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
-        super().__init__(model_id, base_url=base_url)
-        api_key = api_key or os.environ.get(KEY_ENV) or None
-        self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
-        if model:
-            self.capabilities = capabilities_for(model)
-
-    def make_client(self, *, asynchronous: bool) -> Any:
-        return self.azure.client(asynchronous=asynchronous)
 
 
 def create(
