@@ -393,8 +393,12 @@ class Command(Generic[P, R]):
     async def _astream(self, args: Any, kwargs: Any, done: _drivers.OnResult) -> AsyncIterator[str]:
         self._check_streamable()
         call = await self.prepare(stream=True).abegin(args, kwargs)
-        async for chunk in call.aread(TextReader(), done):
-            yield chunk
+        chunks = call.aread(TextReader(), done)
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:  # closed early: the call ends now, not when the loop collects the generator
+            await _drivers.aclose(chunks)
 
     # -- typed streaming --
     def stream_partial(self, *args: P.args, **kwargs: P.kwargs) -> Stream[Partial[R], R]:
@@ -462,8 +466,12 @@ class Command(Generic[P, R]):
         prepared = self._typed()
         call_id = prepared.new_call_id()
         call = await prepared.abegin(args, kwargs, call_id=call_id)
-        async for output in call.aread(reader(prepared, call_id), done):
-            yield output
+        outputs = call.aread(reader(prepared, call_id), done)
+        try:
+            async for output in outputs:
+                yield output
+        finally:  # closed early: the call ends now, not when the loop collects the generator
+            await _drivers.aclose(outputs)
 
     def _typed(self) -> Prepared:
         """The streamed calls of a typed answer (``stream_partial``, ``stream_items``)."""
