@@ -248,12 +248,21 @@ RestartHandler = Callable[[Restart], object]
 
 
 class _Ended(Generic[R]):
-    """Keeps a streamed call's Result once the stream has run to its end."""
+    """Keeps a streamed call's Result once the stream has run to its end.
 
-    _result: Result[R] | None = None
+    The outputs are handed the ``append`` of a list the stream holds (:meth:`_ending`), not a
+    method of the stream itself, so they keep no reference back to it: a stream left early (a
+    ``break`` out of its loop) is freed at once and its call ends then (``CommandCancelled``),
+    instead of waiting in a reference cycle for the garbage collector, which may finalize it
+    too late for asyncio to close it."""
 
-    def _end(self, result: Result[Any]) -> None:
-        self._result = result
+    _results: list[Result[Any]]
+
+    def _ending(self) -> Callable[[Result[Any]], None]:
+        """What the outputs call with the Result at the end."""
+        results: list[Result[Any]] = []
+        self._results = results
+        return results.append
 
     @property
     def result(self) -> Result[R]:
@@ -261,13 +270,12 @@ class _Ended(Generic[R]):
         the whole conversation (``result.messages``, tool rounds included), to carry on with
         ``history=``. It is there once the stream has run to its end; before that (or after
         the stream failed or was closed early) reading it raises ``ValueError``."""
-        result = self._result
-        if result is None:
+        if not self._results:
             raise ValueError(
                 "the stream has not run to its end: its result (and messages) are there once "
                 "the last chunk has been read"
             )
-        return result
+        return self._results[-1]
 
 
 class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
@@ -276,7 +284,7 @@ class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
 
     def __init__(self, start: Callable[[Callable[[Result[Any]], None]], Iterator[Y]]) -> None:
         #: ``start`` makes the outputs, given what to call with the Result at the end.
-        self._outputs = start(self._end)
+        self._outputs = start(self._ending())
 
     def __iter__(self) -> Stream[Y, R]:
         return self
@@ -295,7 +303,7 @@ class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
     """Async twin of :class:`Stream` (``astream()``, ``astream_partial()``)."""
 
     def __init__(self, start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[Y]]) -> None:
-        self._outputs = start(self._end)
+        self._outputs = start(self._ending())
 
     def __aiter__(self) -> AsyncStream[Y, R]:
         return self
@@ -324,7 +332,7 @@ class ItemStream(_Ended[list[E]], Iterator[E]):
         self,
         start: Callable[[Callable[[Result[Any]], None]], Iterator[tuple[int, E] | Restart]],
     ) -> None:
-        self._pairs = start(self._end)
+        self._pairs = start(self._ending())
         self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
@@ -362,7 +370,7 @@ class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
         self,
         start: Callable[[Callable[[Result[Any]], None]], AsyncIterator[tuple[int, E] | Restart]],
     ) -> None:
-        self._pairs = start(self._end)
+        self._pairs = start(self._ending())
         self._on_restart: list[RestartHandler] = []
         self.attempt = 1
 
