@@ -191,3 +191,24 @@ class _Text:
 
     def event(self, output: Any) -> None:
         return None
+
+
+@pytest.mark.parametrize("form", ["astream", "astream_partial", "astream_items"])
+def test_an_async_stream_closed_early_ends_its_call_at_once(form: str) -> None:
+    """``aclose()`` ends the call before it returns, not when the loop collects what is left."""
+    events: list[Event] = []
+    reply = '{"value": [1, 2, 3]}'
+
+    @command(output=str if form == "astream" else list[int], model=FunctionModel(lambda r: reply))
+    def numbers(text: str) -> str:
+        return text
+
+    numbers.subscribe(events.append, CommandCancelled)
+
+    async def main() -> int:
+        stream = getattr(numbers, form)("x")
+        await stream.__anext__()
+        await stream.aclose()
+        return len(events)
+
+    assert asyncio.run(main()) == 1
