@@ -23,6 +23,10 @@ from alloy.testing.emulator import Emulator  # noqa: E402
 
 from .commands import Ticket, classify_offline, count, count_on_gemini  # noqa: E402
 
+#: A Ray cluster starts a dozen processes: on a machine busy with other work, starting it and
+#: its actors takes longer than the suite's 60 s a test.
+pytestmark = pytest.mark.timeout(300)
+
 #: Words of many lengths, so each row's prompt (and usage) is its own.
 WORDS = [f"{'x' * (4 * (n % 7))}word{n}" for n in range(40)]
 
