@@ -1,0 +1,1 @@
+"""alloy.eval: measure a typed command field by field, and compare models."""
