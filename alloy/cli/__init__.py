@@ -12,6 +12,7 @@
     alloy emulate [--host H] [--port N]        serve the provider emulator for tests
     alloy cache stats|clear|prune              manage the response cache
     alloy serve module[:name ...] [--port N]   serve commands over HTTP (and rails, OpenAI-style)
+    alloy mcp module[:command]                 serve commands as MCP tools over stdio
 
 Each verb is a module of this package holding its flags (``add_parser``) and its handler
 (``handle``); :func:`build_parser` asks each in turn. Every failure the user can fix ends in one
@@ -30,7 +31,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import CommandError, ConfigurationError
-from . import batch, cache, emulate, providers, run, schema, serve
+from . import batch, cache, emulate, mcp, providers, run, schema, serve
 from . import map as map_rows
 from ._shared import EXIT_FAILED, EXIT_USAGE, RUN_OPTIONS, Parser, UsageError, load_command
 from .providers import capability_matrix, provider_status
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 #: The verbs in the order ``alloy --help`` lists them; each module adds its own subparser.
-VERBS = (run, map_rows, batch, schema, providers, emulate, cache, serve)
+VERBS = (run, map_rows, batch, schema, providers, emulate, cache, serve, mcp)
 
 
 def __getattr__(name: str) -> Any:

@@ -56,6 +56,11 @@ def add_parser(verbs: Verbs) -> None:
     serve.add_argument("--no-playground", action="store_true", help="serve no page at /")
     serve.add_argument("--otel", action="store_true", help="trace requests with OpenTelemetry")
     serve.add_argument(
+        "--mcp",
+        action="store_true",
+        help="also serve the commands as MCP tools over Streamable HTTP at /mcp (alloy[mcp])",
+    )
+    serve.add_argument(
         "--graceful-timeout",
         type=float,
         default=30.0,
@@ -85,6 +90,7 @@ def handle(args: argparse.Namespace) -> int:
             log_content=args.log_content,
             playground=not args.no_playground,
             otel=args.otel,
+            mcp=args.mcp,
             graceful_timeout=args.graceful_timeout,
             allowed_hosts=args.allowed_host or (),
             max_body_bytes=args.max_body_bytes,

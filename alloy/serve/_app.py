@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 from fastapi import FastAPI
@@ -47,6 +47,7 @@ def create_app(
         served = collect(served)
     config = config if config is not None else ServeConfig.from_env()
     endpoints = {name: _commands.endpoint_for(name, cmd) for name, cmd in served.commands.items()}
+    mcp = _mcp_endpoint(served) if config.mcp else None
     tracing = tracer_provider is not None or config.otel
     tracer = None
     if tracing:
@@ -67,7 +68,8 @@ def create_app(
             stop = instrument(tracer_provider)
         try:
             make_ready(served, pass_through_keys=config.pass_through_keys)
-            yield
+            async with mcp.running() if mcp is not None else nullcontext():
+                yield
         finally:
             if stop is not None:
                 stop()
@@ -112,6 +114,8 @@ def create_app(
     _commands.add_routes(app, endpoints, config)
     _openai.add_routes(app, served.rail_configs, config, Proxy())
     _docs.add_routes(app, app.title)
+    if mcp is not None:
+        app.add_route(mcp.path, mcp.app, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     if config.playground:
         _playground.add_routes(app)
     if config.auth:
@@ -125,6 +129,14 @@ def create_app(
     app.add_middleware(CutOff)  # a request cut off by shutdown: a JSON 503
     app.add_middleware(AccessLog, log_content=config.log_content)
     return app
+
+
+def _mcp_endpoint(served: Served) -> Any:
+    """The commands as MCP tools over Streamable HTTP (``--mcp``), behind the same middleware
+    as every route: auth, host check, body limit, access log."""
+    from ..mcp import mcp_server, streamable_http  # a ConfigurationError without alloy[mcp]
+
+    return streamable_http(mcp_server(served.commands))
 
 
 def _jsonable(errors: Any) -> Any:

@@ -31,6 +31,8 @@ OTEL_ENV = "ALLOY_SERVE_OTEL"
 ALLOWED_HOSTS_ENV = "ALLOY_SERVE_ALLOWED_HOSTS"
 #: The largest request body taken, in bytes; a larger one is a 413.
 MAX_BODY_ENV = "ALLOY_SERVE_MAX_BODY_BYTES"
+#: ``1`` serves the commands as MCP tools over Streamable HTTP at ``/mcp`` (``alloy[mcp]``).
+MCP_ENV = "ALLOY_SERVE_MCP"
 
 #: The names of this machine's loopback interface, the hosts a local server answers to.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -63,6 +65,8 @@ class ServeConfig:
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     #: The largest request body taken, in bytes.
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    #: Whether ``/mcp`` serves the commands as MCP tools (Streamable HTTP).
+    mcp: bool = False
 
     @classmethod
     def create(
@@ -75,6 +79,7 @@ class ServeConfig:
         otel: bool = False,
         allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        mcp: bool = False,
     ) -> ServeConfig:
         """A config accepting ``api_keys`` (blank ones are refused: a blank key would let
         anyone in who sends ``Authorization: Bearer`` with nothing after it), requests whose
@@ -101,6 +106,7 @@ class ServeConfig:
             otel=otel,
             allowed_hosts=hosts,
             max_body_bytes=max_body_bytes,
+            mcp=mcp,
         )
 
     @classmethod
@@ -116,6 +122,7 @@ class ServeConfig:
             otel=_flag(env, OTEL_ENV, False),
             allowed_hosts=host_list(env.get(ALLOWED_HOSTS_ENV)) or LOOPBACK_HOSTS,
             max_body_bytes=max_body_from_env(env),
+            mcp=_flag(env, MCP_ENV, False),
         )
 
     @property

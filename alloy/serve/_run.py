@@ -33,6 +33,7 @@ from ._config import (
     LOG_CONTENT_ENV,
     LOOPBACK_HOSTS,
     MAX_BODY_ENV,
+    MCP_ENV,
     OTEL_ENV,
     PASS_THROUGH_ENV,
     PLAYGROUND_ENV,
@@ -56,6 +57,7 @@ def run(
     log_content: bool = False,
     playground: bool = True,
     otel: bool = False,
+    mcp: bool = False,
     graceful_timeout: float = 30.0,
     log_level: str = "info",
     allowed_hosts: Sequence[str] = (),
@@ -76,6 +78,7 @@ def run(
         log_content=log_content,
         playground=playground,
         otel=otel,
+        mcp=mcp,
         allowed_hosts=hosts,
         max_body_bytes=body_limit,
     )
@@ -100,6 +103,7 @@ def run(
             (LOG_CONTENT_ENV, log_content),
             (PLAYGROUND_ENV, playground),
             (OTEL_ENV, otel),
+            (MCP_ENV, mcp),
         ):
             os.environ[name] = "1" if value else "0"
         uvicorn.run(

@@ -8,14 +8,13 @@ when the app is made, and their JSON Schemas are what ``/openapi.json`` publishe
 
 from __future__ import annotations
 
-import inspect
-import typing
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
+from .._arguments import arguments_of, camel
 from .._command import Command
 from .._types import Usage
 from ..errors import ConfigurationError
@@ -60,55 +59,16 @@ class CommandModels:
         return args, kwargs
 
 
-def _camel(name: str) -> str:
-    return "".join(
-        part[:1].upper() + part[1:] for part in name.replace("-", "_").split("_") if part
-    )
-
-
 #: Largest batch a request may carry: one request should not hold a worker for an hour.
 MAX_BATCH = 1000
 
 
 def build_models(name: str, cmd: Command[..., Any]) -> CommandModels:
     """The models for command ``name``, or a ConfigurationError naming what cannot be served."""
-    fn = getattr(cmd, "__wrapped__", cmd)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:
-        raise ConfigurationError(f"cannot read the type hints of {cmd.name}: {exc}") from None
-    fields: dict[str, Any] = {}
-    positional: list[str] = []
-    keywords: list[str] = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ConfigurationError(
-                f"{cmd.name} takes {'*' if param.kind is param.VAR_POSITIONAL else '**'}"
-                f"{param.name}, which a JSON body cannot name: give it named parameters"
-            )
-        if param.name.startswith("_"):
-            raise ConfigurationError(
-                f"{cmd.name}'s parameter {param.name!r} starts with '_', which a JSON body "
-                "field cannot: rename it"
-            )
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
-        (positional if param.kind is param.POSITIONAL_ONLY else keywords).append(param.name)
-    base = _camel(name)
+    arguments = arguments_of(name, cmd)
+    request: Any = arguments.model  # a class made at run time: a value to mypy
+    base = camel(name)
     value_type = cmd.output_type.value_type
-    try:
-        request = create_model(
-            f"{base}Request",
-            __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
-            __doc__=f"Arguments of the {name} command.",
-            **fields,
-        )
-        request.model_json_schema()
-    except (PydanticSchemaGenerationError, PydanticUserError, TypeError, NameError) as exc:
-        raise ConfigurationError(
-            f"{cmd.name}'s parameters cannot be a JSON request body: {exc}"
-        ) from None
     try:
         response = create_model(
             f"{base}Response",
@@ -147,5 +107,5 @@ def build_models(name: str, cmd: Command[..., Any]) -> CommandModels:
         failed=(int, ...),
     )
     return CommandModels(
-        request, response, batch, batch_response, tuple(positional), tuple(keywords)
+        request, response, batch, batch_response, arguments.positional, arguments.keywords
     )
