@@ -36,6 +36,8 @@ class Scale:
     serve_calls: int = 300  # sequential requests per side, interleaved (latency)
     serve_load: int = 2000  # requests per side of the throughput run
     serve_concurrency: int = 32  # requests in flight at once in the throughput run
+    eval_cases: int = 1000  # cases of the eval report page (3 models, 10 fields)
+    eval_calls: int = 20  # page writes per side, interleaved
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -71,4 +73,6 @@ TINY = Scale(
     serve_calls=5,
     serve_load=20,
     serve_concurrency=4,
+    eval_cases=20,
+    eval_calls=2,
 )

@@ -26,6 +26,7 @@ from . import (
     changes,
     coldstart,
     concurrency,
+    evalreport,
     inprocess,
     profiling,
     report,
@@ -52,6 +53,7 @@ SUITES = (
     "ray",
     "changes",
     "serve",
+    "eval",
 )
 RESULTS = Path(__file__).parent / "results"
 
@@ -85,6 +87,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
         "serve": lambda: serve.run(root, scale),
+        "eval": lambda: evalreport.run(scale),
     }[name]
 
 

@@ -447,9 +447,11 @@ def diff_block(index: int, case: Mapping[str, Any], models: Sequence[str]) -> st
         )
     ]
     name = escape(str(case.get("id", index)))
+    calls = sum(1 for _, run, _ in columns if run.get("error"))
+    failed_calls = f" · {calls} failed call{'s' if calls > 1 else ''}" if calls else ""
     parts = [
         f'<details id="case-{index}"><summary><b>{name}</b> · {len(differing)} differing of '
-        f"{len(paths)} fields</summary>",
+        f"{len(paths)} fields{failed_calls}</summary>",
         f'<p>input <span class="v">{escape(brief(case.get("input"), 300))}</span></p>',
         "<table><tr><th>path</th><th>expected</th>",
         "".join(f"<th>{escape(label)}</th>" for label, _, _ in columns),

@@ -16,6 +16,7 @@ from benchmarks import (
     batch,
     bigoutput,
     cache,
+    evalreport,
     inprocess,
     report,
     rows,
@@ -41,6 +42,12 @@ def test_big_output_suite() -> None:
     result = bigoutput.run(TINY)
     well_formed(result, 2)
     assert all(f.ci is not None for f in result.figures)
+
+
+def test_eval_report_suite() -> None:
+    result = evalreport.run(TINY)
+    well_formed(result, 1)
+    assert result.notes[0].startswith("The page: median ")
 
 
 def test_warm_suite_against_the_emulator() -> None:

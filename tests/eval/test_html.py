@@ -164,6 +164,7 @@ def test_an_error_run_shows_its_kind_and_message() -> None:
     )
     html = render(report)
     assert "!refusal 0.00" in html
+    assert "· 0 differing of 13 fields · 1 failed call</summary>" in html
     assert "refusal RefusalError: I can&#x27;t &lt;help&gt;" in html
 
 
