@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server chromium
+.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server chromium interop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,25 @@ unit: $(STAMP_DEV) redis-server chromium
 bench: $(STAMP_RUN)
 	$(BIN)/python -m benchmarks
 
+## The clients the suite cannot hold, against alloy serve on the emulator (tests/interop): the
+## openai npm package and the Vercel AI SDK (node, from `npm ci` into tests/interop/js/node_modules,
+## redone only when package-lock.json changes) and instructor (its own virtualenv: it pins an
+## older jiter than alloy's openai allows).
+INTEROP := tests/interop
+INTEROP_VENV := $(INTEROP)/.venv-instructor
+
+$(INTEROP)/js/node_modules/.installed: $(INTEROP)/js/package-lock.json
+	cd $(INTEROP)/js && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(INTEROP_VENV)/.installed: $(INTEROP)/instructor-requirements.txt
+	$(PYTHON) -m venv $(INTEROP_VENV)
+	$(INTEROP_VENV)/bin/python -m pip install -q -r $<
+	touch $@
+
+interop: $(STAMP_DEV) $(INTEROP)/js/node_modules/.installed $(INTEROP_VENV)/.installed
+	$(BIN)/python -m tests.interop.run --instructor-python $(INTEROP_VENV)/bin/python
+
 ## Hostile-input runs at full size (not part of `make test`, which runs them small): reply
 ## fuzzing through the real SDKs, parser growth checks, and 1,000-loop resource checks.
 fuzz: $(STAMP_DEV)
@@ -82,4 +101,4 @@ docs: $(STAMP_DEV)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site $(INTEROP)/js/node_modules $(INTEROP_VENV)
