@@ -94,7 +94,7 @@ def fmt(value: float | None, metric: str) -> str:
     if kind == "usd":
         return f"${value:.4g}"
     if kind == "s":
-        return f"{value:.3g} s"
+        return f"{value:.3g} s" if abs(value) >= 1 else f"{value * 1000:.3g} ms"
     return f"{value:.4g}"
 
 

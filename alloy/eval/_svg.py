@@ -74,7 +74,7 @@ def metric_bars(groups: Sequence[tuple[str, Sequence[Bar]]], palette: Mapping[st
     plot_width, bar_height, gap = 420.0, 14.0, 12.0
     rows = sum(len(bars) for _, bars in groups)
     height = 30 + rows * bar_height + len(groups) * (gap + FONT + 4) + 20
-    width = left + plot_width + 130
+    width = left + plot_width + 12 + CHAR_WIDTH * 26
     body = []
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = left + tick * plot_width

@@ -294,3 +294,22 @@ def test_a_report_where_everything_fails_with_long_values_stays_under_one_megaby
     assert "more cases are in the JSON report." in html
     assert "without their diff, to keep this page small" in html
     Page(html)
+
+
+def test_figures_read_in_their_own_units() -> None:
+    report = {
+        "models": {"m": ""},
+        "metrics": {
+            "m": {
+                "latency_p50_s": {"value": 0.0421, "low": 0.04, "high": 0.05},
+                "latency_p90_s": {"value": 2.5, "low": None, "high": None},
+                "cost_per_case_usd": {"value": 0.000123, "low": None, "high": None},
+                "record_exact": {"value": 0.875, "low": 0.8, "high": 0.95},
+                "output_tokens": {"value": 61.5, "low": None, "high": None},
+            }
+        },
+    }
+    html = render(report)
+    assert '42.1 ms <span class="ci">[40 ms, 50 ms]</span>' in html
+    assert ">2.5 s<" in html and ">$0.000123<" in html and ">61.5<" in html
+    assert '87.5% <span class="ci">[80.0%, 95.0%]</span>' in html
