@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pydantic import SecretStr
     from typing_extensions import TypeForm
 
+    from .eval import Case, Dataset, Report
     from .rows import AsyncRows, Budget, Rows
     from .rows import Settings as RunSettings
     from .rows._run import Run
@@ -363,6 +364,60 @@ class Command(Generic[P, R]):
         from .rows import AsyncRows
 
         return AsyncRows(self._run_over(inputs, given))
+
+    # -- measuring --
+    def eval(
+        self,
+        cases: Dataset | Iterable[Case | Mapping[str, Any]],
+        *,
+        models: Sequence[str | Model] | Mapping[str, str | Model] | None = None,
+        repeats: int = 1,
+        mode: Literal["online", "batch"] = "online",
+        cache: str | os.PathLike[str] | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        scorers: Mapping[str, Any] | None = None,
+        concurrency: int = 8,
+        seed: int = 0,
+        settings: RunSettings | None = None,
+    ) -> Report:
+        """Measure the command on ``cases`` field by field, for each of ``models`` (a list of
+        model strings, or a dict of name -> model string or Model; default: the command's
+        model), ``repeats`` times per case, through :meth:`map` (``mode="batch"``: the batch
+        API). ``cache`` caches every request (a re-run asks nothing again; the repeat index is
+        part of the key), ``checkpoint`` is a directory that lets a stopped eval resume,
+        ``scorers`` overrides the type-derived scorer per JSON path, ``seed`` makes every
+        interval reproducible, ``settings`` (an :class:`alloy.rows.Settings`) tunes the runs
+        further. Returns an :class:`alloy.eval.Report`; see the "Evaluating" guide."""
+        from .eval import evaluate  # the eval machinery loads only when an eval is run
+
+        return evaluate(
+            self, cases, models=models, repeats=repeats, mode=mode, cache=cache,
+            checkpoint=checkpoint, scorers=scorers, concurrency=concurrency, seed=seed,
+            settings=settings,
+        )  # fmt: skip
+
+    async def aeval(
+        self,
+        cases: Dataset | Iterable[Case | Mapping[str, Any]],
+        *,
+        models: Sequence[str | Model] | Mapping[str, str | Model] | None = None,
+        repeats: int = 1,
+        mode: Literal["online", "batch"] = "online",
+        cache: str | os.PathLike[str] | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        scorers: Mapping[str, Any] | None = None,
+        concurrency: int = 8,
+        seed: int = 0,
+        settings: RunSettings | None = None,
+    ) -> Report:
+        """:meth:`eval` on the running event loop."""
+        from .eval import aevaluate
+
+        return await aevaluate(
+            self, cases, models=models, repeats=repeats, mode=mode, cache=cache,
+            checkpoint=checkpoint, scorers=scorers, concurrency=concurrency, seed=seed,
+            settings=settings,
+        )  # fmt: skip
 
     def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
         from .rows._run import Run

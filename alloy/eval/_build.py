@@ -1,0 +1,139 @@
+"""A report made from an eval's runs: each run scored field by field, then every figure with
+its interval, the failures by kind, and each other model compared with the first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from ._failures import count
+from ._plan import Plan
+from ._report import VERSION, Report, compare
+from ._stats import Metric, Resampler, percentile, ratio, statistic
+
+
+def build_report(plan: Plan, started: float) -> Report:
+    from ._stats import Resampler
+
+    resampler = Resampler(len(plan.ready), plan.seed)
+    fields = plan.fields
+    headline = fields.headline
+    cases: list[dict[str, Any]] = []
+    observations: dict[str, dict[str, list[list[Any]]]] = {p: {} for p in fields.fields}
+    for m in plan.models:
+        for p in fields.fields:
+            observations[p][m] = [[] for _ in plan.ready]
+    for index, case in enumerate(plan.ready):
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for model, per_repeat in plan.records.items():
+            runs[model] = []
+            for records in per_repeat:
+                record = dict(records[index])
+                if record["error"] is None:
+                    observed = fields.observe(case.expected, record["output"])
+                    scores = {p: float(o["score"]) for p, o in observed.items()}
+                else:
+                    observed = dict.fromkeys(fields.fields, None)  # type: ignore[assignment]
+                    scores = dict.fromkeys(fields.fields, 0.0)
+                for p, o in observed.items():
+                    observations[p][model][index].append(o)
+                top = [scores[p] for p in headline]
+                record["scores"] = scores
+                record["record_exact"] = record["error"] is None and all(s == 1 for s in top)
+                record["field_mean"] = sum(top) / len(top) if top else 0.0
+                runs[model].append(record)
+        cases.append(
+            {
+                "id": case.id,
+                "tags": list(case.tags),
+                "input": case.input,
+                "expected": case.expected,
+                "runs": runs,
+            }
+        )
+    data: dict[str, Any] = {
+        "alloy_eval": VERSION,
+        "command": _command_name(plan.command),
+        "created": datetime.fromtimestamp(started, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seed": plan.seed,
+        "repeats": plan.repeats,
+        "mode": plan.mode,
+        "models": dict(plan.model_ids),
+        "skipped": [s.to_dict() for s in plan.skipped],
+        "cases": cases,
+        "metrics": {
+            m: _model_metrics(cases, m, plan.durations.get(m, []), resampler, plan.seed)
+            for m in plan.models
+        },
+        "fields": {
+            path: {m: f.scorer.summarize(observations[path][m], resampler) for m in plan.models}
+            for path, f in fields.fields.items()
+        },
+        "failures": {
+            m: count(
+                [r["error"] for c in cases for r in c["runs"][m] if r["error"] is not None],
+                sum(1 for c in cases for r in c["runs"][m] if r["reasked"]),
+            )
+            for m in plan.models
+        },
+        "comparisons": [],
+    }
+    names = list(plan.models)
+    for other in names[1:]:
+        data["comparisons"] += [d.to_dict() for d in compare(data, names[0], other)]
+    return Report(data)
+
+
+def _command_name(command: Any) -> str:
+    fn = command.spec.fn
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', command.name)}"
+
+
+def _model_metrics(
+    cases: list[dict[str, Any]], model: str, durations: list[float], resampler: Resampler, seed: int
+) -> dict[str, dict[str, float | None]]:
+    def pooled(pick: Any) -> Metric:
+        sums, counts = [], []
+        for case in cases:
+            values = [pick(r) for r in case["runs"][model]]
+            values = [v for v in values if v is not None]
+            sums.append(float(sum(values)))
+            counts.append(float(len(values)))
+        return ratio(sums, counts, resampler)
+
+    def total(pick: Any) -> Metric:
+        per_case = pooled(pick)
+        runs = sum(len(c["runs"][model]) for c in cases)
+        if per_case.value is None:
+            return per_case
+        return Metric(
+            *(
+                None if v is None else v * runs
+                for v in (per_case.value, per_case.low, per_case.high)
+            )
+        )
+
+    figures = {
+        "record_exact": pooled(lambda r: float(r["record_exact"])),
+        "field_mean": pooled(lambda r: r["field_mean"]),
+        "cost_usd": total(lambda r: r["cost"]),
+        "cost_per_case_usd": pooled(lambda r: r["cost"]),
+        "input_tokens": total(lambda r: r["input_tokens"]),
+        "output_tokens": total(lambda r: r["output_tokens"]),
+        "reask_rate": pooled(lambda r: float(r["reasked"])),
+    }
+    timing = Resampler(len(durations), seed) if durations else None
+    for name, q in (("latency_p50_s", 0.5), ("latency_p90_s", 0.9)):
+        if timing is None:
+            figures[name] = Metric(None)
+            continue
+        figures[name] = statistic(durations, _quantile_of(q), timing)
+    return {name: m.to_dict() for name, m in figures.items()}
+
+
+def _quantile_of(q: float) -> Callable[[Sequence[float]], float | None]:
+    def figure(values: Sequence[float]) -> float | None:
+        return percentile(sorted(values), q) if values else None
+
+    return figure

@@ -1,0 +1,58 @@
+"""What an eval runs, worked out before anything is asked (:func:`alloy.eval._run.plan`),
+and the records its runs leave (filled in by :mod:`alloy.eval._run`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ._dataset import Ready, Skipped
+from ._fields import Fields
+from ._repeat import Repeat
+
+Mode = Literal["online", "batch"]
+
+
+@dataclass
+class Plan:
+    """What an eval runs, worked out before anything is asked."""
+
+    command: Any
+    ready: list[Ready]
+    skipped: list[Skipped]
+    models: dict[str, Any]  # display name -> Model
+    model_ids: dict[str, str]
+    repeats: int
+    mode: Mode
+    settings: Any
+    cache: str | None
+    checkpoint: Path | None
+    fields: Fields
+    seed: int
+    dump: Any
+    #: Per model, per repeat: one record per case (see :func:`_record`).
+    records: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)
+    #: Per model: the seconds each call took (from the command's events).
+    durations: dict[str, list[float]] = field(default_factory=dict)
+
+    def runs(self) -> Iterable[tuple[str, int, Any, Any]]:
+        """Each (model, repeat) with its command and its run settings."""
+        for name, model in self.models.items():
+            for repeat in range(self.repeats):
+                asked = model if repeat == 0 else Repeat(model, repeat)
+                options: dict[str, Any] = {"model": asked}
+                if self.cache is not None:
+                    options.update(cache=self.cache, cache_all=True)
+                settings = self.settings
+                if self.checkpoint is not None:
+                    path = self.checkpoint / f"{_safe(name)}.{repeat}.sqlite"
+                    settings = dataclasses.replace(settings, checkpoint=path)
+                yield name, repeat, self.command.with_options(**options), settings
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
