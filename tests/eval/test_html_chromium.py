@@ -17,6 +17,7 @@ import pytest
 from alloy.eval._html import render
 
 from .report_data import synthetic_report
+from .test_report_page import CASES, answering, read_invoice
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -75,5 +76,11 @@ def test_the_report_renders_in_chromium_with_no_console_error(page: Any, tmp_pat
     assert page.locator("script").count() == 0  # the untrusted <script> stayed text
     assert '<script>alert("x")</script>' in page.locator("body").inner_text()
     page.locator('details[id^="case-"]').first.scroll_into_view_if_needed()
+    # And the page of a real eval (two scripted models), saved by Report.save.
+    real = read_invoice.eval(CASES, models={"good": answering(6), "poor": answering(2)})
+    saved = real.save(tmp_path / "real.html")
+    page.goto(saved.as_uri())
+    page.wait_for_load_state("load")
+    assert page.locator("svg").count() >= 5
     assert problems == []
-    assert requested == [path.as_uri()]
+    assert requested == [path.as_uri(), saved.as_uri()]
