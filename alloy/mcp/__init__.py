@@ -29,8 +29,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
     raise ConfigurationError("alloy.mcp needs the MCP SDK: pip install 'alloy[mcp]'") from exc
 
+from ._call import acall, call
+from ._connection import CONNECTIONS
 from ._described import RESULT_KEY, WRAPPED_META
 from ._http import MCP_PATH, HttpEndpoint, streamable_http
+from ._remote_tools import McpTool, McpToolError, mcp_tools
 from ._server import mcp_server
 from ._stdio import serve_stdio, serve_stdio_async
 from ._targets import commands_in
@@ -40,9 +43,21 @@ __all__ = [
     "RESULT_KEY",
     "WRAPPED_META",
     "HttpEndpoint",
+    "McpTool",
+    "McpToolError",
+    "acall",
+    "call",
+    "close",
     "commands_in",
     "mcp_server",
+    "mcp_tools",
     "serve_stdio",
     "serve_stdio_async",
     "streamable_http",
 ]
+
+
+def close() -> None:
+    """Close every MCP connection this process opened (stdio servers exit); the next use
+    opens anew. The process does this itself at exit."""
+    CONNECTIONS.close()
