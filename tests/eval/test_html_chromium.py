@@ -1,13 +1,8 @@
-"""The eval report page in a real headless Chromium: no console error, no request, no script.
-
-Debian's chromium is driven by Playwright, as the playground test does (never ``playwright
-install``: ``make chromium`` installs the browser). Skips, saying why, only when no Chromium is
-installed.
-"""
+"""The eval report page in a real headless Chromium: no console error, no request, no script
+(the browser as the playground test has it: tests/chromium.py)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,37 +11,18 @@ import pytest
 
 from alloy.eval._html import render
 
+from ..chromium import needs_chromium, open_page
 from .report_data import synthetic_report
 from .test_report_page import CASES, answering, read_invoice
 
-sync_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason="no Chromium at /usr/bin/chromium: run `make chromium` (apt-get install chromium)",
-)
+pytest.importorskip("playwright.sync_api")
+pytestmark = needs_chromium
 
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser.new_page(viewport={"width": 1200, "height": 900})
-        finally:
-            browser.close()
+    with open_page() as page:
+        yield page
 
 
 def test_the_report_renders_in_chromium_with_no_console_error(page: Any, tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ Chromium is installed.
 
 from __future__ import annotations
 
-import shutil
 import struct
 import zlib
 from collections.abc import Iterator
@@ -20,37 +19,18 @@ import pytest
 from alloy import command
 from alloy.serve import ServeConfig
 
+from ..chromium import needs_chromium, open_page
 from .served import Mood, Review
 
-sync_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+pytest.importorskip("playwright.sync_api")
+pytestmark = needs_chromium
 WIDTH, HEIGHT = 1200, 900
-
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason="no Chromium at /usr/bin/chromium: run `make chromium` (apt-get install chromium)",
-)
 
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-        finally:
-            browser.close()
+    with open_page(WIDTH, HEIGHT) as page:
+        yield page
 
 
 def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
