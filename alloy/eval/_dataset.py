@@ -201,6 +201,11 @@ def _bind(
         raise _Unfit(
             f"the command takes {len(parameters)} parameters ({names}): give a JSON object"
         )
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = sorted(set(arguments) - {p.name for p in parameters})
+    if unknown and not takes_any:
+        names = ", ".join(p.name for p in parameters)
+        raise _Unfit(f"no parameter {', '.join(map(repr, unknown))} (the command takes {names})")
     try:
         bound = signature.bind(**arguments)
     except TypeError as exc:

@@ -76,6 +76,8 @@ def plan(
             f"eval of {command.name}: no case fits the command ({reasons or 'the dataset is empty'})"
         )
     chosen, ids = _models(command, models)
+    if checkpoint is not None:
+        Path(checkpoint).mkdir(parents=True, exist_ok=True)
     return Plan(
         command=command,
         ready=ready,

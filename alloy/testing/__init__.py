@@ -33,6 +33,7 @@ from .._types import (
 )
 from ..errors import ProviderError
 from ._network import NetworkBlocked, loopback_only
+from ._regression import assert_no_regression
 
 Reply = Union[Response, str, ToolCall, Sequence[ToolCall], ProviderError]
 ReplyFunction = Callable[[Request], Any]
@@ -229,6 +230,7 @@ __all__ = [
     "FunctionModel",
     "NetworkBlocked",
     "ScriptedModel",
+    "assert_no_regression",
     "json_reply",
     "loopback_only",
     "override_model",

@@ -53,7 +53,12 @@ def runs(observations: list[dict]) -> list[list[dict]]:
 
 def test_enum_fields_get_accuracy_a_confusion_matrix_and_per_class_f1() -> None:
     scorer = Classes(("paid", "open", "void"))
-    pairs = [("paid", "paid")] * 6 + [("paid", "open")] * 2 + [("open", "open")] * 3 + [("void", "paid")]
+    pairs = (
+        [("paid", "paid")] * 6
+        + [("paid", "open")] * 2
+        + [("open", "open")] * 3
+        + [("void", "paid")]
+    )
     entry = scorer.summarize(runs([scorer.observe(e, g) for e, g in pairs]), Resampler(12, 0))
     assert entry["labels"] == ["paid", "open", "void"]
     assert entry["confusion"] == [[6, 2, 0], [0, 3, 0], [1, 0, 0]]
@@ -65,7 +70,9 @@ def test_enum_fields_get_accuracy_a_confusion_matrix_and_per_class_f1() -> None:
     f1_open = 2 * (3 / 5) * 1 / (3 / 5 + 1)
     # void was never answered: no precision, so no F1; the macro mean is over the others
     assert entry["per_class"]["void"]["f1"]["value"] is None
-    assert entry["metrics"]["macro_f1"]["value"] == pytest.approx((paid["f1"]["value"] + f1_open) / 2)
+    assert entry["metrics"]["macro_f1"]["value"] == pytest.approx(
+        (paid["f1"]["value"] + f1_open) / 2
+    )
     low, high = entry["metrics"]["accuracy"]["low"], entry["metrics"]["accuracy"]["high"]
     assert low <= 9 / 12 <= high
 
@@ -116,8 +123,13 @@ def test_strings_are_exact_after_nfc_and_whitespace_and_get_an_edit_similarity()
     assert text.observe("Café  Noir", " Cafe\u0301 Noir\n")["score"] == 1.0  # NFC, whitespace
     near = text.observe("ACME Corp", "ACME Corp.")
     assert near["score"] == 0.0 and near["similarity"] == pytest.approx(1 - 1 / 10)
-    assert Fields(str, {"value": similar()}).observe("ACME Corp", "ACME Corp.")["value"]["score"] == pytest.approx(0.9)
-    assert Fields(str, {"value": similar(0.85)}).observe("ACME Corp", "ACME Corp.")["value"]["score"] == 1.0
+    assert Fields(str, {"value": similar()}).observe("ACME Corp", "ACME Corp.")["value"][
+        "score"
+    ] == pytest.approx(0.9)
+    assert (
+        Fields(str, {"value": similar(0.85)}).observe("ACME Corp", "ACME Corp.")["value"]["score"]
+        == 1.0
+    )
     assert Fields(str, {"value": exact()}).observe("a  b", "a b")["value"]["score"] == 0.0
 
 
@@ -192,7 +204,7 @@ def test_a_reordered_invoice_scores_above_one_whose_total_is_ten_percent_off() -
 
 
 def test_a_scorer_for_a_path_the_type_does_not_have_is_refused() -> None:
-    with pytest.raises(ConfigurationError, match="'totl'.*vendor"):
+    with pytest.raises(ConfigurationError, match=r"'totl'.*vendor"):
         Fields(Invoice, {"totl": within(1)})
     with pytest.raises(ConfigurationError, match="within"):
         within(-1)
