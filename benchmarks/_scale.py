@@ -38,6 +38,8 @@ class Scale:
     serve_concurrency: int = 32  # requests in flight at once in the throughput run
     eval_cases: int = 1000  # cases of the eval report page (3 models, 10 fields)
     eval_calls: int = 20  # page writes per side, interleaved
+    mcp_calls: int = 1000  # MCP tool calls per side and row, interleaved
+    mcp_warmup: int = 50
 
     def describe(self) -> str:
         return ", ".join(f"{name}={value}" for name, value in self.__dict__.items())
@@ -75,4 +77,6 @@ TINY = Scale(
     serve_concurrency=4,
     eval_cases=20,
     eval_calls=2,
+    mcp_calls=5,
+    mcp_warmup=1,
 )

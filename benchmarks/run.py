@@ -28,6 +28,7 @@ from . import (
     concurrency,
     evalreport,
     inprocess,
+    mcp_calls,
     profiling,
     report,
     rows,
@@ -54,6 +55,7 @@ SUITES = (
     "changes",
     "serve",
     "eval",
+    "mcp",
 )
 RESULTS = Path(__file__).parent / "results"
 
@@ -88,6 +90,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
         "serve": lambda: serve.run(root, scale),
         "eval": lambda: evalreport.run(scale),
+        "mcp": lambda: mcp_calls.run(scale),
     }[name]
 
 

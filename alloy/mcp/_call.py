@@ -9,6 +9,7 @@ for ``output=str``), validated as ``T``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
@@ -54,15 +55,19 @@ async def acall(
     it came when None). A failed call, an ``isError`` result or a value that is not an
     ``output`` raises ToolError; a server that has no such tool, ConfigurationError."""
     connection = CONNECTIONS.get(server, headers)
-    try:
-        listing = await CONNECTIONS.arun(connection.list_tools())
+
+    async def listed_and_called() -> tuple[mcp_types.Tool, mcp_types.CallToolResult]:
+        listing = await connection.list_tools()
         listed = listing.get(tool)
         if listed is None:
             raise ConfigurationError(
                 f"MCP server {connection.name} has no tool named {tool!r}; it has: "
                 f"{', '.join(sorted(listing)) or 'none'}"
             )
-        result = await CONNECTIONS.arun(connection.call_tool(tool, dict(arguments or {})))
+        return listed, await connection.call_tool(tool, dict(arguments or {}))
+
+    try:  # one trip to the connection's loop
+        listed, result = await CONNECTIONS.arun(listed_and_called())
     except ConfigurationError:
         raise
     except Exception as error:
@@ -108,9 +113,22 @@ def call(
     return CONNECTIONS.run(acall(server, tool, arguments, output=output, headers=headers))
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(output: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(output)
+
+
+def adapter_for(output: Any) -> TypeAdapter[Any]:
+    """The validator of ``output``, made once per type (building one costs more than a call)."""
+    try:
+        return _cached_adapter(output)
+    except TypeError:  # an unhashable type expression
+        return TypeAdapter(output)
+
+
 def typed(listed: mcp_types.Tool, result: mcp_types.CallToolResult, output: Any, where: str) -> Any:
     """The result's value as ``output``, or ToolError saying why it is not one."""
-    adapter: TypeAdapter[Any] | None = None if output is None else TypeAdapter(output)
+    adapter = None if output is None else adapter_for(output)
     value = result.structured_content
     try:
         if value is None:
