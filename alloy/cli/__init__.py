@@ -8,6 +8,8 @@
     alloy batch list|status|wait|cancel|results CHECKPOINT
                                                the provider batch jobs of a batch run
     alloy schema module:command [--provider P] the exact output schema a provider receives
+    alloy eval module:command --data cases.jsonl -m MODEL
+                                               measure it field by field, compare models
     alloy providers                            SDKs installed and keys set (never the keys)
     alloy emulate [--host H] [--port N]        serve the provider emulator for tests
     alloy cache stats|clear|prune              manage the response cache
@@ -32,6 +34,7 @@ from typing import Any
 from .. import __version__
 from ..errors import CommandError, ConfigurationError
 from . import batch, cache, emulate, mcp, providers, run, schema, serve
+from . import eval as evaluate
 from . import map as map_rows
 from ._shared import EXIT_FAILED, EXIT_USAGE, RUN_OPTIONS, Parser, UsageError, load_command
 from .providers import capability_matrix, provider_status
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 #: The verbs in the order ``alloy --help`` lists them; each module adds its own subparser.
-VERBS = (run, map_rows, batch, schema, providers, emulate, cache, serve, mcp)
+VERBS = (run, map_rows, batch, schema, evaluate, providers, emulate, cache, serve, mcp)
 
 
 def __getattr__(name: str) -> Any:

@@ -121,6 +121,52 @@ class Dataset:
     def __repr__(self) -> str:
         return f"<Dataset of {len(self.cases)} cases ({len(self.skipped)} skipped)>"
 
+    @staticmethod
+    def schema(command: Any) -> dict[str, Any]:
+        """The JSON Schema of one dataset line for ``command`` (``alloy eval schema``):
+        ``input`` an object of its parameters (or, for a one-parameter command, the value),
+        ``expected`` its output as JSON, optional ``id`` and ``tags``."""
+        from pydantic import TypeAdapter
+
+        defs: dict[str, Any] = {}
+
+        def hoisted(tp: Any) -> dict[str, Any]:
+            schema = TypeAdapter(tp).json_schema()
+            defs.update(schema.pop("$defs", {}))
+            return schema
+
+        hints = _hints(command.spec.fn)
+        parameters = [
+            p
+            for p in command.spec.signature.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        properties = {p.name: hoisted(hints[p.name]) if p.name in hints else {} for p in parameters}
+        required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+        arguments: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+        if len(parameters) == 1:
+            arguments = {"anyOf": [arguments, properties[parameters[0].name]]}
+        line: dict[str, Any] = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": f"alloy eval case for {command.name}",
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "input": arguments,
+                "expected": hoisted(command.output_type.value_type),
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["input", "expected"],
+        }
+        if defs:
+            line["$defs"] = defs
+        return line
+
     def check(self, command: Any) -> tuple[list[Ready], list[Skipped]]:
         """The cases that fit ``command`` (its signature and output type), and those left out."""
         from pydantic import TypeAdapter, ValidationError

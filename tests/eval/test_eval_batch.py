@@ -1,0 +1,46 @@
+"""``eval(mode="batch")`` through a provider's batch API, by the real SDK against the emulator
+(issue 31 item 5): half the online run's cost, and the same values for the same replies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from alloy import command
+from alloy.eval import Case, Dataset
+from alloy.rows import Settings
+from alloy.testing.emulator import Emulator
+
+
+@dataclass
+class City:
+    name: str
+    country: str
+
+
+@command(output=City, model="openai:gpt-4o-mini")
+def capital(country: str) -> str:
+    return f"What is the capital of {country}?"
+
+
+def test_batch_mode_costs_half_and_gives_the_same_values(emu: Emulator) -> None:
+    emu.vary_answers()
+    cases = Dataset(
+        [
+            Case({"country": f"country {i}"}, {"name": "x", "country": "y"}, id=f"c{i}")
+            for i in range(6)
+        ]
+    )
+    quick = Settings(poll_interval=0)
+    online = capital.eval(cases, settings=quick).to_dict()
+    batch = capital.eval(cases, mode="batch", settings=quick).to_dict()
+    assert len(emu.batches.jobs) == 1
+    assert batch["mode"] == "batch"
+    model = next(iter(online["models"]))
+    outputs = [[r["output"] for r in c["runs"][model]] for c in online["cases"]]
+    assert [[r["output"] for r in c["runs"][model]] for c in batch["cases"]] == outputs
+    assert len({o[0]["name"] for o in outputs}) > 1  # the answers differ case by case
+    assert batch["fields"] == online["fields"]
+    cost = online["metrics"][model]["cost_usd"]["value"]
+    assert cost and batch["metrics"][model]["cost_usd"]["value"] == pytest.approx(cost / 2)
