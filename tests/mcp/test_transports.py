@@ -84,3 +84,16 @@ def test_alloy_mcp_call_reaches_a_served_command_by_url_with_headers(mcp_url: st
     finally:
         alloy.mcp.close()
     assert all(isinstance(n, int) for n in counted)
+
+
+def test_alloy_mcp_refuses_a_target_it_cannot_serve_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from alloy.cli import main
+
+    assert main(["mcp", "tests.mcp.no_such_module"]) == 2
+    assert main(["mcp", "tests.mcp.served:nope"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2
+    assert "no_such_module" in lines[0]
+    assert "no alloy command named 'nope'" in lines[1]
