@@ -140,12 +140,33 @@ def _rows(plan: Plan) -> list[Any]:
     return [Args(**case.kwargs) for case in plan.ready]
 
 
-def _listener(durations: list[float]) -> Any:
-    def heard(event: Event) -> None:
-        if isinstance(event, (CommandFinished, CommandFailed)):
-            durations.append(event.duration)
+class Timings:
+    """The seconds each call of a run took, from the command's events, and which row's
+    answer (or error) each call gave, by that object's identity: a row's ``value`` is the
+    event's ``value``, its ``error`` the event's ``error``."""
 
-    return heard
+    def __init__(self, durations: list[float]) -> None:
+        self.durations = durations
+        self._by_answer: dict[int, tuple[Any, float]] = {}
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, (CommandFinished, CommandFailed)):
+            self.durations.append(event.duration)
+            answer = event.value if isinstance(event, CommandFinished) else event.error
+            if not isinstance(answer, _SHARED):  # held, so its id stays its own
+                self._by_answer[id(answer)] = (answer, event.duration)
+
+    def of(self, row: Any) -> float | None:
+        """The seconds the call of ``row`` took, when it is known."""
+        answer = row.value if row.ok else row.error
+        if isinstance(answer, _SHARED):
+            return None
+        found = self._by_answer.get(id(answer))
+        return found[1] if found is not None and found[0] is answer else None
+
+
+#: Values Python may share between calls (interned, cached): their identity names no call.
+_SHARED = (int, float, str, bool, bytes, type(None), tuple, frozenset)
 
 
 def run(plan: Plan) -> Report:
@@ -154,12 +175,13 @@ def run(plan: Plan) -> Report:
     rows = _rows(plan)
     for name, repeat, command, settings in plan.runs():
         durations = plan.durations.setdefault(name, [])
-        unsubscribe = command.subscribe(_listener(durations), CommandFinished, CommandFailed)
+        timings = Timings(durations)
+        unsubscribe = command.subscribe(timings, CommandFinished, CommandFailed)
         try:
             found = list(command.map(rows, settings=settings))
         finally:
             unsubscribe()
-        _keep(plan, name, repeat, found)
+        _keep(plan, name, repeat, found, timings)
     return build_report(plan, started)
 
 
@@ -169,16 +191,17 @@ async def arun(plan: Plan) -> Report:
     rows = _rows(plan)
     for name, repeat, command, settings in plan.runs():
         durations = plan.durations.setdefault(name, [])
-        unsubscribe = command.subscribe(_listener(durations), CommandFinished, CommandFailed)
+        timings = Timings(durations)
+        unsubscribe = command.subscribe(timings, CommandFinished, CommandFailed)
         try:
             found = await command.amap(rows, settings=settings)
         finally:
             unsubscribe()
-        _keep(plan, name, repeat, found)
+        _keep(plan, name, repeat, found, timings)
     return build_report(plan, started)
 
 
-def _keep(plan: Plan, name: str, repeat: int, found: list[Any]) -> None:
+def _keep(plan: Plan, name: str, repeat: int, found: list[Any], timings: Timings) -> None:
     """One run's rows as records; a replay-mode miss stops the eval, naming the command."""
     records = plan.records.setdefault(name, [])
     kept = []
@@ -191,11 +214,11 @@ def _keep(plan: Plan, name: str, repeat: int, found: list[Any]) -> None:
                 key=row.error.key,
                 model=row.error.model,
             ) from None
-        kept.append(_record(plan, repeat, row))
+        kept.append(_record(plan, repeat, row, timings.of(row)))
     records.append(kept)
 
 
-def _record(plan: Plan, repeat: int, row: Any) -> dict[str, Any]:
+def _record(plan: Plan, repeat: int, row: Any, seconds: float | None) -> dict[str, Any]:
     usage = row.usage
     record: dict[str, Any] = {
         "repeat": repeat,
@@ -205,7 +228,7 @@ def _record(plan: Plan, repeat: int, row: Any) -> dict[str, Any]:
         "cost": row.cost,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
-        "latency_s": None,
+        "latency_s": seconds,
     }
     if row.ok:
         record["output"] = plan.dump.dump_python(row.value, mode="json")

@@ -76,6 +76,9 @@ def test_a_report_has_figures_fields_failures_and_a_paired_comparison() -> None:
     assert deltas["record_exact"].test == "mcnemar"
     assert deltas["kind/score"].p_holm >= deltas["kind/score"].p
     assert "good" in report.summary() and "bad" in report.summary()
+    runs = [r for c in report.to_dict()["cases"] for r in c["runs"]["good"]]
+    assert all(r["latency_s"] is not None and r["latency_s"] >= 0 for r in runs)
+    assert report.metrics["good"]["latency_p90_s"].value is not None
     assert [c["target"] for c in report.to_dict()["comparisons"]][:2] == [
         "record_exact",
         "field_mean",

@@ -7,16 +7,18 @@ import enum
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import pytest
 
-from alloy import ConfigurationError
+from alloy import ConfigurationError, command
+from alloy.checks import judged_by
 from alloy.eval import Ordered, Tolerance, exact, similar, within
 from alloy.eval._fields import Fields
 from alloy.eval._kinds import Classes, Items, Number, Text
 from alloy.eval._matching import best_matching
 from alloy.eval._stats import Resampler
+from alloy.testing import FunctionModel, json_reply
 
 
 class Status(enum.Enum):
@@ -208,3 +210,29 @@ def test_a_scorer_for_a_path_the_type_does_not_have_is_refused() -> None:
         Fields(Invoice, {"totl": within(1)})
     with pytest.raises(ConfigurationError, match="within"):
         within(-1)
+
+
+def _judge_reply(request: Any) -> str:
+    return json_reply("please" in str(request.messages[-1].parts[0].text), wrap=True)
+
+
+@command(output=bool, model=FunctionModel(_judge_reply, name="function:judge"))
+def is_polite(text: str) -> str:
+    return f"Is this polite? {text}"
+
+
+@dataclass
+class Reply:
+    text: Annotated[str, judged_by(is_polite, on_fail="noop")]
+
+
+def test_a_field_judged_by_a_command_is_scored_by_its_judge() -> None:
+    fields = Fields(Reply)
+    assert fields.fields["text"].scorer.kind == "judged"
+    polite = fields.observe({"text": "Send it now."}, {"text": "Send it please."})["text"]
+    rude = fields.observe({"text": "Send it please."}, {"text": "Send it!"})["text"]
+    assert (polite["judged"], polite["score"], polite["exact"]) == (1.0, 1.0, 0.0)
+    assert (rude["judged"], rude["score"]) == (0.0, 0.0)
+    entry = fields.fields["text"].scorer.summarize(runs([polite, rude]), Resampler(2, 0))
+    assert entry["kind"] == "judged" and entry["value_kind"] == "str"
+    assert entry["metrics"]["judged"]["value"] == 0.5
