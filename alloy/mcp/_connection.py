@@ -22,12 +22,15 @@ from typing import Any, TypeVar
 import mcp
 import mcp_types
 
+from ..errors import ConfigurationError
 from ._where import checked, key_of, name_of, transport
 
 log = logging.getLogger("alloy.mcp")
 
 T = TypeVar("T")
 
+#: The name of the thread every connection lives on.
+LOOP_THREAD = "alloy-mcp"
 #: Seconds the exit waits for each connection to close.
 CLOSE_TIMEOUT = 5.0
 
@@ -145,6 +148,13 @@ class Connections:
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` on the connection loop and wait for it (from a thread that may block)."""
+        if threading.current_thread().name == LOOP_THREAD:
+            work.close()
+            raise ConfigurationError(
+                "an MCP tool's listing was needed while answering another MCP call in this "
+                "process (an alloy server in memory whose command uses MCP tools): it would "
+                "wait on itself. Serve that command over stdio or HTTP instead"
+            )
         return self.submit(work).result()
 
     async def arun(self, work: Coroutine[Any, Any, T]) -> T:

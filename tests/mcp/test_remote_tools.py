@@ -207,3 +207,41 @@ def test_a_stdio_server_is_started_once_and_its_tools_used() -> None:
     assert [a.error for a in answer] == [False, False]
     assert json.loads(answer[1].content) == {"lines": 2, "words": 3}
     assert alloy.mcp.call(where, "read_file", {"path": "a.txt"}, output=str) == "one two\nthree"
+
+
+def test_connections_are_closed_when_the_process_exits() -> None:
+    import subprocess
+
+    script = (
+        "from contextlib import asynccontextmanager\n"
+        "from mcp.server import MCPServer\n"
+        "import alloy.mcp\n"
+        "@asynccontextmanager\n"
+        "async def announced(server):\n"
+        "    yield {}\n"
+        "    print('closed', flush=True)\n"
+        "files = MCPServer('files', lifespan=announced)\n"
+        "@files.tool()\n"
+        "def read_file(path: str) -> str:\n"
+        "    return 'text'\n"
+        "print(alloy.mcp.call(files, 'read_file', {'path': 'a'}, output=str), flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["text", "closed"]
+
+
+def test_a_listing_that_would_wait_on_itself_is_refused_not_a_deadlock() -> None:
+    (read,) = mcp_tools(files_server(), include=["read_file"])
+
+    @command(tools=[read])
+    def reader(path: str) -> str:
+        """Read a file."""
+        return f"Read {path}"
+
+    with pytest.raises(ToolError, match="wait on itself"):
+        alloy.mcp.call(
+            mcp_server([reader.with_options(model="offline")]), "reader", {"path": "a.txt"}
+        )
