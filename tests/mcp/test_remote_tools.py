@@ -245,3 +245,30 @@ def test_a_listing_that_would_wait_on_itself_is_refused_not_a_deadlock() -> None
         alloy.mcp.call(
             mcp_server([reader.with_options(model="offline")]), "reader", {"path": "a.txt"}
         )
+
+
+async def test_concurrent_calls_with_distinct_inputs_each_get_their_own_answer() -> None:
+    from mcp.server import MCPServer
+
+    echo = MCPServer("echo")
+
+    @echo.tool()
+    async def shout(word: str) -> str:
+        """The word in capitals."""
+        return word.upper()
+
+    import asyncio
+
+    answers = await asyncio.gather(
+        *(alloy.mcp.acall(echo, "shout", {"word": f"w{i}"}, output=str) for i in range(200))
+    )
+    assert answers == [f"W{i}" for i in range(200)]
+
+
+def test_import_alloy_imports_no_mcp() -> None:
+    import subprocess
+
+    code = "import sys, alloy; print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types') or m.startswith('alloy.mcp')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

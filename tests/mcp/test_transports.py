@@ -75,15 +75,22 @@ async def test_alloy_serve_mcp_refuses_a_caller_without_a_key(mcp_url: str) -> N
     assert answer.headers["www-authenticate"].startswith("Bearer")
 
 
-def test_alloy_mcp_call_reaches_a_served_command_by_url_with_headers(mcp_url: str) -> None:
+def test_alloy_mcp_call_and_mcp_tools_reach_served_commands_by_url_with_headers(
+    mcp_url: str,
+) -> None:
     import alloy.mcp
 
     headers = {"Authorization": f"Bearer {KEY}"}
     try:
         counted = alloy.mcp.call(mcp_url, "count", {"n": 2}, output=list[int], headers=headers)
+        tools = {tool.name: tool for tool in alloy.mcp.mcp_tools(mcp_url, headers=headers)}
+        review = tools["review"].definition
     finally:
         alloy.mcp.close()
     assert all(isinstance(n, int) for n in counted)
+    assert sorted(tools) == sorted(commands())
+    assert review.strict is False  # review's strict and limit have defaults: optional
+    assert review.description.startswith("Review a product.")
 
 
 def test_alloy_mcp_refuses_a_target_it_cannot_serve_in_one_line(
