@@ -30,6 +30,7 @@ from . import (
     inprocess,
     mcp_calls,
     profiling,
+    proxy,
     report,
     rows,
     scaleout,
@@ -54,6 +55,7 @@ SUITES = (
     "ray",
     "changes",
     "serve",
+    "proxy",
     "eval",
     "mcp",
 )
@@ -89,6 +91,7 @@ def _suite(name: str, scale: Scale, root: str, peers: dict[str, str]) -> Callabl
         "ray": lambda: scaleout.run(scale),
         "changes": lambda: changes.run(scale.inproc_batch, scale.inproc_batches, 2),
         "serve": lambda: serve.run(root, scale),
+        "proxy": lambda: proxy.run(root, scale),
         "eval": lambda: evalreport.run(scale),
         "mcp": lambda: mcp_calls.run(scale),
     }[name]
