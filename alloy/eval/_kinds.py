@@ -12,14 +12,16 @@ off, similarity); the failure itself is counted by kind in ``report.failures``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import chain
 from typing import Any, Protocol
 
 from ._matching import best_matching
-from ._stats import Metric, Resampler, percentile, ratio, statistic
+from ._stats import Metric, Resampler, percentile, ratio, statistics
 from ._text import normalise, similarity
 
 Observation = dict[str, Any]
@@ -59,20 +61,23 @@ def pooled(
     return ratio(sums, counts, resampler)
 
 
-def quantile(
-    runs: Runs, pick: Callable[[Observation], float | None], q: float, resampler: Resampler
-) -> Metric:
-    """The ``q`` quantile of ``pick(observation)`` over the answered runs, resampled by case."""
+def quantiles(
+    runs: Runs,
+    pick: Callable[[Observation], float | None],
+    qs: Sequence[float],
+    resampler: Resampler,
+) -> list[Metric]:
+    """The ``qs`` quantiles of ``pick(observation)`` over the answered runs, resampled by case."""
     per_case = [
-        [v for obs in case if obs is not None for v in [pick(obs)] if v is not None]
+        [v for v in (pick(obs) for obs in case if obs is not None) if v is not None]
         for case in runs
     ]
 
-    def figure(cases: Sequence[list[float]]) -> float | None:
-        values = sorted(v for case in cases for v in case)
-        return percentile(values, q) if values else None
+    def figures(cases: Sequence[list[float]]) -> list[float | None]:
+        values = sorted(chain.from_iterable(cases))
+        return [percentile(values, q) if values else None for q in qs]
 
-    return statistic(per_case, figure, resampler)
+    return statistics(per_case, figures, resampler)
 
 
 def _score(obs: Observation) -> float:
@@ -107,58 +112,46 @@ class Classes:
         }
         labels += sorted(seen - set(labels))
         where = {name: i for i, name in enumerate(labels)}
-        pairs = [
-            [(where[obs["expected"]], where[obs["got"]]) for obs in case if obs is not None]
+        k = len(labels)
+        # each answered run as one number, expected * k + got: a confusion matrix is a count
+        codes = [
+            [where[obs["expected"]] * k + where[obs["got"]] for obs in case if obs is not None]
             for case in runs
         ]
-        k = len(labels)
 
-        def confusion(cases: Sequence[list[tuple[int, int]]]) -> list[list[int]]:
-            table = [[0] * k for _ in range(k)]
-            for case in cases:
-                for e, g in case:
-                    table[e][g] += 1
-            return table
+        def confusion(cases: Sequence[list[int]]) -> list[list[int]]:
+            counts = Counter(chain.from_iterable(cases))
+            return [[counts[e * k + g] for g in range(k)] for e in range(k)]
 
-        def per_class(
-            table: list[list[int]],
-        ) -> list[tuple[float | None, float | None, float | None]]:
-            out = []
+        def figures(cases: Sequence[list[int]]) -> list[float | None]:
+            """Macro-F1, then precision, recall and F1 of each class in turn."""
+            table = confusion(cases)
+            out: list[float | None] = [None]
+            f1s = []
             for c in range(k):
-                hit = table[c][c]
-                got = sum(table[r][c] for r in range(k))
-                expected = sum(table[c])
+                hit, expected = table[c][c], sum(table[c])
+                got = sum(row[c] for row in table)
                 p = hit / got if got else None
                 r = hit / expected if expected else None
                 f1 = None if p is None or r is None else (2 * p * r / (p + r) if p + r else 0.0)
-                out.append((p, r, f1))
+                out += [p, r, f1]
+                if f1 is not None:
+                    f1s.append(f1)
+            out[0] = sum(f1s) / len(f1s) if f1s else None
             return out
 
-        def macro_f1(cases: Sequence[list[tuple[int, int]]]) -> float | None:
-            table = confusion(cases)
-            f1s = [f for _, _, f in per_class(table) if f is not None]
-            return sum(f1s) / len(f1s) if f1s else None
-
-        classes: dict[str, dict[str, Any]] = {}
-        for c, name in enumerate(labels):
-            figures = {}
-            for part, which in (("precision", 0), ("recall", 1), ("f1", 2)):
-
-                def one(
-                    cases: Sequence[list[tuple[int, int]]], c: int = c, which: int = which
-                ) -> float | None:
-                    return per_class(confusion(cases))[c][which]
-
-                figures[part] = statistic(pairs, one, resampler)
-            classes[name] = _metrics(**figures)
+        found = statistics(codes, figures, resampler)
+        classes = {
+            name: _metrics(precision=found[1 + 3 * c], recall=found[2 + 3 * c], f1=found[3 + 3 * c])
+            for c, name in enumerate(labels)
+        }
         return {
             "kind": self.kind,
             "metrics": _metrics(
-                accuracy=pooled(runs, _score, resampler, failed_as=0.0),
-                macro_f1=statistic(pairs, macro_f1, resampler),
+                accuracy=pooled(runs, _score, resampler, failed_as=0.0), macro_f1=found[0]
             ),
             "labels": labels,
-            "confusion": confusion(pairs),
+            "confusion": confusion(codes),
             "per_class": classes,
         }
 
@@ -201,12 +194,10 @@ class Number:
         figures = {"exact": pooled(runs, picked("exact"), resampler, failed_as=0.0)}
         if self.tolerance is not None:
             figures["within"] = pooled(runs, picked("within"), resampler, failed_as=0.0)
-        figures["abs_err_mean"] = pooled(runs, picked("abs_err"), resampler)
-        figures["abs_err_p50"] = quantile(runs, picked("abs_err"), 0.5, resampler)
-        figures["abs_err_p90"] = quantile(runs, picked("abs_err"), 0.9, resampler)
-        figures["rel_err_mean"] = pooled(runs, picked("rel_err"), resampler)
-        figures["rel_err_p50"] = quantile(runs, picked("rel_err"), 0.5, resampler)
-        figures["rel_err_p90"] = quantile(runs, picked("rel_err"), 0.9, resampler)
+        for err in ("abs_err", "rel_err"):
+            figures[f"{err}_mean"] = pooled(runs, picked(err), resampler)
+            p50, p90 = quantiles(runs, picked(err), (0.5, 0.9), resampler)
+            figures[f"{err}_p50"], figures[f"{err}_p90"] = p50, p90
         entry: dict[str, Any] = {"kind": self.kind, "metrics": _metrics(**figures)}
         if self.tolerance is not None:
             entry["tolerance"] = self.tolerance
@@ -280,7 +271,7 @@ class When:
             "metrics": _metrics(
                 exact=pooled(runs, _score, resampler, failed_as=0.0),
                 days_off_mean=pooled(runs, lambda o: o["days_off"], resampler),
-                days_off_p90=quantile(runs, lambda o: o["days_off"], 0.9, resampler),
+                days_off_p90=quantiles(runs, lambda o: o["days_off"], (0.9,), resampler)[0],
             ),
         }
 

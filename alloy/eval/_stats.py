@@ -9,6 +9,7 @@ repeats of a case stay together, as they are not independent draws.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -52,9 +53,16 @@ class Resampler:
     ``random.Random(seed)``: the same seed and ``n`` give the same resamples."""
 
     def __init__(self, n: int, seed: int, resamples: int = RESAMPLES) -> None:
-        rng = random.Random(f"alloy.eval:{seed}:{n}")
         self.n = n
-        self.indices = [[int(rng.random() * n) for _ in range(n)] for _ in range(resamples)]
+        self.indices = _draw(n, seed, resamples)
+
+
+@functools.lru_cache(maxsize=8)
+def _draw(n: int, seed: int, resamples: int) -> list[list[int]]:
+    """The resamples, drawn once per (n, seed, resamples) in a process and shared by every
+    figure and report (nothing changes them)."""
+    draw = random.Random(f"alloy.eval:{seed}:{n}").random
+    return [[int(draw() * n) for _ in range(n)] for _ in range(resamples)]
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:
@@ -85,10 +93,14 @@ def ratio(sums: Sequence[float], counts: Sequence[float], resampler: Resampler) 
     value = sum(sums) / total
     estimates = []
     get_sum, get_count = sums.__getitem__, counts.__getitem__
-    for idx in resampler.indices:
-        count = sum(map(get_count, idx))
-        if count:
-            estimates.append(sum(map(get_sum, idx)) / count)
+    if min(counts) == max(counts):  # every case counts alike (the usual case): one sum
+        count = counts[0] * len(counts)
+        estimates = [sum(map(get_sum, idx)) / count for idx in resampler.indices]
+    else:
+        for idx in resampler.indices:
+            weight = sum(map(get_count, idx))
+            if weight:
+                estimates.append(sum(map(get_sum, idx)) / weight)
     low, high = _bounds(estimates)
     return Metric(value, low, high)
 
@@ -102,12 +114,38 @@ def statistic(
     if value is None:
         return Metric(None)
     estimates = []
+    pick = cases.__getitem__
     for idx in resampler.indices:
-        estimate = fn([cases[i] for i in idx])
+        estimate = fn(list(map(pick, idx)))
         if estimate is not None:
             estimates.append(estimate)
     low, high = _bounds(estimates)
     return Metric(value, low, high)
+
+
+def statistics(
+    cases: Sequence[T],
+    fn: Callable[[Sequence[T]], Sequence[float | None]],
+    resampler: Resampler,
+) -> list[Metric]:
+    """Several figures ``fn`` makes of the cases at once (per-class precision, recall and F1
+    from one confusion matrix), each with its bootstrap interval: ``fn`` runs once per
+    resample for all of them."""
+    values = list(fn(cases))
+    estimates: list[list[float]] = [[] for _ in values]
+    pick = cases.__getitem__
+    for idx in resampler.indices:
+        for column, estimate in zip(estimates, fn(list(map(pick, idx))), strict=True):
+            if estimate is not None:
+                column.append(estimate)
+    metrics = []
+    for value, column in zip(values, estimates, strict=True):
+        if value is None:
+            metrics.append(Metric(None))
+        else:
+            low, high = _bounds(column)
+            metrics.append(Metric(value, low, high))
+    return metrics
 
 
 @dataclass(frozen=True)
