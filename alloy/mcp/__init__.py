@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
     raise ConfigurationError("alloy.mcp needs the MCP SDK: pip install 'alloy[mcp]'") from exc
 
+from ._answers import ATTEMPTS_META, COST_META, MODEL_META, USAGE_META
 from ._call import acall, call
 from ._connection import CONNECTIONS
 from ._described import RESULT_KEY, WRAPPED_META
@@ -39,12 +40,16 @@ from ._stdio import serve_stdio, serve_stdio_async
 from ._targets import commands_in
 
 __all__ = [
-    "MCP_PATH",
-    "RESULT_KEY",
-    "WRAPPED_META",
+    "ATTEMPTS_META",
+    "COST_META",
     "HttpEndpoint",
+    "MCP_PATH",
+    "MODEL_META",
     "McpTool",
     "McpToolError",
+    "RESULT_KEY",
+    "USAGE_META",
+    "WRAPPED_META",
     "acall",
     "call",
     "close",

@@ -159,3 +159,14 @@ def test_a_command_that_cannot_be_a_tool_is_refused_when_the_server_is_made() ->
 
     with pytest.raises(ConfigurationError, match=r"\*parts"):
         mcp_server({"takes_any": takes_any})
+
+
+async def test_a_client_of_the_older_protocol_gets_the_same_tools_and_results(
+    model: Any,
+) -> None:
+    async with mcp.Client(mcp_server(commands()), mode="legacy") as client:
+        assert client.protocol_version < "2026-07-28"
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        counted = await client.call_tool("count", {"n": 2})
+    assert tools["count"].meta[WRAPPED_META] is True
+    assert counted.structured_content == {"result": [1, 2]}  # an object, as that protocol wants
