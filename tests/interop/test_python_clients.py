@@ -10,9 +10,9 @@ asked, litellm reads its bundled price map, the Agents SDK's tracing is turned o
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,21 +22,26 @@ from alloy.testing.emulator import DEFAULT_TEXT, Emulator, ReplyText, ReplyToolC
 
 from .matrix import Row, rows
 
-os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read before litellm is imported
-os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
-os.environ.setdefault("LANGSMITH_TRACING", "false")
+for _package in ("openai", "langchain_openai", "pydantic_ai", "litellm", "agents"):
+    if importlib.util.find_spec(_package) is None:
+        pytest.skip(f"{_package} is missing: install the interop extra", allow_module_level=True)
 
-openai = pytest.importorskip("openai")
-langchain_openai = pytest.importorskip("langchain_openai")
-pydantic_ai = pytest.importorskip("pydantic_ai")
-litellm = pytest.importorskip("litellm")
-agents = pytest.importorskip("agents")
 
-from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
-from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
+@pytest.fixture(scope="module", autouse=True)
+def _clients() -> Iterator[None]:
+    """The clients quiet and offline. They are imported where they are used, so only the xdist
+    worker that runs these tests pays for the imports (seconds), not every worker that collects."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
+        env.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+        env.setenv("LANGSMITH_TRACING", "false")
+        import agents
+        import litellm
 
-agents.set_tracing_disabled(True)
-litellm.telemetry = False
+        agents.set_tracing_disabled(True)
+        litellm.telemetry = False
+        yield
+
 
 #: litellm's pydantic types warn, on first use, that pydantic does not enforce ReadOnly.
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -99,6 +104,8 @@ def drives(client: str, mode: str) -> Callable[[Driver], Driver]:
 
 
 def sdk(base: str) -> Any:
+    import openai
+
     return openai.OpenAI(base_url=base, api_key=KEY, max_retries=0)
 
 
@@ -186,6 +193,8 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("openai-python", "models.list, models.retrieve")
 def _(base: str, emu: Emulator) -> None:
+    import openai
+
     client = sdk(base)
     assert sorted(m.id for m in client.models.list()) == ["open", "support"]
     model = client.models.retrieve("support")
@@ -196,6 +205,8 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("openai-python", "error classes")
 def _(base: str, emu: Emulator) -> None:
+    import openai
+
     client = sdk(base)
     with pytest.raises(openai.PermissionDeniedError, match="no_passwords"):
         client.chat.completions.create(
@@ -212,9 +223,9 @@ def _(base: str, emu: Emulator) -> None:
 
 
 def chat_openai(base: str, **options: Any) -> Any:
-    return langchain_openai.ChatOpenAI(
-        model="support", base_url=base, api_key=KEY, max_retries=0, **options
-    )
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="support", base_url=base, api_key=KEY, max_retries=0, **options)
 
 
 @drives("LangChain ChatOpenAI", "invoke")
@@ -263,34 +274,45 @@ def _(base: str, emu: Emulator) -> None:
 
 
 def pydantic_model(base: str) -> Any:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     return OpenAIChatModel("support", provider=OpenAIProvider(base_url=base, api_key=KEY))
 
 
 @drives("pydantic-ai", "Agent(output_type=Model) (tool output)")
 def _(base: str, emu: Emulator) -> None:
-    agent = pydantic_ai.Agent(pydantic_model(base), output_type=Rating)
+    from pydantic_ai import Agent
+
+    agent = Agent(pydantic_model(base), output_type=Rating)
     assert isinstance(agent.run_sync(PROMPT).output, Rating)
     assert emu.last_request("openai").body["tool_choice"] == "required"
 
 
 @drives("pydantic-ai", "Agent(output_type=NativeOutput(Model))")
 def _(base: str, emu: Emulator) -> None:
-    agent = pydantic_ai.Agent(pydantic_model(base), output_type=pydantic_ai.NativeOutput(Rating))
+    from pydantic_ai import Agent, NativeOutput
+
+    agent = Agent(pydantic_model(base), output_type=NativeOutput(Rating))
     assert isinstance(agent.run_sync(PROMPT).output, Rating)
     assert emu.last_request("openai").body["text"]["format"]["type"] == "json_schema"
 
 
 @drives("pydantic-ai", "Agent with a tool")
 def _(base: str, emu: Emulator) -> None:
+    from pydantic_ai import Agent
+
     weather_then_text(emu)
-    agent = pydantic_ai.Agent(pydantic_model(base), tools=[get_weather])
+    agent = Agent(pydantic_model(base), tools=[get_weather])
     assert agent.run_sync("Weather in Paris?").output == "It is sunny in Paris."
     assert sent_tool_result(emu) == "Sunny in Paris."
 
 
 @drives("pydantic-ai", "run_stream")
 def _(base: str, emu: Emulator) -> None:
-    agent = pydantic_ai.Agent(pydantic_model(base))
+    from pydantic_ai import Agent
+
+    agent = Agent(pydantic_model(base))
 
     async def streamed() -> list[str]:
         async with agent.run_stream(PROMPT) as run:
@@ -305,6 +327,8 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("litellm", "completion")
 def _(base: str, emu: Emulator) -> None:
+    import litellm
+
     reply = litellm.completion(
         model="openai/support", api_base=base, api_key=KEY, messages=MESSAGES, num_retries=0
     )
@@ -313,6 +337,8 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("litellm", "completion(stream=True)")
 def _(base: str, emu: Emulator) -> None:
+    import litellm
+
     chunks = litellm.completion(
         model="openai/support", api_base=base, api_key=KEY, messages=MESSAGES, stream=True
     )
@@ -324,12 +350,17 @@ def _(base: str, emu: Emulator) -> None:
 
 def agents_model(base: str, name: str = "support") -> Any:
     """The SDK's default model class, OpenAIResponsesModel, on its own client."""
+    import agents
+    import openai
+
     client = openai.AsyncOpenAI(base_url=base, api_key=KEY, max_retries=0)
     return agents.OpenAIResponsesModel(name, client)
 
 
 @drives("OpenAI Agents SDK", "Agent (text)")
 def _(base: str, emu: Emulator) -> None:
+    import agents
+
     agent = agents.Agent("helper", instructions="Be brief.", model=agents_model(base))
     assert agents.Runner.run_sync(agent, PROMPT).final_output == DEFAULT_TEXT
     assert emu.last_request("openai").body["instructions"] == "Be brief."
@@ -337,12 +368,16 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("OpenAI Agents SDK", "Agent(output_type=Model)")
 def _(base: str, emu: Emulator) -> None:
+    import agents
+
     agent = agents.Agent("rater", model=agents_model(base), output_type=Rating)
     assert isinstance(agents.Runner.run_sync(agent, PROMPT).final_output, Rating)
 
 
 @drives("OpenAI Agents SDK", "Agent with a tool")
 def _(base: str, emu: Emulator) -> None:
+    import agents
+
     weather_then_text(emu)
     agent = agents.Agent(
         "forecaster", model=agents_model(base), tools=[agents.function_tool(get_weather)]
@@ -355,6 +390,8 @@ def _(base: str, emu: Emulator) -> None:
 
 @drives("OpenAI Agents SDK", "Runner.run_streamed")
 def _(base: str, emu: Emulator) -> None:
+    import agents
+
     agent = agents.Agent("helper", model=agents_model(base, "open"))  # no output rails
 
     async def streamed() -> tuple[list[str], Any]:
