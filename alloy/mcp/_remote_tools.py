@@ -132,10 +132,22 @@ class McpTool(Tool[Any]):
         return value_of(self.listed, result)
 
     def __reduce__(self) -> Any:
-        raise TypeError(
-            f"MCP tool {self.name!r} holds a connection and cannot be pickled: make the tools "
-            "with mcp_tools() in the process that uses them"
-        )
+        """Pickled as where its server is, so a process pool's worker opens its own connection.
+        A server object (in memory) or one reached with headers (which may hold a key, and a
+        key is never pickled) cannot go: make the tools in the process that uses them."""
+        where = self.connection.where
+        if not isinstance(where, str) or self.connection.headers:
+            raise TypeError(
+                f"MCP tool {self.name!r} cannot be pickled: its server is "
+                f"{'reached with headers' if isinstance(where, str) else 'an object in memory'}"
+                "; make the tools with mcp_tools() in the process that uses them"
+            )
+        return (_unpickled, (where, self.remote_name, self.name, self._wants_cache))
+
+
+def _unpickled(where: str, remote_name: str, name: str, cacheable: bool) -> McpTool:
+    """An MCP tool pickled in another process, on this process's connection to its server."""
+    return McpTool(CONNECTIONS.get(where), remote_name, name, cacheable=cacheable)
 
 
 def value_of(listed: mcp_types.Tool, result: mcp_types.CallToolResult) -> Any:

@@ -272,3 +272,24 @@ def test_import_alloy_imports_no_mcp() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_tool_pickles_as_where_its_server_is_and_never_with_headers() -> None:
+    import pickle
+
+    where = f"stdio:{sys.executable} -m tests.mcp.files_server"
+    (read,) = mcp_tools(where, prefix="fs_", include=["read_file"], cacheable=True)
+    again = pickle.loads(pickle.dumps(read))  # nothing is started: the listing waits for use
+    assert (again.name, again.remote_name, again.connection.where) == (
+        "fs_read_file",
+        "read_file",
+        where,
+    )
+    (secret,) = mcp_tools(
+        "http://127.0.0.1:9/mcp", include=["x"], headers={"Authorization": "Bearer k-123"}
+    )
+    with pytest.raises(TypeError, match="reached with headers"):
+        pickle.dumps(secret)
+    (in_memory,) = mcp_tools(files_server(), include=["read_file"])
+    with pytest.raises(TypeError, match="in memory"):
+        pickle.dumps(in_memory)
