@@ -43,7 +43,9 @@ class Plan:
         """Each (model, repeat) with its command and its run settings."""
         for name, model in self.models.items():
             for repeat in range(self.repeats):
-                asked = model if repeat == 0 else Repeat(model, repeat)
+                # the batch APIs read no response cache: a repeat is its own request anyway
+                keyed_apart = repeat > 0 and self.mode == "online"
+                asked = Repeat(model, repeat) if keyed_apart else model
                 options: dict[str, Any] = {"model": asked}
                 if self.cache is not None:
                     options.update(cache=self.cache, cache_all=True)

@@ -44,3 +44,16 @@ def test_batch_mode_costs_half_and_gives_the_same_values(emu: Emulator) -> None:
     assert batch["fields"] == online["fields"]
     cost = online["metrics"][model]["cost_usd"]["value"]
     assert cost and batch["metrics"][model]["cost_usd"]["value"] == pytest.approx(cost / 2)
+
+
+def test_batch_mode_runs_each_repeat(emu: Emulator) -> None:
+    cases = Dataset(
+        [Case({"country": f"country {i}"}, {"name": "x", "country": "y"}) for i in range(4)]
+    )
+    hot = capital.with_options(temperature=0.5)
+    report = hot.eval(cases, mode="batch", repeats=2, settings=Settings(poll_interval=0)).to_dict()
+    model = next(iter(report["models"]))
+    runs = [c["runs"][model] for c in report["cases"]]
+    assert all([r["repeat"] for r in case] == [0, 1] for case in runs)
+    assert all(r["output"] is not None for case in runs for r in case)
+    assert sum(len(job.requests) for job in emu.batches.jobs.values()) == 8
