@@ -126,13 +126,14 @@ async def _server_side(
     )
 
 
-async def _run(scale: Scale, result: SuiteResult) -> None:
+async def _run(scale: Scale, result: SuiteResult, stdio: bool) -> None:
     from alloy.mcp import mcp_server
 
     from . import mcp_served
 
     await _client_side(mcp_served.tools_server(), "in memory", scale, result)
-    await _client_side(f"stdio:{sys.executable} {SERVED} --tools", "stdio", scale, result)
+    if stdio:
+        await _client_side(f"stdio:{sys.executable} {SERVED} --tools", "stdio", scale, result)
     await _server_side(
         mcp_server({"lookup": mcp_served.lookup}),
         mcp_served.bare_server(),
@@ -140,6 +141,8 @@ async def _run(scale: Scale, result: SuiteResult) -> None:
         scale,
         result,
     )
+    if not stdio:
+        return
     await _server_side(
         _stdio("-m", "alloy", "mcp", f"{SERVED}:lookup"),
         _stdio(str(SERVED)),
@@ -149,13 +152,14 @@ async def _run(scale: Scale, result: SuiteResult) -> None:
     )
 
 
-def run(scale: Scale) -> SuiteResult:
+def run(scale: Scale, *, stdio: bool = True) -> SuiteResult:
+    """The suite's rows; ``stdio=False`` leaves out the two that start subprocesses."""
     started = time.perf_counter()
     result = SuiteResult("mcp", "MCP: alloy's layer against the bare SDK")
     previous = os.environ.get("ALLOY_MODEL")
     os.environ["ALLOY_MODEL"] = "offline"
     try:
-        asyncio.run(_run(scale, result))
+        asyncio.run(_run(scale, result, stdio))
     finally:
         if previous is None:
             os.environ.pop("ALLOY_MODEL", None)

@@ -18,6 +18,7 @@ from benchmarks import (
     cache,
     evalreport,
     inprocess,
+    mcp_calls,
     report,
     rows,
     scaleout,
@@ -48,6 +49,13 @@ def test_eval_report_suite() -> None:
     result = evalreport.run(TINY)
     well_formed(result, 1)
     assert result.notes[0].startswith("The page: median ")
+
+
+def test_mcp_suite_in_memory() -> None:
+    pytest.importorskip("mcp")
+    result = mcp_calls.run(TINY, stdio=False)  # the stdio rows start servers: make bench only
+    well_formed(result, 2)
+    assert all(f.target is not None for f in result.figures)
 
 
 def test_warm_suite_against_the_emulator() -> None:
