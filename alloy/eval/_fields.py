@@ -251,7 +251,7 @@ def _record_fields(tp: Any) -> dict[str, Any] | None:
             name: _with_meta(info.annotation, tuple(info.metadata))
             for name, info in model_fields.items()
         }
-    if typing.is_typeddict(tp):
+    if typing_extensions.is_typeddict(tp):
         return dict(typing.get_type_hints(tp, include_extras=True))
     return None
 

@@ -10,6 +10,8 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
+from pydantic import BaseModel, Field
+from typing_extensions import NotRequired, TypedDict
 
 from alloy import ConfigurationError, command
 from alloy.checks import judged_by
@@ -236,3 +238,25 @@ def test_a_field_judged_by_a_command_is_scored_by_its_judge() -> None:
     entry = fields.fields["text"].scorer.summarize(runs([polite, rude]), Resampler(2, 0))
     assert entry["kind"] == "judged" and entry["value_kind"] == "str"
     assert entry["metrics"]["judged"]["value"] == 0.5
+
+
+class Item(BaseModel):
+    name: str
+    price: Annotated[float, Field(ge=0), Tolerance(0.5)]
+
+
+class Order(TypedDict):
+    items: list[Item]
+    when: NotRequired[date]
+
+
+def test_pydantic_models_and_typeddicts_are_records_too() -> None:
+    fields = Fields(Order)
+    assert list(fields.fields) == ["items", "items[*].name", "items[*].price", "when"]
+    price = fields.fields["items[*].price"].scorer
+    assert price == Items(Number(0.5))
+    seen = fields.observe(
+        {"items": [{"name": "a", "price": 1.0}], "when": "2026-01-01"},
+        {"items": [{"name": "a", "price": 1.4}], "when": "2026-01-02"},
+    )
+    assert seen["items[*].price"]["score"] == 1.0 and seen["when"]["days_off"] == 1.0
