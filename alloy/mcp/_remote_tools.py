@@ -21,6 +21,7 @@ listing on first use, so naming tools with ``include=`` starts no server until a
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -119,8 +120,6 @@ class McpTool(Tool[Any]):
     def bind(self, call: ToolCall) -> inspect.BoundArguments:
         """The model's arguments as one JSON object, checked by the server (its errors reach
         the model as the server words them)."""
-        import json
-
         arguments = json.loads(arguments_json(call))
         if not isinstance(arguments, dict):
             raise ToolInputError("arguments must be a JSON object")
