@@ -303,7 +303,7 @@ def test_nothing_outside_providers_names_a_provider() -> None:
 
 
 #: The outlets: they stand on the call seam (``alloy._call``), never on ``Command``'s insides.
-OUTLETS = ("alloy.rows", "alloy.batch", "alloy.serve", "alloy.mcp", "alloy.cli")
+OUTLETS = ("alloy.rows", "alloy.batch", "alloy.serve", "alloy.mcp", "alloy.eval", "alloy.cli")
 
 
 def _in_outlets() -> Iterator[tuple[str, ast.AST]]:
