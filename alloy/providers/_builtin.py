@@ -26,6 +26,38 @@ _OPENAI_PRICES = {
     "o4-mini": Price(1.10, 4.40, 0.275),
 }
 _FREE = {"": Price(0.0, 0.0, 0.0)}
+_CLAUDE_PRICES = {
+    "claude-opus-4": Price(15.0, 75.0, 1.5, 18.75),
+    "claude-opus-4-5": Price(5.0, 25.0, 0.5, 6.25),
+    "claude-sonnet-4": Price(3.0, 15.0, 0.3, 3.75),
+    "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
+}
+
+
+def _claude_on_bedrock() -> dict[str, Price]:
+    """Claude through Bedrock Invoke, by model id: ``global.`` profiles at Anthropic's prices;
+    in-region ids (``anthropic.``) and geographic profiles (``us.``, ``eu.``...) of Claude 4.5
+    and later cost 10% more."""
+    sonnet, opus = _CLAUDE_PRICES["claude-sonnet-4"], _CLAUDE_PRICES["claude-opus-4-5"]
+    models = {
+        **_CLAUDE_PRICES,
+        "claude-sonnet-4-5": sonnet,
+        "claude-sonnet-4-6": sonnet,
+        "claude-opus-4-6": opus,
+    }
+    prices = {}
+    for geo in ("global.", "", "us.", "eu.", "apac.", "jp.", "au."):
+        for model, p in models.items():
+            later = model.endswith(("-4-5", "-4-6"))
+            factor = 1.1 if geo != "global." and later else 1.0
+            prices[f"{geo}anthropic.{model}"] = Price(
+                round(p.input * factor, 6),
+                round(p.output * factor, 6),
+                round((p.cached_input or p.input) * factor, 6),
+                round((p.cache_write or p.input) * factor, 6),
+            )
+    return prices
+
 
 BUILTIN_PROVIDERS: tuple[Provider, ...] = (
     Provider(
@@ -96,12 +128,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         dialect="alloy.providers._dialects:anthropic",
         batch_wire="alloy.providers.anthropic_batch:AnthropicWire",
         example_models=("claude-sonnet-4-6", "claude-opus-4-1", "claude-sonnet-4-0"),
-        prices={
-            "claude-opus-4": Price(15.0, 75.0, 1.5, 18.75),
-            "claude-opus-4-5": Price(5.0, 25.0, 0.5, 6.25),
-            "claude-sonnet-4": Price(3.0, 15.0, 0.3, 3.75),
-            "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
-        },
+        prices=_CLAUDE_PRICES,
         wire="anthropic",
     ),
     Provider(
@@ -122,6 +149,68 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         },
         wire="gemini",
         genai_name="gcp.gemini",
+    ),
+    Provider(
+        "vertex",
+        "alloy.providers.vertex:create",
+        extra="gemini",
+        sdk_module="google.genai",
+        key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        base_url_env=("GOOGLE_VERTEX_BASE_URL",),
+        dialect="alloy.providers._dialects:gemini",
+        example_models=("gemini-2.5-flash",),
+        prices={
+            "gemini-2.5-pro": Price(1.25, 10.0, 0.125),
+            "gemini-2.5-flash": Price(0.30, 2.50, 0.03),
+            "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
+        },
+        wire="gemini",
+        genai_name="gcp.vertex_ai",
+    ),
+    Provider(
+        "anthropic-foundry",
+        "alloy.providers.anthropic_foundry:create",
+        extra="anthropic",
+        sdk_module="anthropic",
+        needs_model_id=True,
+        key_env=("ANTHROPIC_FOUNDRY_API_KEY",),
+        base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",),
+        dialect="alloy.providers._dialects:anthropic",
+        example_models=("claude-sonnet-4-6", "claude-haiku-4-5"),
+        prices=_CLAUDE_PRICES,
+        wire="anthropic",
+        genai_name="anthropic",
+    ),
+    Provider(
+        "anthropic-vertex",
+        "alloy.providers.anthropic_vertex:create",
+        extra="anthropic-vertex",
+        sdk_module="anthropic",
+        needs_model_id=True,
+        key_env=("ANTHROPIC_VERTEX_ACCESS_TOKEN",),
+        base_url_env=("ANTHROPIC_VERTEX_BASE_URL",),
+        dialect="alloy.providers._dialects:anthropic",
+        example_models=("claude-haiku-4-5@20251001", "claude-sonnet-4-6"),
+        prices=_CLAUDE_PRICES,
+        wire="anthropic",
+        genai_name="gcp.vertex_ai",
+    ),
+    Provider(
+        "anthropic-bedrock",
+        "alloy.providers.anthropic_bedrock:create",
+        extra="anthropic-bedrock",
+        sdk_module="anthropic",
+        needs_model_id=True,
+        key_env=("AWS_BEARER_TOKEN_BEDROCK",),
+        base_url_env=("ANTHROPIC_BEDROCK_BASE_URL",),
+        dialect="alloy.providers._dialects:anthropic",
+        example_models=(
+            "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+            "global.anthropic.claude-sonnet-4-6",
+        ),
+        prices=_claude_on_bedrock(),
+        wire="anthropic",
+        genai_name="aws.bedrock",
     ),
     Provider(
         "ollama",

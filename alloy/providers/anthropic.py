@@ -64,7 +64,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from typing_extensions import assert_never
 
@@ -713,7 +713,7 @@ class AnthropicModel(SDKModel):
     """Claude through ``anthropic.Anthropic`` / ``AsyncAnthropic`` (SDK retries off)."""
 
     provider = PROVIDER
-    key_env = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
+    key_env: ClassVar[tuple[str, ...]] = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
     states_rate_limits = True  # anthropic-ratelimit-* on every reply
     reply_field = ("content", list)
 

@@ -130,6 +130,7 @@ EXPECTED: dict[str, type[Exception] | type[str]] = {
 #: Where a provider or a text stream documents another error for a fault.
 EXPECTED_ON: dict[tuple[str, str], type[Exception] | type[str]] = {
     ("gemini", "refusal"): ContentFilteredError,  # Gemini refuses with a SAFETY stop
+    ("vertex", "refusal"): ContentFilteredError,  # the same Gemini, on Vertex AI
     ("ollama", "refusal"): ParseError,  # Ollama has no refusal signal: the text is the answer
 }
 #: Answers a text command takes as they are (they are only wrong for a type).

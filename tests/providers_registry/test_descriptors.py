@@ -34,6 +34,10 @@ def test_every_builtin_provider_is_described() -> None:
         "azure-chat",
         "anthropic",
         "gemini",
+        "vertex",
+        "anthropic-foundry",
+        "anthropic-vertex",
+        "anthropic-bedrock",
         "ollama",
         "offline",
         "fake",
@@ -47,7 +51,15 @@ def test_every_builtin_provider_is_described() -> None:
             assert provider.prices or provider.name.startswith("azure")
     # In the order the SDK reads them: google-genai prefers GOOGLE_API_KEY.
     assert described["gemini"].key_env == ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-    assert env_prefixes() == ("OPENAI_", "AZURE_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "OLLAMA_")
+    assert env_prefixes() == (
+        "OPENAI_",
+        "AZURE_",
+        "ANTHROPIC_",
+        "GOOGLE_",
+        "GEMINI_",
+        "AWS_",
+        "OLLAMA_",
+    )
 
 
 def test_the_keyword_form_and_the_descriptor_form_register_the_same() -> None:

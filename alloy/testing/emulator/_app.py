@@ -24,6 +24,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from ._anthropic import AnthropicMessages
+from ._anthropic_clouds import BEDROCK_PATH as BEDROCK_INVOKE_PATH
+from ._anthropic_clouds import VERTEX_PATH as VERTEX_CLAUDE_PATH
+from ._anthropic_clouds import BedrockInvoke, VertexRawPredict
 from ._api import BadRequest, Reason, Splitter, WireAPI, count_tokens, output_tokens, splitting
 from ._batches import Batches
 from ._call import Call, Turn
@@ -77,6 +80,8 @@ class App:
         self.openai_responses = OpenAIResponses(self.prompt_cache)
         self.openai_chat = OpenAIChat(self.prompt_cache)
         self.anthropic = AnthropicMessages(self.prompt_cache)
+        self.anthropic_vertex = VertexRawPredict(self.prompt_cache)
+        self.anthropic_bedrock = BedrockInvoke(self.prompt_cache)
         self.gemini = GeminiGenerate(self.prompt_cache)
         self.ollama = OllamaChat(self.prompt_cache)
         #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
@@ -98,6 +103,10 @@ class App:
             return self.openai_chat
         if path.endswith("/v1/messages"):
             return self.anthropic
+        if VERTEX_CLAUDE_PATH.search(path):
+            return self.anthropic_vertex
+        if BEDROCK_INVOKE_PATH.search(path):
+            return self.anthropic_bedrock
         if GEMINI_PATH.search(path):
             return self.gemini
         if path.endswith("/api/chat"):

@@ -40,6 +40,17 @@ WIRES: dict[str, tuple[str, bool]] = {
     "ollama": ("", False),
 }
 
+#: Providers whose SDK's base URL ends in a path of their own, or whose client needs more than
+#: a key and an endpoint (a region, a project): that path, and the variables ``env()`` adds.
+CLOUDS: dict[str, tuple[str, dict[str, str]]] = {
+    "anthropic-foundry": ("/anthropic", {}),
+    "anthropic-vertex": (
+        "/v1",
+        {"CLOUD_ML_REGION": "us-east5", "ANTHROPIC_VERTEX_PROJECT_ID": "alloy-emulator"},
+    ),
+    "anthropic-bedrock": ("", {"AWS_REGION": "us-east-1"}),
+}
+
 
 class Emulator:
     """A local server speaking the OpenAI, Anthropic, Gemini and Ollama wire APIs.
@@ -159,6 +170,9 @@ class Emulator:
             path, keyed = WIRES.get(provider.wire or "", (None, False))
             if path is None:
                 continue
+            if provider.name in CLOUDS:
+                path, settings = CLOUDS[provider.name]
+                variables.update(settings)
             if provider.base_url_env:
                 variables[provider.base_url_env[0]] = self.url + path
             if keyed and provider.key_env:

@@ -30,7 +30,13 @@ from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._schema_rules import gemini_problem
 
-PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/]+?):(generateContent|streamGenerateContent)$")
+#: The Gemini API's ``/v1beta/models/{model}:generateContent``, and Vertex AI's
+#: ``/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:...``
+#: (express mode drops ``projects/.../locations/...``).
+PATH = re.compile(
+    r"/(v1|v1beta|v1alpha|v1beta1)/(?:projects/[^/]+/locations/[^/]+/)?(?:publishers/google/)?"
+    r"models/([^/]+?):(generateContent|streamGenerateContent)$"
+)
 #: Where ``client.caches.create`` makes a context cache.
 CACHES_PATH = re.compile(r"/(v1|v1beta|v1alpha)/cachedContents$")
 _BESIDE_CACHE = (
@@ -74,7 +80,8 @@ def _get(mapping: Mapping[str, Any], camel: str, snake: str) -> Any:
 
 
 class GeminiGenerate(WireAPI):
-    """``/{v1,v1beta}/models/{model}:generateContent`` and ``:streamGenerateContent``."""
+    """``/{v1,v1beta}/models/{model}:generateContent`` and ``:streamGenerateContent``, at the
+    Gemini API's paths and Vertex AI's."""
 
     provider = "gemini"
     name = "gemini.generate"

@@ -1,0 +1,57 @@
+"""Google credentials for the Vertex AI providers (``vertex``, ``anthropic-vertex``).
+
+Application Default Credentials are loaded once per model and handed to every client it makes,
+so that one refresh after a 401 serves them all. google-auth comes with google-genai; for
+Anthropic's Vertex client it is the ``anthropic-vertex`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["application_default", "is_auth_error", "refresh"]
+
+SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
+
+
+def application_default(model_name: str, extra: str) -> tuple[Any, str | None]:
+    """Application Default Credentials and the project they name; a ConfigurationError (naming
+    the extra, or how to log in) when there are none."""
+    if importlib.util.find_spec("google.auth") is None:
+        raise ConfigurationError(
+            f"{model_name} without a key or access token needs google-auth for Application "
+            f"Default Credentials: pip install 'alloy[{extra}]'"
+        )
+    import google.auth
+    import google.auth.exceptions
+
+    try:
+        credentials, project = google.auth.default(scopes=list(SCOPES))
+    except google.auth.exceptions.DefaultCredentialsError:
+        raise ConfigurationError(
+            f"{model_name} found no Google credentials: run 'gcloud auth application-default "
+            "login' or set GOOGLE_APPLICATION_CREDENTIALS, or pass credentials=... or a key"
+        ) from None
+    return credentials, project
+
+
+def refresh(credentials: Any) -> str | None:
+    """Refresh ``credentials`` now (after a 401: the token held may have been revoked); the new
+    token, for redaction."""
+    from google.auth.transport.requests import Request
+
+    credentials.refresh(Request())
+    token = getattr(credentials, "token", None)
+    return token if isinstance(token, str) else None
+
+
+def is_auth_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is google-auth's (a failed refresh, missing credentials)."""
+    if importlib.util.find_spec("google.auth") is None:
+        return False
+    import google.auth.exceptions
+
+    return isinstance(exc, google.auth.exceptions.GoogleAuthError)

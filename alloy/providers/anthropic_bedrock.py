@@ -1,0 +1,170 @@
+"""Claude on Amazon Bedrock through Anthropic's SDK (provider ``anthropic-bedrock``): the
+Anthropic adapter over ``anthropic.AnthropicBedrock`` (Invoke), or over
+``anthropic.AnthropicBedrockMantle`` with ``mantle=True``.
+
+* **Invoke** sends the Messages body to ``POST {base}/model/{model id}/invoke``
+  (``/invoke-with-response-stream`` for a stream, whose events come in AWS event-stream
+  framing, decoded by botocore). The base is ``https://bedrock-runtime.{region}.amazonaws.com``,
+  or ``base_url=`` / ``ANTHROPIC_BEDROCK_BASE_URL``. Model ids are Bedrock's, with or without a
+  cross-region prefix (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``).
+* **Mantle** (``mantle=True``) is Bedrock's Messages endpoint,
+  ``https://bedrock-mantle.{region}.api.aws/anthropic/v1/messages`` (or
+  ``ANTHROPIC_BEDROCK_MANTLE_BASE_URL``).
+
+The region is ``aws_region=``, ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (or the AWS profile's).
+The credential is a Bedrock API key (``api_key=`` or ``AWS_BEARER_TOKEN_BEDROCK``, sent as a
+Bearer token), else SigV4 signing with ``aws_access_key=``/``aws_secret_key=``
+(``aws_session_token=``), ``aws_profile=``, or the AWS credential chain, which botocore
+refreshes itself. Signing and event streams need botocore: ``pip install
+'alloy[anthropic-bedrock]'``. No key, secret or session token is ever logged or raised.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from typing import Any, ClassVar
+
+from pydantic import SecretStr
+
+from ..errors import AlloyError, ConfigurationError
+from .anthropic import AnthropicModel
+
+__all__ = ["AnthropicBedrockModel", "create"]
+
+KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
+BASE_URL_ENV = "ANTHROPIC_BEDROCK_BASE_URL"
+REGION_ENV = ("AWS_REGION", "AWS_DEFAULT_REGION")
+EXTRA = "anthropic-bedrock"
+_NO_CREDENTIALS = "Could not resolve AWS credentials"
+
+
+class _HideResponseBodies(logging.Filter):
+    """botocore logs each event-stream message's whole body at DEBUG as it parses it, and an
+    error message may repeat what the request presented: the body is left out of that record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Response body") and isinstance(record.args, tuple):
+            body = record.args[0] if record.args else b""
+            size = len(body) if isinstance(body, (bytes, str)) else 0
+            record.args = (f"<{size} bytes, not logged>",)
+        return True
+
+
+_HIDE = _HideResponseBodies()
+
+
+class AnthropicBedrockModel(AnthropicModel):
+    """A Claude model on Amazon Bedrock (``anthropic-bedrock:MODEL_ID``)."""
+
+    provider = "anthropic-bedrock"
+    key_env: ClassVar[tuple[str, ...]] = (KEY_ENV, "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        aws_access_key: str | None = None,
+        aws_secret_key: str | None = None,
+        aws_session_token: str | None = None,
+        aws_region: str | None = None,
+        aws_profile: str | None = None,
+        mantle: bool = False,
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url or None)
+        self.aws = {
+            "aws_access_key": aws_access_key,
+            "aws_secret_key": SecretStr(aws_secret_key) if aws_secret_key else None,
+            "aws_session_token": SecretStr(aws_session_token) if aws_session_token else None,
+            "aws_region": aws_region,
+            "aws_profile": aws_profile,
+        }
+        self.redact.add(aws_secret_key, aws_session_token)
+        self.mantle = mantle
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        import anthropic
+
+        if importlib.util.find_spec("botocore") is None:
+            raise ConfigurationError(
+                f"{self.name} needs botocore (SigV4 signing, event streams): "
+                f"pip install 'alloy[{EXTRA}]'"
+            )
+        logging.getLogger("botocore.parsers").addFilter(_HIDE)
+        options: dict[str, Any] = {"max_retries": 0}
+        for name, value in self.aws.items():
+            if value is not None:
+                options[name] = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if self.api_key:
+            options["api_key"] = self.api_key
+        if self.base_url:
+            options["base_url"] = self.base_url
+        cls: Any
+        if self.mantle:
+            cls = (
+                anthropic.AsyncAnthropicBedrockMantle
+                if asynchronous
+                else anthropic.AnthropicBedrockMantle
+            )
+        else:
+            cls = anthropic.AsyncAnthropicBedrock if asynchronous else anthropic.AnthropicBedrock
+        try:
+            return cls(**options)
+        except (ValueError, anthropic.AnthropicError) as exc:
+            problem = self.redact(str(exc))
+        variables = " or ".join(REGION_ENV)
+        raise ConfigurationError(
+            f"{self.name} cannot make its Bedrock client: {problem} (the region is aws_region= "
+            f"or {variables}; the credential api_key= / {KEY_ENV}, AWS keys, or a profile)"
+        )
+
+    def client_keys(self, client: Any) -> tuple[str | None, ...]:
+        return (
+            getattr(client, "api_key", None),
+            getattr(client, "aws_secret_key", None),
+            getattr(client, "aws_session_token", None),
+        )
+
+    def map_error(self, exc: Exception) -> AlloyError | None:
+        if isinstance(exc, RuntimeError) and _NO_CREDENTIALS in str(exc):
+            return ConfigurationError(
+                f"{self.name} found no AWS credentials: set {KEY_ENV} (a Bedrock API key), "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or pass api_key=..."
+            )
+        return super().map_error(exc)
+
+
+def create(
+    model_id: str,
+    *,
+    api_key: str | SecretStr | None = None,
+    base_url: str | None = None,
+    aws_access_key: str | None = None,
+    aws_secret_key: str | None = None,
+    aws_session_token: str | None = None,
+    aws_region: str | None = None,
+    aws_profile: str | None = None,
+    mantle: bool = False,
+) -> AnthropicBedrockModel:
+    """Registry factory for ``anthropic-bedrock:MODEL_ID``
+    (e.g. ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``)."""
+    if not model_id:
+        raise ConfigurationError(
+            "Name the Bedrock model id, e.g. "
+            "'anthropic-bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0'"
+        )
+    if isinstance(api_key, SecretStr):
+        api_key = api_key.get_secret_value()
+    return AnthropicBedrockModel(
+        model_id,
+        api_key=api_key,
+        base_url=base_url,
+        aws_access_key=aws_access_key,
+        aws_secret_key=aws_secret_key,
+        aws_session_token=aws_session_token,
+        aws_region=aws_region,
+        aws_profile=aws_profile,
+        mantle=mantle,
+    )

@@ -1,0 +1,147 @@
+"""Claude on Google Cloud Vertex AI (provider ``anthropic-vertex``): the Anthropic adapter over
+``anthropic.AnthropicVertex``.
+
+The SDK sends the Messages body to ``POST {base}/projects/{project}/locations/{region}/publishers/
+anthropic/models/{model}:rawPredict`` (``:streamRawPredict`` for a stream), the model in the
+path, and the base ``https://{region}-aiplatform.googleapis.com/v1`` (``aiplatform.googleapis.com``
+for ``global``). Model ids are Vertex's, with their date after ``@`` (``claude-sonnet-4-5@20250929``).
+
+* The region is ``region=`` or ``CLOUD_ML_REGION``; the project ``project_id=`` or
+  ``ANTHROPIC_VERTEX_PROJECT_ID`` (else the one Application Default Credentials name). The
+  endpoint is ``base_url=`` or ``ANTHROPIC_VERTEX_BASE_URL``.
+* The credential is, in this order: an access token (``api_key=``, or
+  ``ANTHROPIC_VERTEX_ACCESS_TOKEN``, a variable alloy reads, e.g. from
+  ``gcloud auth print-access-token``), a ``google.auth`` credentials object
+  (``credentials=``), or Application Default Credentials, loaded once per model with
+  google-auth (``pip install 'alloy[anthropic-vertex]'``). Credentials are refreshed when they
+  expire, and once after a 401 (not counted as a retry); a bare access token cannot be.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, ClassVar
+
+from pydantic import SecretStr
+
+from ..errors import AlloyError, AuthenticationError, ConfigurationError
+from ._google_auth import application_default, is_auth_error, refresh
+from ._refresh import RefreshesOn401
+from .anthropic import AnthropicModel
+
+__all__ = ["AnthropicVertexModel", "create"]
+
+KEY_ENV = "ANTHROPIC_VERTEX_ACCESS_TOKEN"
+BASE_URL_ENV = "ANTHROPIC_VERTEX_BASE_URL"
+REGION_ENV = "CLOUD_ML_REGION"
+PROJECT_ENV = "ANTHROPIC_VERTEX_PROJECT_ID"
+EXTRA = "anthropic-vertex"
+
+
+class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
+    """A Claude model on Vertex AI (``anthropic-vertex:MODEL@DATE``)."""
+
+    provider = "anthropic-vertex"
+    key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        region: str | None = None,
+        project_id: str | None = None,
+        credentials: Any = None,
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url or None)
+        self.region = region
+        self.project_id = project_id
+        self.credentials = credentials
+        self._credentials_lock = threading.Lock()
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        import anthropic
+
+        region = self.region or os.environ.get(REGION_ENV) or None
+        if region is None:
+            raise ConfigurationError(
+                f"{self.name} needs a region: set {REGION_ENV} (e.g. us-east5, or global) "
+                "or pass region=..."
+            )
+        project = self.project_id or os.environ.get(PROJECT_ENV) or None
+        options: dict[str, Any] = {"region": region, "max_retries": 0}
+        if self.base_url:
+            options["base_url"] = self.base_url
+        if self.api_key:
+            options["access_token"] = self.api_key
+        else:
+            credentials, found = self._google_credentials()
+            options["credentials"] = credentials
+            project = project or found
+        if project is None:
+            raise ConfigurationError(
+                f"{self.name} needs a Google Cloud project: set {PROJECT_ENV} or pass "
+                "project_id=..."
+            )
+        options["project_id"] = project
+        cls = anthropic.AsyncAnthropicVertex if asynchronous else anthropic.AnthropicVertex
+        return cls(**options)
+
+    def _google_credentials(self) -> tuple[Any, str | None]:
+        """The credentials given, or Application Default Credentials, loaded once and shared
+        by this model's clients (so one refresh serves them all), with the project they name."""
+        with self._credentials_lock:
+            if self.credentials is None:
+                self.credentials, project = application_default(self.name, EXTRA)
+                return self.credentials, project
+            return self.credentials, getattr(self.credentials, "project_id", None)
+
+    def refresh_credential(self) -> bool:
+        """Google credentials are refreshed; a bare access token cannot be."""
+        if self.api_key or self.credentials is None:
+            return False
+        self.redact.add(refresh(self.credentials))
+        return True
+
+    def client_keys(self, client: Any) -> tuple[str | None, ...]:
+        credentials = getattr(client, "credentials", None)
+        return (getattr(client, "access_token", None), getattr(credentials, "token", None))
+
+    def map_error(self, exc: Exception) -> AlloyError | None:
+        # The SDK fetched the credentials' token while sending: redact it from here on.
+        self.redact.add(getattr(self.credentials, "token", None))
+        if is_auth_error(exc):
+            return AuthenticationError(
+                f"{self.name}: Google credentials could not be refreshed "
+                f"({type(exc).__name__}): {self.redact(str(exc))}",
+                provider=self.provider,
+            )
+        return super().map_error(exc)
+
+
+def create(
+    model_id: str,
+    *,
+    api_key: str | SecretStr | None = None,
+    base_url: str | None = None,
+    region: str | None = None,
+    project_id: str | None = None,
+    credentials: Any = None,
+) -> AnthropicVertexModel:
+    """Registry factory for ``anthropic-vertex:MODEL`` (e.g. ``claude-sonnet-4-5@20250929``)."""
+    if not model_id:
+        raise ConfigurationError(
+            "Name the Claude model, e.g. 'anthropic-vertex:claude-sonnet-4-5@20250929'"
+        )
+    if isinstance(api_key, SecretStr):
+        api_key = api_key.get_secret_value()
+    return AnthropicVertexModel(
+        model_id,
+        api_key=api_key,
+        base_url=base_url,
+        region=region,
+        project_id=project_id,
+        credentials=credentials,
+    )

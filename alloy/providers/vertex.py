@@ -1,0 +1,142 @@
+"""Gemini on Google Cloud Vertex AI (provider ``vertex``): the Gemini adapter over
+``google.genai.Client(vertexai=True)``.
+
+The request and the reply are the Gemini API's; google-genai sends them to
+``POST {base}/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:
+generateContent`` (``:streamGenerateContent?alt=sse`` for a stream), the base
+``https://{location}-aiplatform.googleapis.com/`` (``aiplatform.googleapis.com`` for ``global``),
+or ``base_url=`` / ``GOOGLE_VERTEX_BASE_URL``.
+
+Two ways in, as google-genai decides them:
+
+* **A project**: ``project=`` or ``GOOGLE_CLOUD_PROJECT``, the location ``location=`` or
+  ``GOOGLE_CLOUD_LOCATION`` (``global`` when unset), credentials from ``credentials=`` or
+  Application Default Credentials, loaded once per model, refreshed when they expire and once
+  after a 401 (not counted as a retry).
+* **Express mode**: an API key (``api_key=``, or ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``), sent
+  as ``x-goog-api-key`` to ``/v1beta1/publishers/google/models/{model}:...``, no project.
+
+An ``api_key=`` given to the model wins over a project from the environment; a key from the
+environment gives way to a project (google-genai's own order). Vertex AI's batch prediction
+is not the Gemini API's, so ``vertex`` has no batch wire (runs go online).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from pydantic import SecretStr
+
+from ..errors import AuthenticationError, ConfigurationError, ProviderError
+from ._google_auth import application_default, is_auth_error, refresh
+from ._refresh import RefreshesOn401
+from .gemini import GeminiModel
+
+__all__ = ["VertexModel", "create"]
+
+KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+BASE_URL_ENV = "GOOGLE_VERTEX_BASE_URL"
+PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
+LOCATION_ENV = "GOOGLE_CLOUD_LOCATION"
+EXTRA = "gemini"
+
+
+class VertexModel(RefreshesOn401, GeminiModel):
+    """A Gemini model on Vertex AI (``vertex:MODEL``)."""
+
+    provider = "vertex"
+    key_env = KEY_ENV
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        project: str | None = None,
+        location: str | None = None,
+        credentials: Any = None,
+    ) -> None:
+        super().__init__(model_id, api_key=api_key, base_url=base_url or None)
+        # A key read from the environment gives way to a project, as google-genai decides.
+        self.key_from_env = bool(api_key) and api_key in {os.environ.get(v) for v in KEY_ENV}
+        self.project = project
+        self.location = location
+        self.credentials = credentials
+        self._credentials_lock = threading.Lock()
+
+    def make_client(self, *, asynchronous: bool) -> Any:
+        from google import genai
+        from google.genai import types
+
+        project = self.project or os.environ.get(PROJECT_ENV) or None
+        options: dict[str, Any] = {"vertexai": True}
+        key = self.api_key
+        if key and not (self.key_from_env and (project or self.credentials is not None)):
+            options["api_key"] = key
+        else:
+            credentials, found = self._google_credentials()
+            project = project or found
+            if project is None:
+                raise ConfigurationError(
+                    f"{self.name} needs a Google Cloud project: set {PROJECT_ENV} or pass "
+                    f"project=...; or an express-mode key ({KEY_ENV[0]} or api_key=...)"
+                )
+            location = self.location or os.environ.get(LOCATION_ENV) or "global"
+            options.update(project=project, location=location, credentials=credentials)
+        if self.base_url:
+            options["http_options"] = types.HttpOptions(base_url=self.base_url)
+        return genai.Client(**options)
+
+    def _google_credentials(self) -> tuple[Any, str | None]:
+        """The credentials given, or Application Default Credentials loaded once."""
+        with self._credentials_lock:
+            if self.credentials is None:
+                self.credentials, project = application_default(self.name, EXTRA)
+                return self.credentials, project
+            return self.credentials, getattr(self.credentials, "project_id", None)
+
+    def refresh_credential(self) -> bool:
+        """Google credentials are refreshed; an express-mode key cannot be."""
+        if self.credentials is None:
+            return False
+        self.redact.add(refresh(self.credentials))
+        return True
+
+    def client_keys(self, client: Any) -> tuple[str | None, ...]:
+        return (*super().client_keys(client), getattr(self.credentials, "token", None))
+
+    def map_error(self, exc: Exception) -> ProviderError | None:
+        # The SDK fetched the credentials' token while sending: redact it from here on.
+        self.redact.add(getattr(self.credentials, "token", None))
+        if is_auth_error(exc):
+            return AuthenticationError(
+                f"{self.name}: Google credentials could not be refreshed "
+                f"({type(exc).__name__}): {self.redact(str(exc))}",
+                provider=self.provider,
+            )
+        return super().map_error(exc)
+
+
+def create(
+    model_id: str,
+    *,
+    api_key: str | SecretStr | None = None,
+    base_url: str | None = None,
+    project: str | None = None,
+    location: str | None = None,
+    credentials: Any = None,
+) -> VertexModel:
+    """Registry factory for ``vertex:MODEL`` (e.g. ``gemini-2.5-flash``)."""
+    if isinstance(api_key, SecretStr):
+        api_key = api_key.get_secret_value()
+    return VertexModel(
+        model_id or "gemini-2.5-flash",
+        api_key=api_key,
+        base_url=base_url,
+        project=project,
+        location=location,
+        credentials=credentials,
+    )

@@ -1,0 +1,324 @@
+"""Claude on the clouds through Anthropic's SDK: ``anthropic-foundry:`` (AnthropicFoundry),
+``anthropic-vertex:`` (AnthropicVertex, ``:rawPredict``) and ``anthropic-bedrock:``
+(AnthropicBedrock Invoke, event-stream framed streams; Mantle as an option), against the
+emulator's real request paths, sync, async and streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from alloy import command
+from alloy.errors import CommandError, ConfigurationError
+from alloy.providers import anthropic_bedrock, anthropic_foundry, anthropic_vertex
+from alloy.testing.emulator import ReplyJson, ReplyText, Unauthorized
+
+KEY = "cloud-test-key-0123456789abcdef"
+PROJECT = "my-project"
+REGION = "us-east5"
+VERTEX_MODEL = "claude-haiku-4-5@20251001"
+BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+@dataclass
+class Capital:
+    city: str
+    country: str
+
+
+def capital_command(model: Any) -> Any:
+    @command(output=Capital, model=model)
+    def capital(country: str) -> str:
+        return f"What is the capital of {country}?"
+
+    return capital
+
+
+def text_command(model: Any) -> Any:
+    @command(model=model)
+    def say(topic: str) -> str:
+        return f"Say something about {topic}."
+
+    return say
+
+
+def all_forms(emu: Any, model: Any) -> None:
+    """A typed call sync and async, and a text stream sync and async, all answered."""
+    emu.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    result = capital_command(model).run("France")
+    assert result.value == Capital("Paris", "France")
+    assert result.cost is not None and result.cost > 0
+    emu.push("anthropic", ReplyJson({"city": "Oslo", "country": "Norway"}))
+    result = asyncio.run(capital_command(model).arun("Norway"))
+    assert result.value == Capital("Oslo", "Norway")
+    emu.push("anthropic", ReplyText("Streams from the cloud."))
+    assert "".join(text_command(model).stream("x")) == "Streams from the cloud."
+
+    async def streamed() -> str:
+        return "".join([chunk async for chunk in text_command(model).astream("x")])
+
+    emu.push("anthropic", ReplyText("Async streams too."))
+    assert asyncio.run(streamed()) == "Async streams too."
+
+
+class Tokens:
+    """A token provider handing out a new token per call, like azure.identity's."""
+
+    def __init__(self) -> None:
+        self.issued: list[str] = []
+
+    def __call__(self) -> str:
+        token = f"entra-token-{len(self.issued)}-abcdefghijklmnop"
+        self.issued.append(token)
+        return token
+
+
+# -- Foundry --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def foundry(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("ANTHROPIC_FOUNDRY_BASE_URL", emu.url + "/anthropic/")
+    monkeypatch.setenv("ANTHROPIC_FOUNDRY_API_KEY", KEY)
+    return emu
+
+
+def test_foundry_sends_messages_to_the_resource_with_its_key(foundry: Any) -> None:
+    all_forms(foundry, "anthropic-foundry:claude-sonnet-4-6")
+    requests = foundry.requests_for("anthropic")
+    assert [r.path for r in requests] == ["/anthropic/v1/messages"] * 4
+    for request in requests:
+        assert request.header("x-api-key") == KEY
+        assert request.header("api-key") == KEY
+        assert request.body["model"] == "claude-sonnet-4-6"
+    assert requests[0].body["output_config"]["format"]["type"] == "json_schema"
+
+
+def test_foundry_never_sends_the_anthropic_key(
+    foundry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "an-anthropic-key-never-sent-to-foundry")
+    foundry.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    capital_command("anthropic-foundry:claude-sonnet-4-6")("France")
+    assert "an-anthropic-key" not in str(foundry.last_request("anthropic").headers)
+
+
+def test_foundry_takes_an_entra_id_token_provider(emu: Any) -> None:
+    tokens = Tokens()
+    model = anthropic_foundry.create(
+        "claude-sonnet-4-6", api_key=tokens, base_url=emu.url + "/anthropic/"
+    )
+    emu.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    capital_command(model)("France")
+    emu.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    asyncio.run(capital_command(model).acall("France"))
+    for request, token in zip(emu.requests_for("anthropic"), tokens.issued, strict=True):
+        assert request.header("authorization") == f"Bearer {token}"
+        assert request.header("x-api-key") is None
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_foundry_asks_the_token_provider_again_once_after_a_401(
+    emu: Any, form: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    tokens = Tokens()
+    model = anthropic_foundry.create(
+        "claude-sonnet-4-6", azure_ad_token_provider=tokens, base_url=emu.url + "/anthropic"
+    )
+    emu.push("anthropic", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
+    caplog.set_level(logging.DEBUG)
+    cmd = capital_command(model)
+    result = cmd.run("France") if form == "sync" else asyncio.run(cmd.arun("France"))
+    assert result.value == Capital("Paris", "France")
+    assert result.transcript.attempts == 1  # the refresh is not a retry
+    sent = [r.header("authorization") for r in emu.requests_for("anthropic")]
+    assert sent == [f"Bearer {tokens.issued[0]}", f"Bearer {tokens.issued[1]}"]
+    assert not any(token in caplog.text for token in tokens.issued)
+
+
+def test_a_second_401_is_an_authentication_error(emu: Any) -> None:
+    tokens = Tokens()
+    model = anthropic_foundry.create(
+        "claude-sonnet-4-6", api_key=tokens, base_url=emu.url + "/anthropic/"
+    )
+    emu.push("anthropic", Unauthorized(), Unauthorized(), Unauthorized())
+    with pytest.raises(CommandError) as caught:
+        capital_command(model)("France")
+    assert "401" in str(caught.value)
+    assert len(emu.requests_for("anthropic")) == 2
+
+
+def test_a_plain_key_is_not_resent_after_a_401(foundry: Any) -> None:
+    foundry.push("anthropic", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
+    with pytest.raises(CommandError):
+        capital_command("anthropic-foundry:claude-sonnet-4-6")("France")
+    assert len(foundry.requests_for("anthropic")) == 1
+
+
+def test_foundry_without_an_endpoint_or_key_names_its_variables(
+    emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_FOUNDRY_BASE_URL", raising=False)
+    monkeypatch.setenv("ANTHROPIC_FOUNDRY_API_KEY", KEY)
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_FOUNDRY_RESOURCE"):
+        capital_command("anthropic-foundry:claude-sonnet-4-6")("France")
+    monkeypatch.setenv("ANTHROPIC_FOUNDRY_BASE_URL", emu.url + "/anthropic/")
+    monkeypatch.delenv("ANTHROPIC_FOUNDRY_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "never-used-by-foundry")
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_FOUNDRY_API_KEY"):
+        capital_command("anthropic-foundry:claude-sonnet-4-6")("France")
+
+
+# -- Vertex AI ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def vertex(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("ANTHROPIC_VERTEX_BASE_URL", emu.url + "/v1")
+    monkeypatch.setenv("CLOUD_ML_REGION", REGION)
+    monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", PROJECT)
+    monkeypatch.setenv("ANTHROPIC_VERTEX_ACCESS_TOKEN", KEY)
+    return emu
+
+
+def test_vertex_sends_raw_predict_with_the_model_in_the_path(vertex: Any) -> None:
+    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}")
+    base = f"/v1/projects/{PROJECT}/locations/{REGION}/publishers/anthropic/models/{VERTEX_MODEL}"
+    paths = [r.path for r in vertex.requests_for("anthropic")]
+    assert paths == [f"{base}:rawPredict"] * 2 + [f"{base}:streamRawPredict"] * 2
+    for request in vertex.requests_for("anthropic"):
+        assert request.header("authorization") == f"Bearer {KEY}"
+        assert "model" not in request.body
+        assert request.body["anthropic_version"]
+
+
+class Credentials:
+    """google.auth credentials that refresh to a new token each time, with no network."""
+
+    def __new__(cls) -> Any:
+        import google.auth.credentials
+
+        class Fake(google.auth.credentials.Credentials):  # type: ignore[misc]
+            def __init__(self) -> None:
+                super().__init__()
+                self.tokens: list[str] = []
+
+            def refresh(self, request: Any) -> None:
+                self.token = f"ya29.fresh-token-{len(self.tokens)}-abcdefghijkl"
+                self.tokens.append(self.token)
+
+        return Fake()
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_vertex_credentials_are_refreshed_once_after_a_401(vertex: Any, form: str) -> None:
+    credentials = Credentials()
+    model = anthropic_vertex.create(VERTEX_MODEL, credentials=credentials)
+    vertex.push("anthropic", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
+    cmd = capital_command(model)
+    result = cmd.run("France") if form == "sync" else asyncio.run(cmd.arun("France"))
+    assert result.value == Capital("Paris", "France")
+    assert result.transcript.attempts == 1
+    sent = [r.header("authorization") for r in vertex.requests_for("anthropic")]
+    assert sent == [f"Bearer {token}" for token in credentials.tokens]
+    assert len(credentials.tokens) == 2
+
+
+def test_vertex_options_win_over_the_variables(vertex: Any) -> None:
+    model = anthropic_vertex.create(
+        VERTEX_MODEL, api_key=KEY, region="europe-west1", project_id="other-project"
+    )
+    vertex.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    capital_command(model)("France")
+    path = vertex.last_request("anthropic").path
+    assert path.startswith("/v1/projects/other-project/locations/europe-west1/")
+
+
+def test_vertex_without_a_region_or_project_names_the_variable(
+    vertex: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLOUD_ML_REGION")
+    with pytest.raises(ConfigurationError, match="CLOUD_ML_REGION"):
+        capital_command(f"anthropic-vertex:{VERTEX_MODEL}")("France")
+    monkeypatch.setenv("CLOUD_ML_REGION", REGION)
+    monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID")
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_VERTEX_PROJECT_ID"):
+        capital_command(f"anthropic-vertex:{VERTEX_MODEL}")("France")
+
+
+# -- Bedrock --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bedrock(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", emu.url)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", KEY)
+    return emu
+
+
+def test_bedrock_invokes_the_model_and_streams_event_stream_frames(bedrock: Any) -> None:
+    all_forms(bedrock, f"anthropic-bedrock:{BEDROCK_MODEL}")
+    paths = [r.path for r in bedrock.requests_for("anthropic")]
+    assert (
+        paths
+        == [f"/model/{BEDROCK_MODEL}/invoke"] * 2
+        + [f"/model/{BEDROCK_MODEL}/invoke-with-response-stream"] * 2
+    )
+    for request in bedrock.requests_for("anthropic"):
+        assert request.header("authorization") == f"Bearer {KEY}"
+        assert "model" not in request.body and "stream" not in request.body
+
+
+def test_bedrock_signs_with_aws_keys(emu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)  # a key would win
+    secret = "aws-secret-key-0123456789abcdefghij"
+    model = anthropic_bedrock.create(
+        BEDROCK_MODEL,
+        base_url=emu.url,
+        aws_access_key="AKIAEXAMPLEEXAMPLE",
+        aws_secret_key=secret,
+        aws_region="eu-west-1",
+    )
+    all_forms(emu, model)
+    for request in emu.requests_for("anthropic"):
+        authorization = request.header("authorization") or ""
+        assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEEXAMPLE/")
+        assert "/eu-west-1/bedrock/aws4_request" in authorization
+        assert secret not in str(request.headers)
+
+
+def test_bedrock_mantle_sends_messages_to_its_anthropic_endpoint(emu: Any) -> None:
+    model = anthropic_bedrock.create(
+        "anthropic.claude-haiku-4-5-20251001-v1:0",
+        api_key=KEY,
+        base_url=emu.url + "/anthropic",
+        aws_region="us-east-1",
+        mantle=True,
+    )
+    all_forms(emu, model)
+    assert {r.path for r in emu.requests_for("anthropic")} == {"/anthropic/v1/messages"}
+    assert emu.last_request("anthropic").header("authorization") == f"Bearer {KEY}"
+
+
+def test_bedrock_without_a_region_names_the_variable(
+    bedrock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_REGION")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(ConfigurationError, match="AWS_REGION"):
+        capital_command(f"anthropic-bedrock:{BEDROCK_MODEL}")("France")
+
+
+def test_bedrock_prices_geographic_profiles_of_claude_4_5_higher(bedrock: Any) -> None:
+    from alloy.providers import providers
+
+    described = providers()["anthropic-bedrock"]
+    regional = described.price_entry("us.anthropic.claude-sonnet-4-6")
+    global_ = described.price_entry("global.anthropic.claude-sonnet-4-6")
+    assert regional and global_
+    assert regional[1].input == pytest.approx(global_[1].input * 1.1)
