@@ -112,7 +112,14 @@ def _models(command: Any, models: Any) -> tuple[dict[str, Any], dict[str, str]]:
     elif isinstance(models, Mapping):
         given = dict(models)
     elif isinstance(models, (list, tuple)):
-        given = {m if isinstance(m, str) else getattr(m, "name", repr(m)): m for m in models}
+        names = [m if isinstance(m, str) else getattr(m, "name", repr(m)) for m in models]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigurationError(
+                f"eval(models=...) names {', '.join(map(repr, twice))} more than once: give a "
+                "dict of display name -> model to tell them apart"
+            )
+        given = dict(zip(names, models, strict=True))
     else:
         raise ConfigurationError(
             "eval(models=...) takes a list of model strings, or a dict of name -> model string or Model"

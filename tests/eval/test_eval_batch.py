@@ -57,3 +57,18 @@ def test_batch_mode_runs_each_repeat(emu: Emulator) -> None:
     assert all([r["repeat"] for r in case] == [0, 1] for case in runs)
     assert all(r["output"] is not None for case in runs for r in case)
     assert sum(len(job.requests) for job in emu.batches.jobs.values()) == 8
+
+
+def test_models_named_by_string_run_through_their_sdks_with_cost_and_tokens(emu: Emulator) -> None:
+    cases = Dataset(
+        [Case({"country": f"country {i}"}, {"name": "x", "country": "y"}) for i in range(3)]
+    )
+    models = ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"]
+    report = capital.eval(cases, models=models)
+    assert report.models == {m: m for m in models}
+    for model in models:
+        figures = report.metrics[model]
+        assert figures["cost_usd"].value and figures["cost_usd"].value > 0
+        assert figures["input_tokens"].value and figures["output_tokens"].value
+        assert figures["latency_p50_s"].value is not None
+    assert [d.target for d in report.comparisons][:1] == ["record_exact"]

@@ -240,6 +240,8 @@ def test_bad_arguments_are_configuration_errors() -> None:
         triage.eval(cases(2), models={"m": answering()}, mode="auto")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="no field"):
         triage.eval(cases(2), models={"m": answering()}, scorers={"nope": within(1)})
+    with pytest.raises(ConfigurationError, match="more than once"):
+        triage.eval(cases(2), models=[answering(), answering()])
     with pytest.raises(ConfigurationError, match="no case fits"):
         triage.eval(Dataset([Case({"nope": 1}, expected(1))]), models={"m": answering()})
 
