@@ -111,20 +111,29 @@ def rotate(calls: dict[str, Callable[[], Any]], *, n: int, warmup: int) -> dict[
     return times
 
 
-def throughput(urls: dict[str, str], scale: Scale) -> dict[str, float]:
-    """Requests per second through each proxy, ``serve_concurrency`` in flight."""
+def throughput(urls: dict[str, str], scale: Scale) -> tuple[dict[str, float], dict[str, int]]:
+    """Answered requests per second through each proxy, ``serve_concurrency`` in flight, and
+    how many requests each failed (a dropped connection, an error status): counted, not fatal."""
     import httpx
 
-    async def rate(client: httpx.AsyncClient, total: int) -> float:
+    failed = dict.fromkeys(urls, 0)
+
+    async def rate(name: str, client: httpx.AsyncClient, total: int) -> float:
         gate = asyncio.Semaphore(scale.serve_concurrency)
+        answered = 0
 
         async def one() -> None:
+            nonlocal answered
             async with gate:
-                (await client.post("/v1/chat/completions", json=BODY)).raise_for_status()
+                try:
+                    (await client.post("/v1/chat/completions", json=BODY)).raise_for_status()
+                    answered += 1
+                except httpx.HTTPError:
+                    failed[name] += 1
 
         started = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(total)))
-        return total / (time.perf_counter() - started)
+        return answered / (time.perf_counter() - started)
 
     async def run() -> dict[str, float]:
         rates: dict[str, list[float]] = {name: [] for name in urls}
@@ -135,11 +144,11 @@ def throughput(urls: dict[str, str], scale: Scale) -> dict[str, float]:
                 async with httpx.AsyncClient(
                     base_url=urls[name], limits=limits, timeout=60, headers=headers
                 ) as client:
-                    await rate(client, scale.serve_concurrency)  # warm the connections
-                    rates[name].append(await rate(client, scale.serve_load))
+                    await rate(name, client, scale.serve_concurrency)  # warm the connections
+                    rates[name].append(await rate(name, client, scale.serve_load))
         return {name: sum(values) / len(values) for name, values in rates.items()}
 
-    return asyncio.run(run())
+    return asyncio.run(run()), failed
 
 
 def run(root: str, scale: Scale, *, litellm: bool = True) -> SuiteResult:
@@ -186,6 +195,7 @@ def run(root: str, scale: Scale, *, litellm: bool = True) -> SuiteResult:
                     "/health/liveliness",
                 )
             result.figures += measure(root, {k: v.url for k, v in proxies.items()}, scale)
+            result.notes += [f"{f.name}: {f.note}" for f in result.figures if f.note]
         finally:
             for proxy in proxies.values():
                 proxy.stop()
@@ -225,7 +235,7 @@ def measure(root: str, urls: dict[str, str], scale: Scale) -> list[Figure]:
     finally:
         for client in [*clients.values(), direct]:
             client.close()
-    rates = throughput(urls, scale)
+    rates, failed = throughput(urls, scale)
     floor = median(times["direct"])
     samples = f"{n} calls per side, rotating with the emulator directly"
     figures = []
@@ -262,6 +272,11 @@ def measure(root: str, urls: dict[str, str], scale: Scale) -> list[Figure]:
                 unit="req/s",
                 samples=f"2 x {scale.serve_load} requests per side, in opposite orders",
                 target=Target("min", 1.0, True) if other == "LiteLLM proxy" else None,
+                note="; ".join(
+                    f"{name}: {failed[name]} requests failed"
+                    for name in ("alloy serve", other)
+                    if failed[name]
+                ),
             ),
         ]
     return figures
