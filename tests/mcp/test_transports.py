@@ -104,3 +104,16 @@ def test_alloy_mcp_refuses_a_target_it_cannot_serve_in_one_line(
     assert len(lines) == 2
     assert "no_such_module" in lines[0]
     assert "no alloy command named 'nope'" in lines[1]
+
+
+def test_mcp_is_served_only_when_asked_for() -> None:
+    from starlette.testclient import TestClient
+
+    assert ServeConfig.from_env({"ALLOY_SERVE_MCP": "1"}).mcp is True
+    assert ServeConfig.from_env({}).mcp is False
+    offline = {name: cmd.with_options(model="offline") for name, cmd in commands().items()}
+    with TestClient(
+        create_app(offline, ServeConfig.create()), base_url="http://127.0.0.1"
+    ) as client:
+        answer = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert answer.status_code == 404
