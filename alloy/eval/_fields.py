@@ -37,6 +37,7 @@ from ._kinds import (
     Scorer,
     Text,
     When,
+    label,
 )
 from ._options import Exact, Ordered, Similar, Tolerance, Within
 
@@ -134,9 +135,9 @@ class Fields:
 
     def _typed(self, tp: Any, meta: tuple[Any, ...], path: str) -> Scorer:
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            return Classes(tuple(_label(m.value) for m in tp))
+            return Classes(tuple(label(m.value) for m in tp))
         if get_origin(tp) is Literal:
-            return Classes(tuple(_label(a) for a in get_args(tp)))
+            return Classes(tuple(label(a) for a in get_args(tp)))
         if tp is bool:
             return Classes(("true", "false"), kind="bool")
         if tp in (int, float) or tp is Decimal:
@@ -169,12 +170,6 @@ def _overridden(override: Any, tp: Any) -> Scorer:
         f"eval(scorers=...) takes within(x), similar(...), exact() or a function "
         f"(expected, got) -> 0..1, got {override!r}"
     )
-
-
-def _label(value: Any) -> str:
-    from ._kinds import label
-
-    return label(value)
 
 
 def _identity(value: Any) -> Any:

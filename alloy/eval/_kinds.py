@@ -11,6 +11,7 @@ off, similarity); the failure itself is counted by kind in ``report.failures``.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -421,8 +422,6 @@ class Judged:
 
 
 def _takes_two(judge: Any) -> bool:
-    import inspect
-
     try:
         parameters = inspect.signature(judge).parameters.values()
     except (TypeError, ValueError):
