@@ -12,10 +12,12 @@ differs, so each model here is the OpenAI adapter with its own ``make_client``:
   ``OPENAI_API_VERSION``.
 
 The endpoint comes from ``base_url=`` or ``AZURE_OPENAI_ENDPOINT``, the key from ``api_key=`` or
-``AZURE_OPENAI_API_KEY`` (read when the model is built, by the registry or the factories here). ``api_key`` may also be a callable returning a Microsoft Entra ID
-token (``azure.identity.get_bearer_token_provider(...)``): it is the SDK's
-``azure_ad_token_provider`` on classic, and the callable ``api_key`` on v1, called for every
-request. Every token it returns is redacted from alloy's errors and logs. Nothing falls back to
+``AZURE_OPENAI_API_KEY`` (read when the model is built, by the registry or the factories here).
+``api_key`` may also be a callable returning a Microsoft Entra ID token
+(``azure.identity.get_bearer_token_provider(...)``), also taken as ``azure_ad_token_provider=``:
+it is the SDK's ``azure_ad_token_provider`` on classic, and the callable ``api_key`` on v1,
+called for every request, and asked again once after a 401 (the request resent, not counted
+as a retry). Every token it returns is redacted from alloy's errors and logs. Nothing falls back to
 ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``: a missing endpoint, key or API version is a
 :class:`~alloy.errors.ConfigurationError` naming its variable.
 
@@ -37,6 +39,7 @@ from pydantic import SecretStr
 from ..errors import ConfigurationError
 from ._base import Redactor
 from ._openai_common import capabilities_for
+from ._refresh import RefreshesOn401
 from .openai_chat import OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 
@@ -143,9 +146,10 @@ class AzureEndpoint:
         return (openai.AsyncAzureOpenAI if asynchronous else openai.AzureOpenAI)(**kwargs)
 
 
-class _OnAzure:
+class _OnAzure(RefreshesOn401):
     """What both Azure models share: the deployment's endpoint and credential (read from
-    ``AZURE_OPENAI_*`` when not given), and the client made from them."""
+    ``AZURE_OPENAI_*`` when not given), the client made from them, and a token provider asked
+    again once after a 401."""
 
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
     redact: Any
@@ -159,16 +163,22 @@ class _OnAzure:
         base_url: str | None = None,
         api_version: str | None = None,
         model: str | None = None,
+        azure_ad_token_provider: TokenProvider | None = None,
     ) -> None:
         base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
         super().__init__(model_id, base_url=base_url)  # type: ignore[call-arg]
-        api_key = api_key or os.environ.get(KEY_ENV) or None
+        api_key = azure_ad_token_provider or api_key or os.environ.get(KEY_ENV) or None
         self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
         if model:
             self.capabilities = capabilities_for(model)
 
     def make_client(self, *, asynchronous: bool) -> Any:
         return self.azure.client(asynchronous=asynchronous)
+
+    def refresh_credential(self) -> bool:
+        """The SDK asks a token provider for each request, so the resent request carries a
+        fresh token; a key cannot be refreshed."""
+        return self.azure.token_provider is not None
 
 
 class AzureResponsesModel(_OnAzure, OpenAIResponsesModel):
@@ -190,12 +200,18 @@ def create(
     base_url: str | None = None,
     api_version: str | None = None,
     model: str | None = None,
+    azure_ad_token_provider: TokenProvider | None = None,
 ) -> AzureResponsesModel:
     """Registry factory for ``azure:DEPLOYMENT`` (the Responses API)."""
     if not model_id:
         raise ConfigurationError("Name the Azure deployment, e.g. 'azure:my-gpt-4o'")
     return AzureResponsesModel(
-        model_id, api_key=api_key, base_url=base_url, api_version=api_version, model=model
+        model_id,
+        api_key=api_key,
+        base_url=base_url,
+        api_version=api_version,
+        model=model,
+        azure_ad_token_provider=azure_ad_token_provider,
     )
 
 
@@ -206,10 +222,16 @@ def create_chat(
     base_url: str | None = None,
     api_version: str | None = None,
     model: str | None = None,
+    azure_ad_token_provider: TokenProvider | None = None,
 ) -> AzureChatModel:
     """Registry factory for ``azure-chat:DEPLOYMENT`` (Chat Completions)."""
     if not model_id:
         raise ConfigurationError("Name the Azure deployment, e.g. 'azure-chat:my-gpt-4o'")
     return AzureChatModel(
-        model_id, api_key=api_key, base_url=base_url, api_version=api_version, model=model
+        model_id,
+        api_key=api_key,
+        base_url=base_url,
+        api_version=api_version,
+        model=model,
+        azure_ad_token_provider=azure_ad_token_provider,
     )

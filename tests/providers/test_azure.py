@@ -16,7 +16,7 @@ from alloy import command
 from alloy.errors import CommandError, ConfigurationError
 from alloy.pricing import Price, price_for, set_price
 from alloy.providers import azure, get_model
-from alloy.testing.emulator import HttpError, ReplyJson, ReplyText
+from alloy.testing.emulator import HttpError, ReplyJson, ReplyText, Unauthorized
 
 VERSION = "2024-10-21"
 KEY = "azure-test-key-0123456789"
@@ -181,7 +181,8 @@ def test_a_token_is_never_raised_or_logged(
     tokens = Tokens()
     base_url = emu.url if endpoint == "classic" else emu.url + "/openai/v1/"
     model = azure.create_chat("dep", api_key=tokens, base_url=base_url, api_version=VERSION)
-    emu.push("openai", HttpError(401, echo_key=True))
+    # Two: the first 401 is answered by asking the provider again, the second is the error.
+    emu.push("openai", HttpError(401, echo_key=True), HttpError(401, echo_key=True))
     caplog.set_level(logging.DEBUG)
     with pytest.raises(CommandError) as caught:
         capital_command(model)("France")
@@ -189,6 +190,33 @@ def test_a_token_is_never_raised_or_logged(
     shown += [str(link) for link in _chain(caught.value)]
     for text in shown:
         assert not any(token in text for token in tokens.issued), text[:300]
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+@pytest.mark.parametrize(("endpoint", "factory"), [("classic", "create"), ("v1", "create_chat")])
+def test_a_token_provider_is_asked_again_once_after_a_401(
+    emu: Any, endpoint: str, factory: str, form: str
+) -> None:
+    tokens = Tokens()
+    base_url = emu.url if endpoint == "classic" else emu.url + "/openai/v1/"
+    model = getattr(azure, factory)(
+        "dep", azure_ad_token_provider=tokens, base_url=base_url, api_version=VERSION
+    )
+    emu.push("openai", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
+    cmd = capital_command(model)
+    result = cmd.run("France") if form == "sync" else asyncio.run(cmd.arun("France"))
+    assert result.value == Capital("Paris", "France")
+    assert result.transcript.attempts == 1  # the resent request is not a retry
+    sent = [r.header("authorization") for r in emu.requests_for("openai")]
+    assert len(sent) == 2 and sent[0] != sent[1]
+    assert all(header in {f"Bearer {token}" for token in tokens.issued} for header in sent)
+
+
+def test_a_key_is_not_resent_after_a_401(classic: Any) -> None:
+    classic.push("openai", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
+    with pytest.raises(CommandError):
+        capital_command("azure-chat:dep")("France")
+    assert len(classic.requests_for("openai")) == 1
 
 
 def _chain(error: BaseException) -> list[BaseException]:
