@@ -60,6 +60,7 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         self.project_id = project_id
         self.credentials = credentials
         self._credentials_lock = threading.Lock()
+        self._default_project: str | None = None
 
     def make_client(self, *, asynchronous: bool) -> Any:
         import anthropic
@@ -94,9 +95,9 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         by this model's clients (so one refresh serves them all), with the project they name."""
         with self._credentials_lock:
             if self.credentials is None:
-                self.credentials, project = application_default(self.name, EXTRA)
-                return self.credentials, project
-            return self.credentials, getattr(self.credentials, "project_id", None)
+                self.credentials, self._default_project = application_default(self.name, EXTRA)
+            project = self._default_project or getattr(self.credentials, "project_id", None)
+            return self.credentials, project
 
     def refresh_credential(self) -> bool:
         """Google credentials are refreshed; a bare access token cannot be."""

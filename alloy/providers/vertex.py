@@ -66,6 +66,7 @@ class VertexModel(RefreshesOn401, GeminiModel):
         self.location = location
         self.credentials = credentials
         self._credentials_lock = threading.Lock()
+        self._default_project: str | None = None
 
     def make_client(self, *, asynchronous: bool) -> Any:
         from google import genai
@@ -94,9 +95,9 @@ class VertexModel(RefreshesOn401, GeminiModel):
         """The credentials given, or Application Default Credentials loaded once."""
         with self._credentials_lock:
             if self.credentials is None:
-                self.credentials, project = application_default(self.name, EXTRA)
-                return self.credentials, project
-            return self.credentials, getattr(self.credentials, "project_id", None)
+                self.credentials, self._default_project = application_default(self.name, EXTRA)
+            project = self._default_project or getattr(self.credentials, "project_id", None)
+            return self.credentials, project
 
     def refresh_credential(self) -> bool:
         """Google credentials are refreshed; an express-mode key cannot be."""

@@ -322,3 +322,57 @@ def test_bedrock_prices_geographic_profiles_of_claude_4_5_higher(bedrock: Any) -
     global_ = described.price_entry("global.anthropic.claude-sonnet-4-6")
     assert regional and global_
     assert regional[1].input == pytest.approx(global_[1].input * 1.1)
+
+
+# -- Application Default Credentials and missing extras -----------------------------------------
+
+
+def test_vertex_loads_application_default_credentials_once(
+    vertex: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import google.auth
+
+    credentials = Credentials()
+    loaded: list[Any] = []
+
+    def default(scopes: Any = None, **_: Any) -> tuple[Any, str]:
+        loaded.append(scopes)
+        return credentials, "adc-project"
+
+    monkeypatch.setattr(google.auth, "default", default)
+    monkeypatch.delenv("ANTHROPIC_VERTEX_ACCESS_TOKEN")
+    monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID")
+    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}")
+    assert loaded == [["https://www.googleapis.com/auth/cloud-platform"]]
+    for request in vertex.requests_for("anthropic"):
+        assert request.path.startswith(f"/v1/projects/adc-project/locations/{REGION}/")
+        assert request.header("authorization") == f"Bearer {credentials.tokens[-1]}"
+
+
+def without(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Make ``module`` look uninstalled to importlib.util.find_spec."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == module else real(name, *args),
+    )
+
+
+def test_vertex_without_google_auth_names_the_extra(
+    vertex: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_VERTEX_ACCESS_TOKEN")
+    without(monkeypatch, "google.auth")
+    with pytest.raises(ConfigurationError, match=r"alloy\[anthropic-vertex\]"):
+        capital_command(f"anthropic-vertex:{VERTEX_MODEL}")("France")
+
+
+def test_bedrock_without_botocore_names_the_extra(
+    bedrock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without(monkeypatch, "botocore")
+    with pytest.raises(ConfigurationError, match=r"alloy\[anthropic-bedrock\]"):
+        capital_command(f"anthropic-bedrock:{BEDROCK_MODEL}")("France")

@@ -157,3 +157,19 @@ def test_no_project_and_no_key_names_the_variables(
     model = vertex.create(MODEL, base_url=emu.url, credentials=fake_credentials())
     with pytest.raises(ConfigurationError, match="GOOGLE_CLOUD_PROJECT"):
         capital_command(model)("France")
+
+
+def test_application_default_credentials_give_the_token_and_project(
+    emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import google.auth
+
+    credentials = fake_credentials()
+    monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, PROJECT))
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", LOCATION)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    emu.push("gemini", ReplyJson({"city": "Paris", "country": "France"}))
+    capital_command(vertex.create(MODEL, base_url=emu.url))("France")
+    request = emu.last_request("gemini")
+    assert request.path == f"{PROJECT_PATH}:generateContent"
+    assert request.header("authorization") == f"Bearer {credentials.tokens[-1]}"
