@@ -12,46 +12,15 @@ from ._plan import Plan
 from ._report import VERSION, Report, compare
 from ._stats import Metric, Resampler, percentile, ratio, statistic
 
+#: Per path, per model, per case: the observation of each repeat (None where the run failed).
+Observations = dict[str, dict[str, list[list[Any]]]]
+
 
 def build_report(plan: Plan, started: float) -> Report:
-    from ._stats import Resampler
-
+    """The report of ``plan``'s finished runs (``started``: when the eval began)."""
     resampler = Resampler(len(plan.ready), plan.seed)
     fields = plan.fields
-    headline = fields.headline
-    cases: list[dict[str, Any]] = []
-    observations: dict[str, dict[str, list[list[Any]]]] = {p: {} for p in fields.fields}
-    for m in plan.models:
-        for p in fields.fields:
-            observations[p][m] = [[] for _ in plan.ready]
-    for index, case in enumerate(plan.ready):
-        runs: dict[str, list[dict[str, Any]]] = {}
-        for model, per_repeat in plan.records.items():
-            runs[model] = []
-            for records in per_repeat:
-                record = dict(records[index])
-                if record["error"] is None:
-                    observed = fields.observe(case.expected, record["output"])
-                    scores = {p: float(o["score"]) for p, o in observed.items()}
-                else:
-                    observed = dict.fromkeys(fields.fields, None)  # type: ignore[assignment]
-                    scores = dict.fromkeys(fields.fields, 0.0)
-                for p, o in observed.items():
-                    observations[p][model][index].append(o)
-                top = [scores[p] for p in headline]
-                record["scores"] = scores
-                record["record_exact"] = record["error"] is None and all(s == 1 for s in top)
-                record["field_mean"] = sum(top) / len(top) if top else 0.0
-                runs[model].append(record)
-        cases.append(
-            {
-                "id": case.id,
-                "tags": list(case.tags),
-                "input": case.input,
-                "expected": case.expected,
-                "runs": runs,
-            }
-        )
+    cases, observations = _scored(plan)
     data: dict[str, Any] = {
         "alloy_eval": VERSION,
         "command": _command_name(plan.command),
@@ -83,6 +52,46 @@ def build_report(plan: Plan, started: float) -> Report:
     for other in names[1:]:
         data["comparisons"] += [d.to_dict() for d in compare(data, names[0], other)]
     return Report(data)
+
+
+def _scored(plan: Plan) -> tuple[list[dict[str, Any]], Observations]:
+    """Every case with its runs, each run scored per path (``scores``, ``record_exact``,
+    ``field_mean``), and the observations the field figures are made of."""
+    fields = plan.fields
+    headline = fields.headline
+    observations: Observations = {
+        path: {model: [[] for _ in plan.ready] for model in plan.models} for path in fields.fields
+    }
+    cases: list[dict[str, Any]] = []
+    for index, case in enumerate(plan.ready):
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for model, per_repeat in plan.records.items():
+            runs[model] = []
+            for records in per_repeat:
+                record = dict(records[index])
+                if record["error"] is None:
+                    observed: dict[str, Any] = fields.observe(case.expected, record["output"])
+                    scores = {path: float(o["score"]) for path, o in observed.items()}
+                else:  # a failed run: no observation, and 0 on every path
+                    observed = dict.fromkeys(fields.fields)
+                    scores = dict.fromkeys(fields.fields, 0.0)
+                for path, seen in observed.items():
+                    observations[path][model][index].append(seen)
+                top = [scores[path] for path in headline]
+                record["scores"] = scores
+                record["record_exact"] = record["error"] is None and all(s == 1 for s in top)
+                record["field_mean"] = sum(top) / len(top) if top else 0.0
+                runs[model].append(record)
+        cases.append(
+            {
+                "id": case.id,
+                "tags": list(case.tags),
+                "input": case.input,
+                "expected": case.expected,
+                "runs": runs,
+            }
+        )
+    return cases, observations
 
 
 def _command_name(command: Any) -> str:
