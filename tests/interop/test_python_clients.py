@@ -255,6 +255,11 @@ def _(base: str, emu: Emulator) -> None:
     assert sent["parallel_tool_calls"] is False
 
 
+@drives("LangChain ChatOpenAI", 'with_structured_output(method="json_mode")')
+def _(base: str, emu: Emulator) -> None:
+    chat_openai(base).with_structured_output(Rating, method="json_mode").invoke(PROMPT + " JSON")
+
+
 @drives("LangChain ChatOpenAI", "bind_tools")
 def _(base: str, emu: Emulator) -> None:
     weather_then_text(emu)
@@ -296,6 +301,13 @@ def _(base: str, emu: Emulator) -> None:
     agent = Agent(pydantic_model(base), output_type=NativeOutput(Rating))
     assert isinstance(agent.run_sync(PROMPT).output, Rating)
     assert emu.last_request("openai").body["text"]["format"]["type"] == "json_schema"
+
+
+@drives("pydantic-ai", "Agent(output_type=PromptedOutput(Model))")
+def _(base: str, emu: Emulator) -> None:
+    from pydantic_ai import Agent, PromptedOutput
+
+    Agent(pydantic_model(base), output_type=PromptedOutput(Rating)).run_sync(PROMPT)
 
 
 @drives("pydantic-ai", "Agent with a tool")
