@@ -35,6 +35,7 @@ from typing import Any
 
 from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._emulator import DEFAULT_API_KEY, SDK_ENV_PREFIXES, Emulator, serve_forever
+from ._personas import PERSONAS, Persona, PersonaRefusal
 from ._script import (
     DEFAULT_TEXT,
     PROVIDERS,
@@ -98,6 +99,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_API_KEY",
     "DEFAULT_TEXT",
+    "PERSONAS",
     "PROVIDERS",
     "SDK_ENV_PREFIXES",
     "Call",
@@ -109,6 +111,8 @@ __all__ = [
     "Item",
     "Mutated",
     "Overloaded",
+    "Persona",
+    "PersonaRefusal",
     "RateLimited",
     "ReceivedToolResult",
     "RecordedRequest",

@@ -38,6 +38,7 @@ from ._limits import Limits
 from ._ollama import VERSION, OllamaChat, tags
 from ._openai_chat import OpenAIChat
 from ._openai_responses import OpenAIResponses
+from ._personas import Persona
 from ._prompt_cache import PromptCache
 from ._script import (
     DEFAULT_TEXT,
@@ -90,6 +91,8 @@ class App:
         self.vary = False
         #: The batch APIs' files and jobs (``_batches``).
         self.batches = Batches(self)
+        #: The endpoint whose quirks the emulator plays (``Emulator.persona``); None: none.
+        self.persona: Persona | None = None
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -147,6 +150,18 @@ class App:
             message = bad.message if bad else "Invalid request."
             status = bad.status if bad else 400
             return api.error(status, "bad_request", message, param=bad.param if bad else None)
+        persona = self.persona
+        if persona is not None and persona.api == api.name:
+            refusal = persona.refusal(call, incoming)
+            if refusal is not None:
+                return api.error(
+                    refusal.status,
+                    "bad_request",
+                    refusal.message,
+                    param=refusal.param,
+                    code=refusal.code,
+                )
+            call = persona.reshape(call)
         key = presented_key(incoming)
         limits = self.limits.get(api.provider)
         if limits is None:
@@ -288,7 +303,10 @@ class App:
         path, method = incoming.path, incoming.method
         provider: Wire | None = None
         outcome: Outcome
-        if method == "GET" and path.endswith("/api/tags"):
+        described = self.persona.describe(method, path) if self.persona is not None else None
+        if described is not None:
+            outcome = described
+        elif method == "GET" and path.endswith("/api/tags"):
             provider, outcome = "ollama", json_send(200, tags())
         elif method == "GET" and path.endswith("/api/version"):
             provider, outcome = "ollama", json_send(200, {"version": VERSION})

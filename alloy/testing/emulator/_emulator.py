@@ -20,6 +20,7 @@ from ...providers._builtin import BUILTIN_PROVIDERS
 from ._app import App
 from ._batches import Batches, BatchOptions
 from ._limits import Limits
+from ._personas import Persona, persona_named
 from ._replay import load_recording, recording_provider, replies
 from ._script import DEFAULT_TEXT, Item, RecordedRequest, Wire
 from ._server import EmulatorHTTPServer
@@ -67,10 +68,14 @@ class Emulator:
         seed: int = 0,
         strict_schemas: bool = True,
         default_text: str = DEFAULT_TEXT,
+        persona: str | Persona | None = None,
     ) -> None:
         self.host = host
         self._requested_port = port
         self.app = App(seed=seed, strict_schemas=strict_schemas, default_text=default_text)
+        self._persona = persona
+        if persona is not None:
+            self.persona(persona)
         self._server: EmulatorHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -268,6 +273,17 @@ class Emulator:
         self.app.batches.options = BatchOptions(seconds, fail, expire, shuffle, seed, malformed)
         return self
 
+    def persona(self, persona: str | Persona | None, **options: Any) -> Emulator:
+        """Play an endpoint with its documented quirks until :meth:`reset` (then the one given
+        to the constructor, if any): ``"deepseek"``, ``"lmstudio"``, ``"vllm-bare"``,
+        ``"llamacpp"``, ``"groq"``, ``"bedrock-silent"``, ``"vertex-claude-policy"``,
+        ``"azure-old-api"`` (see ``alloy.testing.emulator.PERSONAS``), with its ``options``
+        (``allowed=True`` for vertex-claude-policy), or a :class:`Persona`; None: no persona.
+        The quirks apply to the persona's wire API only; its ``profile`` is what a probe
+        should learn."""
+        self.app.persona = None if persona is None else persona_named(persona, **options)
+        return self
+
     def vary_answers(self, vary: bool = True) -> Emulator:
         """Give each request its own default answer, drawn from its body (the same request
         still gets the same answer, online or in a batch), until :meth:`reset`: tests can then
@@ -289,6 +305,7 @@ class Emulator:
         self.app.batches.reset()
         self.app.vary = False
         self.app.split = None
+        self.persona(self._persona)
 
     # -- reading back ----------------------------------------------------------------------
 
