@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..events import CommandFailed, CommandFinished
 from ._dataset import Ready, Skipped
 from ._fields import Fields
 from ._repeat import Repeat
+from ._timings import Timings
 
 Mode = Literal["online", "batch"]
 
@@ -39,8 +41,9 @@ class Plan:
     #: Per model: the seconds each call took (from the command's events).
     durations: dict[str, list[float]] = field(default_factory=dict)
 
-    def runs(self) -> Iterable[tuple[str, int, Any, Any]]:
-        """Each (model, repeat) with its command and its run settings."""
+    def runs(self) -> Iterable[tuple[str, int, Any, Any, Timings]]:
+        """Each (model, repeat) with its command, its run settings, and the timings of its
+        calls (the command, a copy made for the run, is subscribed to them)."""
         for name, model in self.models.items():
             for repeat in range(self.repeats):
                 # the batch APIs read no response cache: a repeat is its own request anyway
@@ -53,7 +56,10 @@ class Plan:
                 if self.checkpoint is not None:
                     path = self.checkpoint / f"{_safe(name)}.{repeat}.sqlite"
                     settings = dataclasses.replace(settings, checkpoint=path)
-                yield name, repeat, self.command.with_options(**options), settings
+                command = self.command.with_options(**options)
+                timings = Timings(self.durations.setdefault(name, []))
+                command.subscribe(timings, CommandFinished, CommandFailed)
+                yield name, repeat, command, settings, timings
 
 
 def _safe(name: str) -> str:

@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import CacheMissError, ConfigurationError
-from ..events import CommandFailed, CommandFinished, Event
 from ._build import build_report
 from ._dataset import Case, Dataset
 from ._failures import describe
 from ._fields import Fields
 from ._plan import Plan
 from ._report import Report
+from ._timings import Timings
 
 
 def plan(
@@ -137,58 +136,18 @@ def _models(command: Any, models: Any) -> tuple[dict[str, Any], dict[str, str]]:
     return chosen, ids
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
-
-
 def _rows(plan: Plan) -> list[Any]:
     from ..rows import Args
 
     return [Args(**case.kwargs) for case in plan.ready]
 
 
-class Timings:
-    """The seconds each call of a run took, from the command's events, and which row's
-    answer (or error) each call gave, by that object's identity: a row's ``value`` is the
-    event's ``value``, its ``error`` the event's ``error``."""
-
-    def __init__(self, durations: list[float]) -> None:
-        self.durations = durations
-        self._by_answer: dict[int, tuple[Any, float]] = {}
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, (CommandFinished, CommandFailed)):
-            self.durations.append(event.duration)
-            answer = event.value if isinstance(event, CommandFinished) else event.error
-            if not isinstance(answer, _SHARED):  # held, so its id stays its own
-                self._by_answer[id(answer)] = (answer, event.duration)
-
-    def of(self, row: Any) -> float | None:
-        """The seconds the call of ``row`` took, when it is known."""
-        answer = row.value if row.ok else row.error
-        if isinstance(answer, _SHARED):
-            return None
-        found = self._by_answer.get(id(answer))
-        return found[1] if found is not None and found[0] is answer else None
-
-
-#: Values Python may share between calls (interned, cached): their identity names no call.
-_SHARED = (int, float, str, bool, bytes, type(None), tuple, frozenset)
-
-
 def run(plan: Plan) -> Report:
     """The eval, blocking."""
     started = time.time()
     rows = _rows(plan)
-    for name, repeat, command, settings in plan.runs():
-        durations = plan.durations.setdefault(name, [])
-        timings = Timings(durations)
-        unsubscribe = command.subscribe(timings, CommandFinished, CommandFailed)
-        try:
-            found = list(command.map(rows, settings=settings))
-        finally:
-            unsubscribe()
-        _keep(plan, name, repeat, found, timings)
+    for name, repeat, command, settings, timings in plan.runs():
+        _keep(plan, name, repeat, list(command.map(rows, settings=settings)), timings)
     return build_report(plan, started)
 
 
@@ -196,15 +155,8 @@ async def arun(plan: Plan) -> Report:
     """The eval, on the running event loop."""
     started = time.time()
     rows = _rows(plan)
-    for name, repeat, command, settings in plan.runs():
-        durations = plan.durations.setdefault(name, [])
-        timings = Timings(durations)
-        unsubscribe = command.subscribe(timings, CommandFinished, CommandFailed)
-        try:
-            found = await command.amap(rows, settings=settings)
-        finally:
-            unsubscribe()
-        _keep(plan, name, repeat, found, timings)
+    for name, repeat, command, settings, timings in plan.runs():
+        _keep(plan, name, repeat, await command.amap(rows, settings=settings), timings)
     return build_report(plan, started)
 
 
