@@ -59,6 +59,8 @@ What goes on the wire, and why:
 from __future__ import annotations
 
 import base64
+import importlib
+import importlib.util
 import json
 import logging
 import math
@@ -724,6 +726,20 @@ class _QuietTextWarning(logging.Filter):
         return not str(record.msg).startswith("Warning: there are non-text parts")
 
 
+def http_options(base_url: str | None) -> types.HttpOptions:
+    """The client's HTTP options: its endpoint, and an httpx transport for async requests.
+
+    google-genai sends async requests with aiohttp whenever aiohttp is installed (another
+    package may bring it), whose failures alloy does not map and whose dropped connections it
+    may answer with nothing; an httpx transport keeps the async client on the library the sync
+    client uses and :func:`_transport_classes` maps."""
+    from google.genai import types
+
+    library = "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
+    transport = importlib.import_module(library).AsyncHTTPTransport()
+    return types.HttpOptions(base_url=base_url, async_client_args={"transport": transport})
+
+
 def _quiet_sdk_text_warning() -> None:
     sdk_logger = logging.getLogger("google_genai.types")
     if not any(isinstance(f, _QuietTextWarning) for f in sdk_logger.filters):
@@ -755,14 +771,11 @@ class GeminiModel(SDKModel):
     def make_client(self, *, asynchronous: bool) -> Any:
         """A ``genai.Client`` (async calls go through its ``.aio``), kept for reuse."""
         from google import genai
-        from google.genai import types
 
         _quiet_sdk_text_warning()
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"http_options": http_options(self.base_url)}
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        if self.base_url:
-            kwargs["http_options"] = types.HttpOptions(base_url=self.base_url)
         try:
             return genai.Client(**kwargs)
         except ValueError as exc:

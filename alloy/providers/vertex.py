@@ -32,7 +32,7 @@ from pydantic import SecretStr
 from ..errors import AuthenticationError, ConfigurationError, ProviderError
 from ._google_auth import application_default, is_auth_error, refresh
 from ._refresh import RefreshesOn401
-from .gemini import GeminiModel
+from .gemini import GeminiModel, http_options
 
 __all__ = ["VertexModel", "create"]
 
@@ -70,7 +70,6 @@ class VertexModel(RefreshesOn401, GeminiModel):
 
     def make_client(self, *, asynchronous: bool) -> Any:
         from google import genai
-        from google.genai import types
 
         project = self.project or os.environ.get(PROJECT_ENV) or None
         options: dict[str, Any] = {"vertexai": True}
@@ -87,8 +86,7 @@ class VertexModel(RefreshesOn401, GeminiModel):
                 )
             location = self.location or os.environ.get(LOCATION_ENV) or "global"
             options.update(project=project, location=location, credentials=credentials)
-        if self.base_url:
-            options["http_options"] = types.HttpOptions(base_url=self.base_url)
+        options["http_options"] = http_options(self.base_url)
         return genai.Client(**options)
 
     def _google_credentials(self) -> tuple[Any, str | None]:
