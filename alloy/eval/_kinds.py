@@ -243,7 +243,10 @@ def _when(value: Any, with_time: bool) -> date | datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value) if with_time else date.fromisoformat(value)
+        if not with_time:
+            return date.fromisoformat(value)
+        # pydantic writes UTC as "Z", which fromisoformat reads only from Python 3.11
+        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
     except ValueError:
         return None
 

@@ -171,6 +171,8 @@ def test_dates_are_exact_and_days_off() -> None:
     assert seen == {"score": 0.0, "days_off": 3.0}
     half = Fields(datetime).observe("2026-01-01T00:00:00", "2026-01-01T12:00:00")["value"]
     assert half["days_off"] == 0.5
+    utc = Fields(datetime).observe("2026-01-01T00:00:00Z", "2026-01-02T00:00:00+00:00")["value"]
+    assert utc["days_off"] == 1.0
 
 
 def test_records_are_scored_field_by_field_recursively() -> None:
