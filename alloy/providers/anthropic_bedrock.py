@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 from typing import Any, ClassVar
 
 from pydantic import SecretStr
@@ -39,19 +40,25 @@ EXTRA = "anthropic-bedrock"
 _NO_CREDENTIALS = "Could not resolve AWS credentials"
 
 
-class _HideResponseBodies(logging.Filter):
-    """botocore logs each event-stream message's whole body at DEBUG as it parses it, and an
-    error message may repeat what the request presented: the body is left out of that record."""
+class _BotocoreSecrets(logging.Filter):
+    """What botocore logs at DEBUG that may show a credential: the canonical request it signs
+    holds the session token (``x-amz-security-token``), masked; and each event-stream message's
+    whole body, which may repeat what the request presented, left out."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if str(record.msg).startswith("Response body") and isinstance(record.args, tuple):
-            body = record.args[0] if record.args else b""
-            size = len(body) if isinstance(body, (bytes, str)) else 0
+        if not isinstance(record.args, tuple) or not record.args:
+            return True
+        message, first = str(record.msg), record.args[0]
+        if message.startswith("CanonicalRequest") and isinstance(first, str):
+            record.args = (_SESSION_TOKEN.sub(r"\1***", first), *record.args[1:])
+        elif message.startswith("Response body"):
+            size = len(first) if isinstance(first, (bytes, str)) else 0
             record.args = (f"<{size} bytes, not logged>",)
         return True
 
 
-_HIDE = _HideResponseBodies()
+_SESSION_TOKEN = re.compile(r"(x-amz-security-token:)[^\n]*", re.IGNORECASE)
+_SECRETS = _BotocoreSecrets()
 
 
 class AnthropicBedrockModel(AnthropicModel):
@@ -92,7 +99,8 @@ class AnthropicBedrockModel(AnthropicModel):
                 f"{self.name} needs botocore (SigV4 signing, event streams): "
                 f"pip install 'alloy[{EXTRA}]'"
             )
-        logging.getLogger("botocore.parsers").addFilter(_HIDE)
+        for logger_name in ("botocore.auth", "botocore.parsers"):
+            logging.getLogger(logger_name).addFilter(_SECRETS)
         options: dict[str, Any] = {"max_retries": 0}
         for name, value in self.aws.items():
             if value is not None:

@@ -15,7 +15,7 @@ import pytest
 from alloy import command
 from alloy.errors import CommandError, ConfigurationError
 from alloy.providers import anthropic_bedrock, anthropic_foundry, anthropic_vertex
-from alloy.testing.emulator import ReplyJson, ReplyText, Unauthorized
+from alloy.testing.emulator import HttpError, ReplyJson, ReplyText, Unauthorized
 
 KEY = "cloud-test-key-0123456789abcdef"
 PROJECT = "my-project"
@@ -376,3 +376,25 @@ def test_bedrock_without_botocore_names_the_extra(
     without(monkeypatch, "botocore")
     with pytest.raises(ConfigurationError, match=r"alloy\[anthropic-bedrock\]"):
         capital_command(f"anthropic-bedrock:{BEDROCK_MODEL}")("France")
+
+
+def test_bedrock_aws_secrets_are_never_logged_or_raised(
+    emu: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    secret, session = "aws-secret-key-0123456789abcdefghij", "aws-session-token-0123456789abcdef"
+    model = anthropic_bedrock.create(
+        BEDROCK_MODEL,
+        base_url=emu.url,
+        aws_access_key="AKIAEXAMPLEEXAMPLE",
+        aws_secret_key=secret,
+        aws_session_token=session,
+        aws_region="us-east-1",
+    )
+    emu.push("anthropic", HttpError(403, message=f"The security token {session} is invalid"))
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(CommandError) as caught:
+        capital_command(model)("France")
+    shown = [str(caught.value), repr(caught.value), caplog.text, repr(vars(model))]
+    for text in shown:
+        assert secret not in text and session[:20] not in text, text[:300]
