@@ -215,7 +215,10 @@ class Credentials:
 
 
 @pytest.mark.parametrize("form", ["sync", "async"])
-def test_vertex_credentials_are_refreshed_once_after_a_401(vertex: Any, form: str) -> None:
+def test_vertex_credentials_are_refreshed_once_after_a_401(
+    vertex: Any, form: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     credentials = Credentials()
     model = anthropic_vertex.create(VERTEX_MODEL, credentials=credentials)
     vertex.push("anthropic", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
@@ -226,6 +229,7 @@ def test_vertex_credentials_are_refreshed_once_after_a_401(vertex: Any, form: st
     sent = [r.header("authorization") for r in vertex.requests_for("anthropic")]
     assert sent == [f"Bearer {token}" for token in credentials.tokens]
     assert len(credentials.tokens) == 2
+    assert not any(token in caplog.text for token in credentials.tokens)
 
 
 def test_vertex_options_win_over_the_variables(vertex: Any) -> None:

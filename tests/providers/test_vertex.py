@@ -4,6 +4,7 @@ emulator's Vertex paths: a project with credentials (Bearer token), and express 
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,7 +115,10 @@ def test_a_project_wins_over_a_key_from_the_environment(project: Any) -> None:
 
 
 @pytest.mark.parametrize("form", ["sync", "async"])
-def test_credentials_are_refreshed_once_after_a_401(project: Any, form: str) -> None:
+def test_credentials_are_refreshed_once_after_a_401(
+    project: Any, form: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     credentials = fake_credentials()
     model = vertex.create(MODEL, base_url=project.url, credentials=credentials)
     project.push("gemini", Unauthorized(), ReplyJson({"city": "Paris", "country": "France"}))
@@ -124,6 +128,7 @@ def test_credentials_are_refreshed_once_after_a_401(project: Any, form: str) -> 
     assert result.transcript.attempts == 1  # the refresh is not a retry
     sent = [r.header("authorization") for r in project.requests_for("gemini")]
     assert sent == [f"Bearer {token}" for token in credentials.tokens]
+    assert not any(token in caplog.text for token in credentials.tokens)
 
 
 def test_express_mode_sends_the_key_and_no_project(emu: Any) -> None:
