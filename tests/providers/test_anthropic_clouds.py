@@ -402,3 +402,14 @@ def test_bedrock_aws_secrets_are_never_logged_or_raised(
     shown = [str(caught.value), repr(caught.value), caplog.text, repr(vars(model))]
     for text in shown:
         assert secret not in text and session[:20] not in text, text[:300]
+
+
+@pytest.mark.parametrize(
+    "provider", ["anthropic-foundry", "anthropic-vertex", "anthropic-bedrock", "vertex"]
+)
+def test_every_example_model_has_a_price(provider: str) -> None:
+    from alloy.pricing import price_for
+    from alloy.providers import providers
+
+    for model_id in providers()[provider].example_models:
+        assert price_for(f"{provider}:{model_id}") is not None, model_id
