@@ -20,7 +20,7 @@ from ._deps import context_parameter, current
 from ._nesting import check_nesting
 from ._pickling import by_reference, function_ref, located
 from ._schema import strict_schema
-from ._stream import NON_FINITE, parse_arguments
+from ._stream_accumulator import NON_FINITE, parse_arguments
 from ._text import replace_lone_surrogates
 from ._typeddict import portable
 from ._types import MAX_SECONDS, ToolCall, ToolDefinition, ToolResult

@@ -68,7 +68,7 @@ from typing import Any, ClassVar
 
 from typing_extensions import assert_never
 
-from .._stream import StreamAccumulator
+from .._stream_accumulator import StreamAccumulator
 from .._types import (
     Capabilities,
     Done,

@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import assert_never
 
 from .._model import CacheKeyParts
-from .._stream import StreamAccumulator, tool_call
+from .._stream_accumulator import StreamAccumulator, tool_call
 from .._types import (
     Capabilities,
     FinishReason,

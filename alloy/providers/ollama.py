@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import assert_never
 
 from .._model import CacheKeyParts
-from .._stream import StreamAccumulator
+from .._stream_accumulator import StreamAccumulator
 from .._types import (
     Capabilities,
     FinishReason,

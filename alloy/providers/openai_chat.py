@@ -40,7 +40,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from .._stream import StreamAccumulator, tool_call
+from .._stream_accumulator import StreamAccumulator, tool_call
 from .._types import (
     FinishReason,
     Media,

@@ -45,7 +45,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from .._stream import tool_call
+from .._stream_accumulator import tool_call
 from .._types import (
     Media,
     ModelTurn,

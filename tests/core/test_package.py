@@ -68,7 +68,7 @@ IMPORT_ALLOY = [
     "alloy._pickling",
     "alloy._rail",
     "alloy._schema",
-    "alloy._stream",
+    "alloy._stream_accumulator",
     "alloy._text",
     "alloy._tool_runner",
     "alloy._tools",

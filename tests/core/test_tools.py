@@ -27,7 +27,7 @@ from alloy import (
     tool,
     use_config,
 )
-from alloy._stream import tool_call as parse_tool_call
+from alloy._stream_accumulator import tool_call as parse_tool_call
 from alloy._types import Request, Response, ToolCall, ToolResult, UserTurn
 from alloy.testing import FunctionModel, json_reply, override_model, script, tool_call, tool_results
 

@@ -8,7 +8,7 @@ import pytest
 from alloy._extract import extract_json
 from alloy._nesting import MAX_NESTING, check_nesting
 from alloy._output import InvalidOutput
-from alloy._stream import parse_arguments
+from alloy._stream_accumulator import parse_arguments
 
 
 def nested(levels: int) -> str:
