@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _drivers, _engine
-from ._answer import ItemReader, PartialReader, Reader
+from ._stream_readers import ItemReader, PartialReader, Reader
 from ._config import Config, cache_is_off, layers_key, resolve
 from ._conversation import Conversation, check_tool_results, is_conversation, to_conversation
 from ._cost_cap import for_call

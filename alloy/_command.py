@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Unio
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers
-from ._answer import Reader, TextReader
+from ._stream_readers import Reader, TextReader
 from ._call import NO_DEPS, Prepared, Spec, prepare
 from ._config import check_options, flatten_rails
 from ._conversation import MessageLike

@@ -5,7 +5,7 @@ works without an event loop (and inside one: async handlers and rails then run o
 see ``_blocking``); :func:`drive_async` awaits and runs tools concurrently. Each serves whole and
 streamed calls: in a whole call it asks the model for its reply itself; in a streamed one it hands
 each model call to :func:`read_sync`/:func:`read_async`, which stream the reply through a reader
-(``_answer``: the text, partial values or list elements) and resume the carrier with the reply.
+(``_stream_readers``: the text, partial values or list elements) and resume the carrier with the reply.
 Rails, tools, waits and events take the same path either way; ``_tool_runner`` runs the tools.
 """
 
@@ -52,7 +52,7 @@ from .events import Event, Handler, logger
 from .pricing import call_cost
 
 if TYPE_CHECKING:
-    from ._answer import Reader
+    from ._stream_readers import Reader
     from ._model import Model
     from .cache import ToolCache
 

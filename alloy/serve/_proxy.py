@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._answer import Reader
+from .._stream_readers import Reader
 from .._call import Call, Prepared, Spec, prepare
 from .._config import check_options
 from .._drivers import aclose

@@ -47,7 +47,6 @@ def test_import_alloy_is_light() -> None:
 IMPORT_ALLOY = [
     "alloy",
     "alloy._alloy_ai_modules",
-    "alloy._answer",
     "alloy._blocking",
     "alloy._call",
     "alloy._command",
@@ -69,6 +68,7 @@ IMPORT_ALLOY = [
     "alloy._rail",
     "alloy._schema",
     "alloy._stream_accumulator",
+    "alloy._stream_readers",
     "alloy._text",
     "alloy._tool_runner",
     "alloy._tools",

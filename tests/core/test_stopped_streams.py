@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from alloy import command
-from alloy._answer import TextReader
+from alloy._stream_readers import TextReader
 from alloy._config import Config
 from alloy._drivers import Runtime, read_async, read_sync
 from alloy._engine import Abandoned, CallModel, Emit, Plan, run
