@@ -46,7 +46,7 @@ from .events import Handler, global_handlers, logger, new_call_id
 from .providers import dialect_for, get_model, model_cache_generation
 
 if TYPE_CHECKING:
-    from ._stream_plan import AnswerShape
+    from ._answer_shape import AnswerShape
     from .cache import NotCached
 
 #: No ``deps=`` was given to the call (None is a value a caller may pass).
@@ -115,14 +115,14 @@ class Spec:
     @functools.cached_property
     def answer_shape(self) -> AnswerShape:
         """How the output is shown while it streams (``stream_partial``, ``stream_items``)."""
-        from ._stream_plan import answer_shape  # only a streamed call loads the stream plan
+        from ._answer_shape import answer_shape  # only a streamed call loads the stream plan
 
         return answer_shape(self.output, self.name)
 
     @functools.cached_property
     def validate_element(self) -> Callable[[str], Any]:
         """Validates one element of a list answer (``stream_items``) from its JSON."""
-        from ._stream_plan import check_items
+        from ._answer_shape import check_items
 
         element = check_items(self.answer_shape, self.name, self.output.expected)
         from pydantic import TypeAdapter

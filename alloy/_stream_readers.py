@@ -33,7 +33,7 @@ from .events import Event, OutputItem, PartialOutput
 from .streaming import Partial, Restart
 
 if TYPE_CHECKING:
-    from ._stream_plan import AnswerShape
+    from ._answer_shape import AnswerShape
 
 _TEXT = -1  # the answer comes as text (not as a tool call's arguments)
 _NOTHING_SHOWN: Snapshot = ((), None)

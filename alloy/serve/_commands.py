@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 
 from .._command import Command
 from .._output import OutputType
-from .._stream_plan import answer_shape
+from .._answer_shape import answer_shape
 from .._tools import strict_arguments
 from .._types import Result
 from ..errors import ConfigurationError
