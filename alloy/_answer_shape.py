@@ -1,4 +1,4 @@
-"""How an output type is shown while it streams: a :class:`~alloy._partial.Shape` per position.
+"""How an output type is shown while it streams: a :class:`~alloy._partial_json.Shape` per position.
 
 Built from the Python type, the way the checks find their criteria (``Annotated`` metadata on
 dataclass, TypedDict and pydantic fields, list items, union options and the whole output): the
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
 from ._output import JsonOutput, OutputType
-from ._partial import Shape
+from ._partial_json import Shape
 from .checks import CheckedOutput
 from .checks._plan import container_kind, declared_fields, split_annotated
 from .errors import ConfigurationError

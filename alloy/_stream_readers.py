@@ -14,7 +14,7 @@ engine reads from the whole reply (an answer in prose replaced by a JSON fence a
 other JSON the engine prefers). Nothing shown then stays unexplained: the final value comes
 as the first value of a new attempt.
 
-Pure: no I/O, no clock. Parsing is :mod:`alloy._partial`'s, linear in the answer's size.
+Pure: no I/O, no clock. Parsing is :mod:`alloy._partial_json`'s, linear in the answer's size.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ._extract import extract_json
 from ._nesting import check_nesting
 from ._output import InvalidOutput
-from ._partial import JsonStream, Live, Snapshot, agrees, materialize, open_path
+from ._partial_json import JsonStream, Live, Snapshot, agrees, materialize, open_path
 from ._types import Message, Request, Result, RetryPrompt, TextDelta, ToolCallDelta
 from .events import Event, OutputItem, PartialOutput
 from .streaming import Partial, Restart
@@ -178,7 +178,7 @@ class _Follower:
 
 class PartialReader(_Follower):
     """Yields a :class:`~alloy.streaming.Partial` whenever what is shown changes, and a last
-    one with the validated value. Each attempt's partials share a :class:`~alloy._partial.Live`
+    one with the validated value. Each attempt's partials share a :class:`~alloy._partial_json.Live`
     value, so reading every partial's data costs time linear in the answer."""
 
     def __init__(

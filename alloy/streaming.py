@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, Union, overload
 
 from typing_extensions import Self
 
-from ._partial import Live, Snapshot, materialize, open_path
+from ._partial_json import Live, Snapshot, materialize, open_path
 from ._types import Result
 
 __all__ = [

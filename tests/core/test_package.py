@@ -63,7 +63,7 @@ IMPORT_ALLOY = [
     "alloy._model",
     "alloy._nesting",
     "alloy._output",
-    "alloy._partial",
+    "alloy._partial_json",
     "alloy._pickling",
     "alloy._rail",
     "alloy._schema",

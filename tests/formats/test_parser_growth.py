@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from alloy._extract import extract_json
 from alloy._output import InvalidOutput
-from alloy._partial import JsonStream, Shape
+from alloy._partial_json import JsonStream, Shape
 from alloy.checks._spec import parse_format
 from alloy.compat import load_pdl, load_rail, read_pdl
 from alloy.errors import ConfigurationError

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alloy._partial import JsonStream, Live, Shape, growing_text, materialize, open_path
+from alloy._partial_json import JsonStream, Live, Shape, growing_text, materialize, open_path
 from alloy.streaming import Partial
 
 GROW = Shape(grow=True)
