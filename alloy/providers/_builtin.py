@@ -59,6 +59,21 @@ def _claude_on_bedrock() -> dict[str, Price]:
     return prices
 
 
+def _converse_prices() -> dict[str, Price]:
+    """Models through Bedrock Converse, by model id: Claude as through Invoke, and Amazon Nova,
+    whose in-region and geographic profiles cost the same."""
+    nova = {
+        "amazon.nova-pro": Price(0.80, 3.20, 0.20),
+        "amazon.nova-lite": Price(0.06, 0.24, 0.015),
+        "amazon.nova-micro": Price(0.035, 0.14, 0.00875),
+    }
+    geos = ("", "us.", "eu.", "apac.")
+    return {
+        **_claude_on_bedrock(),
+        **{geo + model: price for geo in geos for model, price in nova.items()},
+    }
+
+
 BUILTIN_PROVIDERS: tuple[Provider, ...] = (
     Provider(
         "openai",
@@ -210,6 +225,20 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         ),
         prices=_claude_on_bedrock(),
         wire="anthropic",
+        genai_name="aws.bedrock",
+    ),
+    Provider(
+        "bedrock",
+        "alloy.providers.bedrock:create",
+        extra="bedrock",
+        sdk_module="boto3",
+        needs_model_id=True,
+        key_env=("AWS_BEARER_TOKEN_BEDROCK",),
+        base_url_env=("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL"),
+        dialect="alloy.providers._dialects:bedrock",
+        example_models=("us.anthropic.claude-haiku-4-5-20251001-v1:0", "amazon.nova-lite-v1:0"),
+        prices=_converse_prices(),
+        wire="bedrock",
         genai_name="aws.bedrock",
     ),
     Provider(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["anthropic", "gemini", "ollama", "openai"]
+__all__ = ["anthropic", "bedrock", "gemini", "ollama", "openai"]
 
 
 def openai(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
@@ -25,6 +25,13 @@ def anthropic(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
     from ._anthropic_dialect import anthropic_schema
 
     return anthropic_schema(schema)
+
+
+def bedrock(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
+    """Bedrock Converse: Claude's keyword subset, which its structured outputs take too."""
+    from .bedrock import dialect
+
+    return dialect(schema, model_id)
 
 
 def gemini(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:

@@ -38,6 +38,7 @@ def test_every_builtin_provider_is_described() -> None:
         "anthropic-foundry",
         "anthropic-vertex",
         "anthropic-bedrock",
+        "bedrock",
         "ollama",
         "offline",
         "fake",

@@ -29,6 +29,8 @@ from ._anthropic_clouds import VERTEX_PATH as VERTEX_CLAUDE_PATH
 from ._anthropic_clouds import BedrockInvoke, VertexRawPredict
 from ._api import BadRequest, Reason, Splitter, WireAPI, count_tokens, output_tokens, splitting
 from ._batches import Batches
+from ._bedrock import PATH as BEDROCK_PATH
+from ._bedrock import BedrockConverse
 from ._call import Call, Turn
 from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
 from ._gemini import PATH as GEMINI_PATH
@@ -85,6 +87,7 @@ class App:
         self.anthropic_bedrock = BedrockInvoke(self.prompt_cache)
         self.gemini = GeminiGenerate(self.prompt_cache)
         self.ollama = OllamaChat(self.prompt_cache)
+        self.bedrock = BedrockConverse(self.prompt_cache)
         #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
         self.limits: dict[Wire, Limits] = {}
         #: Whether default answers differ per request (``Emulator.vary_answers``).
@@ -114,6 +117,8 @@ class App:
             return self.gemini
         if path.endswith("/api/chat"):
             return self.ollama
+        if BEDROCK_PATH.search(path):
+            return self.bedrock
         return None
 
     def handle(self, incoming: Incoming) -> Outcome:

@@ -39,6 +39,7 @@ WIRES: dict[str, tuple[str, bool]] = {
     "anthropic": ("", True),
     "gemini": ("", True),
     "ollama": ("", False),
+    "bedrock": ("", True),
 }
 
 #: Providers whose SDK's base URL ends in a path of their own, or whose client needs more than

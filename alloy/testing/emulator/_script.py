@@ -20,8 +20,8 @@ from ...providers.offline import sample_value
 from ._call import Call, ReplyToolCall, Turn
 from ._http import JSON, NDJSON, SSE
 
-Wire = Literal["openai", "anthropic", "gemini", "ollama"]
-PROVIDERS: tuple[Wire, ...] = ("openai", "anthropic", "gemini", "ollama")
+Wire = Literal["openai", "anthropic", "gemini", "ollama", "bedrock"]
+PROVIDERS: tuple[Wire, ...] = ("openai", "anthropic", "gemini", "ollama", "bedrock")
 
 DEFAULT_TEXT = "Hello from the alloy emulator."
 
