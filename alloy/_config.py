@@ -164,6 +164,8 @@ def _validator() -> Any:
 
 
 _VALIDATOR: Any = None
+#: Options check_options checks itself, which the options model passes through as they are.
+_CHECKED_ABOVE = frozenset({"model", "fallback"})
 
 
 def flatten_rails(entries: Any) -> tuple[Rail, ...]:
@@ -203,6 +205,15 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
         )
     if "fallback" in options:
         options = {**options, "fallback": _fallback_models(options["fallback"], source)}
+    # The usual @command(model=...) has nothing left to coerce: no options model is built for it.
+    result = dict(options) if options.keys() <= _CHECKED_ABOVE else _coerced(options, source)
+    _check_values(options, result, source)
+    _check_ranges(result, source)
+    return result
+
+
+def _coerced(options: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """``options`` validated and coerced by their types in :class:`Config`."""
     from pydantic import ValidationError
 
     try:
@@ -213,10 +224,7 @@ def check_options(options: Mapping[str, Any], *, source: str) -> dict[str, Any]:
         raise ConfigurationError(
             f"Invalid value for option {name!r} in {source}: {error['msg']}"
         ) from None
-    result = {name: getattr(validated, name) for name in options}
-    _check_values(options, result, source)
-    _check_ranges(result, source)
-    return result
+    return {name: getattr(validated, name) for name in options}
 
 
 def _is_model(value: Any) -> bool:

@@ -179,7 +179,8 @@ class JsonOutput:
         # iterator whose bad items fail only while it is consumed, after the call, unrepaired.
         tp = self._eager = eager(tp)
         try:
-            raw = TypeAdapter(tp).json_schema()
+            adapter: Any = TypeAdapter(tp)
+            raw = adapter.json_schema()
         except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
             raise ConfigurationError(
                 f"Output type {self.expected} has no JSON Schema: {exc}. Use a dataclass, TypedDict, "
@@ -190,10 +191,9 @@ class JsonOutput:
             # A TypedDict envelope validates in half the time of a model one (functional form:
             # the field type is only known here).
             envelope = TypedDict("Value", {"value": tp})  # type: ignore[name-match]  # noqa: UP013
-            adapter: Any = TypeAdapter(envelope)
+            adapter = TypeAdapter(envelope)
             schema = wrap_value(raw)
-        else:
-            adapter = TypeAdapter(tp)
+        else:  # the adapter that made the schema validates too: one schema build, not two
             schema = _inline_root_ref(raw)
         self._validate_json = adapter.validator.validate_json
         self._dump_json = adapter.serializer.to_json
