@@ -318,8 +318,15 @@ def test_opt_in_retries(alloy_emulator: Emulator) -> None:
 
 
 async def test_transport_faults(alloy_emulator: Emulator) -> None:
+    # google-genai sends async requests through aiohttp whenever aiohttp is installed (the
+    # interop extra brings it): the transport keeps them on httpx2, as alloy's clients do.
     client = genai.Client(
-        api_key="k", http_options={"base_url": alloy_emulator.gemini_base_url, "timeout": 200}
+        api_key="k",
+        http_options={
+            "base_url": alloy_emulator.gemini_base_url,
+            "timeout": 200,
+            "async_client_args": {"transport": httpx2.AsyncHTTPTransport()},
+        },
     )
     alloy_emulator.push(
         "gemini", Slow(2.0), Disconnect(), CutStream(), CutStream(after=1), StreamError(after=1)
