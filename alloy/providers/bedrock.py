@@ -60,6 +60,7 @@ from typing import Any, ClassVar
 
 from typing_extensions import assert_never
 
+from .._model import CacheKeyParts, CacheScope
 from .._stream_accumulator import StreamAccumulator
 from .._types import (
     Capabilities,
@@ -734,16 +735,30 @@ class BedrockModel(SDKModel):
                 client = self._timed.setdefault(timeout, client)
         return client
 
-    def close_clients(self) -> None:
+    def _close_now(self) -> None:
         with self._lock:
             timed, self._timed = list(self._timed.values()), {}
         for client in timed:
             client.close()
-        super().close_clients()
+        super()._close_now()
 
     # -- the request and its SDK calls --
     def build(self, request: Request, *, stream: bool) -> dict[str, Any]:
         return build(request, self.model_id, self.capabilities)
+
+    def cache_key_parts(self, request: Request, *, stream: bool) -> CacheKeyParts:
+        """The body; its sampling options are in ``inferenceConfig`` (``temperature``)."""
+        body = self.build(request, stream=stream)
+        inference = body.get("inferenceConfig")
+        return CacheKeyParts(body, {**body, **inference} if isinstance(inference, dict) else body)
+
+    def cache_scope(self) -> CacheScope:
+        """The endpoint, or else the region and profile it resolves to (one model id answers
+        in every region and account), and the Bedrock API key if any."""
+        if self.base_url:
+            return CacheScope(self.base_url.rstrip("/"), self.api_key)
+        region = self.region or next(filter(None, map(os.environ.get, REGION_ENV)), "")
+        return CacheScope(f"bedrock-runtime:{region}:{self.profile or ''}", self.api_key)
 
     def send(self, client: Any, body: dict[str, Any], request: Request) -> Reply:
         data = self._client_for(request).converse(**sdk_params(body))
