@@ -13,11 +13,16 @@ that ImportError. docs/migrating.md lists every name.
 replace them, so these three modules are put in ``sys.modules`` when alloy is imported: there the
 import system finds them without touching the package. The others are made when first imported, by
 a finder placed last on ``sys.meta_path``, which is only asked about names nothing else found.
+
+``alloy.config`` is the one alloy-ai module with code of its own (its ``Config`` and
+``use_config`` keep working): the same finder loads it from ``_alloy_ai_config.py``, so alloy's
+own files hold no ``config.py`` beside ``_config.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib.machinery import ModuleSpec
@@ -193,6 +198,12 @@ class _AlloyAiFinder:
                 f"{fullname} was alloy-ai's, and alloy has no such module: {advice}",
                 name=fullname,
             )
+        if fullname == "alloy.config":
+            from importlib.util import spec_from_file_location
+
+            return spec_from_file_location(
+                fullname, os.path.join(os.path.dirname(__file__), _CONFIG_FILE)
+            )
         if fullname not in BRIDGES:
             return None
         return _spec(fullname, self)
@@ -203,6 +214,9 @@ class _AlloyAiFinder:
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: the module reads its names from its table."""
 
+
+#: Where alloy-ai's ``alloy.config`` is (see the docstring).
+_CONFIG_FILE = "_alloy_ai_config.py"
 
 #: The modules whose names are also attributes of the alloy package (see the docstring).
 _PLACED = ("alloy.command", "alloy.tool", "alloy.ask")
