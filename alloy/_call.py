@@ -324,14 +324,14 @@ class Prepared:
     def wrapped(self, wrap: Callable[[Any], Any]) -> Prepared:
         """The same calls, each model (and fallback) given to ``wrap`` beneath its response
         cache: a run's pacer, say, sees only the requests that reach the provider."""
-        from .cache import beneath
+        from .cache import wrap_under_cache
 
         runtime = self.runtime
         return self.with_runtime(
             replace(
                 runtime,
-                model=beneath(runtime.model, wrap),
-                fallbacks=tuple(beneath(model, wrap) for model in runtime.fallbacks),
+                model=wrap_under_cache(runtime.model, wrap),
+                fallbacks=tuple(wrap_under_cache(model, wrap) for model in runtime.fallbacks),
             )
         )
 

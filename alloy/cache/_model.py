@@ -84,7 +84,7 @@ class CachedModel(WrapperModel):
     """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
     The provider's model beneath ``model`` (:attr:`wire`, which ``model`` may wrap: a run over
-    rows paces the calls that miss, see ``beneath``) declares what keys its requests (its
+    rows paces the calls that miss, see ``wrap_under_cache``) declares what keys its requests (its
     ``cache_key_parts`` and ``cache_scope``: the body and the endpoint), so a request has one
     key, whoever sends it.
 
