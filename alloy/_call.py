@@ -37,7 +37,7 @@ from ._examples import Example, aexample_turns, example_turns
 from ._fallback import fallback_models, with_fallbacks
 from ._model import Model, StandIn
 from ._output import JsonOutput, OutputType, TextOutput
-from ._rail import Rail
+from ._rail_types import Rail
 from ._text import sendable
 from ._tools import Tool
 from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn

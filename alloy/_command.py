@@ -36,7 +36,7 @@ from ._legacy import deprecated
 from ._model import Model
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._pickling import by_reference, function_ref, located, without_key
-from ._rail import Rail
+from ._rail_types import Rail
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, TypeVar, Union
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
-from ._rail import (
+from ._rail_types import (
     OutputSubject,
     PromptSubject,
     Rail,
