@@ -83,7 +83,7 @@ class _Lookup(NamedTuple):
 class CachedModel(WrapperModel):
     """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
-    The provider's model beneath ``model`` (:attr:`wire`, which ``model`` may wrap: a run over
+    The provider's model beneath ``model`` (:attr:`provider_model`, which ``model`` may wrap: a run over
     rows paces the calls that miss, see ``wrap_under_cache``) declares what keys its requests (its
     ``cache_key_parts`` and ``cache_scope``: the body and the endpoint), so a request has one
     key, whoever sends it.
@@ -99,11 +99,11 @@ class CachedModel(WrapperModel):
         notice: NotCached | None = None,
     ) -> None:
         super().__init__(model)
-        self.wire = unwrapped(model)
+        self.provider_model = unwrapped(model)
         self.policy = policy
         self.schema = schema
         self.notice = NotCached() if notice is None else notice
-        scope = scope_of(self.wire)
+        scope = scope_of(self.provider_model)
         #: Where the model sends its requests: part of every key (see ``CacheScope``).
         self.endpoint = scope.endpoint if scope is not None else None
         #: The schema's canonical JSON, made once: it is part of every key.
@@ -148,7 +148,7 @@ class CachedModel(WrapperModel):
 
     def key(self, request: Request, *, stream: bool) -> str:
         """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
-        parts = key_parts(self.wire, request, stream=stream)
+        parts = key_parts(self.provider_model, request, stream=stream)
         return finish_key(self._heads[stream], request, parts.body if parts else None)
 
     def request(self, request: Request) -> Response:
@@ -281,7 +281,7 @@ class CachedModel(WrapperModel):
         last = self._keyed[stream]
         if last is not None and last[0] == request:
             return last[1], last[2]
-        parts = key_parts(self.wire, request, stream=stream)
+        parts = key_parts(self.provider_model, request, stream=stream)
         repeatable = self._is_repeatable(request, parts.sampling if parts else None)
         key: str | Unkeyable
         try:
