@@ -37,13 +37,21 @@ from ._examples import Example, aexample_turns, example_turns
 from ._fallback import fallback_models, with_fallbacks
 from ._model import Model, StandIn
 from ._output import JsonOutput, OutputType, TextOutput
-from ._rail_types import Rail
+from ._rail import Rail
 from ._text import sendable
 from ._tools import Tool
 from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
 from .events import Handler, global_handlers, logger, new_call_id
-from .providers import dialect_for, get_model, model_cache_generation
+from ._profile import observed_generation
+from .providers import (
+    declares_profiles,
+    dialect_for,
+    endpoint_of,
+    get_model,
+    model_cache_generation,
+    profile_for,
+)
 
 if TYPE_CHECKING:
     from ._answer_shape import AnswerShape
@@ -163,9 +171,10 @@ class Spec:
 def sources(handlers: tuple[Any, ...], stream: bool) -> tuple[Any, ...]:
     """What a Prepared is resolved from besides its spec and options: the configuration's
     layers (environment, ``configure()``, ``use_config()``), the model cache, the listeners
-    (global handlers, the command's own, debug logging) and the kind of call."""
+    (global handlers, the command's own, debug logging), the kind of call and what the
+    process observed of endpoints (a downgraded profile)."""
     listeners = global_handlers(), handlers, logger.isEnabledFor(logging.DEBUG)
-    return layers_key(), model_cache_generation(), listeners, stream
+    return layers_key(), model_cache_generation(), listeners, stream, observed_generation()
 
 
 def prepare(
@@ -207,7 +216,9 @@ def prepare(
             if tool_definitions is None
             else tool_definitions
         ),
-        capabilities=model.capabilities,
+        profile=profile_for(model, config.profile),
+        endpoint=endpoint_of(model),
+        watch_drops=declares_profiles(model.name),
         stream=stream,
         rails=spec.rails,
         observed=observed,
@@ -324,14 +335,14 @@ class Prepared:
     def wrapped(self, wrap: Callable[[Any], Any]) -> Prepared:
         """The same calls, each model (and fallback) given to ``wrap`` beneath its response
         cache: a run's pacer, say, sees only the requests that reach the provider."""
-        from .cache import wrap_under_cache
+        from .cache import beneath
 
         runtime = self.runtime
         return self.with_runtime(
             replace(
                 runtime,
-                model=wrap_under_cache(runtime.model, wrap),
-                fallbacks=tuple(wrap_under_cache(model, wrap) for model in runtime.fallbacks),
+                model=beneath(runtime.model, wrap),
+                fallbacks=tuple(beneath(model, wrap) for model in runtime.fallbacks),
             )
         )
 

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from ._model import Model
-from ._rail_types import Rail
-from ._types import MAX_SECONDS
+from ._profile import Profile
+from ._rail import Rail
+from ._types import MAX_SECONDS, Enforcement
 from .errors import ConfigurationError
 from .providers import providers, split_model
 
@@ -91,6 +92,13 @@ class Config:
     cache_max_entries: int | None = None
     #: Cache requests that are not repeatable too (no temperature 0, no seed).
     cache_all: bool = False
+    #: What the endpoint and model support, over what alloy would resolve: a
+    #: :class:`~alloy.providers.Profile`, or a mapping of the fields to change.
+    profile: Profile | Mapping[str, Any] | None = None
+    #: The weakest enforcement a typed answer may have (``native-strict``, ``native``,
+    #: ``tool-strict``, ``tool``, ``prompt``): a call that would step below it raises
+    #: EnforcementError instead.
+    require_enforcement: Enforcement | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):  # Config(api_key="...") built by hand
@@ -132,6 +140,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "cache_ttl": ("ALLOY_CACHE_TTL",),
     "cache_max_entries": ("ALLOY_CACHE_MAX_ENTRIES",),
     "cache_all": ("ALLOY_CACHE_ALL",),
+    "require_enforcement": ("ALLOY_REQUIRE_ENFORCEMENT",),
 }
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

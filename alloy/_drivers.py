@@ -43,7 +43,7 @@ from ._engine import (
     Sleep,
     Stale,
 )
-from ._rail_types import Block, Rail, Subject
+from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result

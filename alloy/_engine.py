@@ -12,6 +12,7 @@ clock passed to :func:`run`, so tests push a fake one.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 import warnings
@@ -23,7 +24,8 @@ from typing import Any, NamedTuple, TypeVar, Union
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
-from ._rail_types import (
+from ._profile import Profile, below, names_output_feature, observe
+from ._rail import (
     OutputSubject,
     PromptSubject,
     Rail,
@@ -34,8 +36,8 @@ from ._rail_types import (
 )
 from ._text import SURROGATE_ADVICE, lone_surrogate_at
 from ._types import (
-    Capabilities,
     Dialect,
+    Enforcement,
     FinishReason,
     Message,
     ModelSettings,
@@ -56,16 +58,19 @@ from ._types import (
     UserTurn,
 )
 from .errors import (
+    BadRequestError,
     BudgetExceeded,
     CommandError,
     ConfigurationError,
     ContentFilteredError,
     EmptyOutputError,
+    EnforcementError,
     ParseError,
     ProviderError,
     ProviderTimeoutError,
     RailBlocked,
     RefusalError,
+    SchemaRejectedError,
     ToolError,
     ToolLoopLimitExceeded,
     TruncatedOutputError,
@@ -84,6 +89,7 @@ from .events import (
     OutputParsed,
     OutputReady,
     OutputRejected,
+    ProfileDowngraded,
     PromptRendered,
     ProviderRetry,
     Reask,
@@ -262,7 +268,15 @@ class Plan:
     output: OutputType
     config: Config
     tools: tuple[ToolDefinition, ...] = ()
-    capabilities: Capabilities = field(default_factory=Capabilities)
+    #: What the endpoint and model support (resolved by ``alloy.providers.profile_for``): the
+    #: output mode is chosen from it.
+    profile: Profile = field(default_factory=Profile)
+    #: The endpoint the profile is of (its base URL, else the provider): with ``model``, what a
+    #: downgrade observed is remembered by.
+    endpoint: str = ""
+    #: Whether a schema answered with prose is the endpoint dropping it silently (an endpoint
+    #: that declares its profile), rather than the model's mistake (a constrained first party).
+    watch_drops: bool = False
     stream: bool = False
     rails: tuple[Rail, ...] = ()
     #: Whether anyone listens (handlers or debug logging); without listeners no events are built.
@@ -300,27 +314,61 @@ class Plan:
         return tuple([rail for rail in self.rails if rail.kind == kind])
 
 
+def strict_output(output: OutputType) -> bool:
+    """Whether the output's schema is sent strict (a SchemaOutput may turn it off)."""
+    return output.strict if isinstance(output, SchemaOutput) else True
+
+
+def enforcement_of(plan: Plan, mode: OutputMode | None) -> Enforcement | None:
+    """How an answer asked for in ``mode`` is enforced on ``plan``'s endpoint (None: text)."""
+    if mode is None:
+        return None
+    return plan.profile.enforcement(mode, strict_output(plan.output))
+
+
 def resolve_mode(plan: Plan) -> OutputMode | None:
-    """The output mode for this call; explicit choices the model can't honour are errors."""
+    """The output mode for this call; explicit choices the model can't honour are errors, and
+    so is a mode enforced below ``require_enforcement`` (an EnforcementError)."""
     if plan.output.schema is None:
         return None
     requested = plan.config.output_mode
-    caps = plan.capabilities
+    profile = plan.profile
+    wanted = plan.config.require_enforcement
     if requested == "auto":
-        mode = caps.default_output_mode()
-        if mode == "prompt":
+        mode = profile.default_output_mode()
+        if wanted is not None and below(profile.enforcement(mode), wanted):
+            mode = profile.mode_for(wanted) or mode
+        if mode == "prompt" and wanted is None:
             _warn_prompt_mode(plan)
-        return mode
-    if requested == "native" and not caps.native_schema:
-        raise ConfigurationError(
-            f"Model {plan.model!r} has no native structured output; use output_mode='tool' or 'prompt'"
+    else:
+        if requested == "native" and not profile.native_schema:
+            raise ConfigurationError(
+                f"Model {plan.model!r} has no native structured output; use output_mode='tool' or 'prompt'"
+            )
+        if requested == "tool" and not profile.tools:
+            raise ConfigurationError(
+                f"Model {plan.model!r} cannot call tools; use output_mode='prompt'"
+            )
+        mode = requested
+    level = enforcement_of(plan, mode)
+    if wanted is not None and level is not None and below(level, wanted):
+        raise EnforcementError(
+            f"Model {plan.model!r} at {plan.endpoint or 'its endpoint'} can enforce command "
+            f"{plan.command!r}'s output only as {level!r} (output_mode={mode!r}, profile "
+            f"{profile.source}), below require_enforcement={wanted!r}",
+            command=plan.command,
+            expected=plan.output.expected,
+            output_mode=mode,
+            required=wanted,
+            available=level,
         )
-    if requested == "tool" and not caps.tools:
-        raise ConfigurationError(
-            f"Model {plan.model!r} cannot call tools; use output_mode='prompt'"
-        )
-    return requested
+    return mode
 
+
+logger = logging.getLogger("alloy")
+#: Why a native reply in prose is a dropped schema, and what the re-ask in tool mode says.
+_PROSE = "the schema was answered with prose or fenced text (dropped silently)"
+_TOOL_MODE_REASK = "Give your answer by calling the output function with it, not as text."
 
 #: The (command, model) pairs already warned that prompt mode was chosen for them.
 _PROMPT_MODE_WARNED: set[tuple[str, str]] = set()
@@ -525,6 +573,7 @@ class _Run:
         "reports",
         "shown",
         "spent",
+        "stepped",
         "system",
         "turn_usage",
         "usage",
@@ -561,6 +610,8 @@ class _Run:
         self.usage = _NO_USAGE
         self.attempts = 0
         self.reports: list[Any] = []
+        #: Whether the call already stepped its output mode down (it does so at most once).
+        self.stepped = False
 
     def adopt(self, plan: Plan) -> None:
         """Answer with ``plan``'s model: its output mode, output spec and system prompt."""
@@ -837,7 +888,12 @@ class _Run:
         finalizing = False
         refreshed = False  # a cached reply that failed validation was asked again, fresh
         while True:
-            response = yield from self.call_model(self.request(tools=not finalizing))
+            try:
+                response = yield from self.call_model(self.request(tools=not finalizing))
+            except BadRequestError as error:
+                if not (yield from self.refused(error)):
+                    raise
+                continue
             self.messages.append(ModelTurn(response.parts))
             if response.finish_reason in _ENDED_EARLY:
                 if self.plan.hand_back:
@@ -890,6 +946,10 @@ class _Run:
                     f"Model produced no final output (expected {self.plan.output.expected})",
                     output=text,
                 )
+            drop = self.mode == "native" and self.dropped(text)
+            if drop and (yield from self.step_down(self.plan.profile.best_effort(), _PROSE)):
+                self.messages.append(UserTurn((RetryPrompt(_TOOL_MODE_REASK),)))
+                continue
             try:
                 prompted = self.mode == "prompt"
                 candidate = extract_json(text, self.plan.output.schema) if prompted else text
@@ -930,6 +990,84 @@ class _Run:
             if response.cache in _TO_STORE:
                 yield Accepted(response, self.fallback)
             return self.outcome(value, text)
+
+    # -- stepping down: nothing degrades silently --
+    def refused(self, error: BadRequestError) -> Generator[Effect, Any, bool]:
+        """Whether a 400 refusing how the output was asked for (naming ``response_format``,
+        ``json_schema``, ``tool_choice`` or ``strict``) stepped the call down a mode, to be
+        sent again; False leaves ``error`` to be raised. A schema the endpoint found fault
+        with (SchemaRejectedError) is the schema's problem, not a missing feature."""
+        if (
+            isinstance(error, SchemaRejectedError)
+            or error.status_code not in (None, 400)
+            or self.mode not in ("native", "tool")
+            or not names_output_feature(error.message)
+        ):
+            return False
+        return (
+            yield from self.step_down(self.plan.profile.without(self.mode), error.message, error)
+        )
+
+    def dropped(self, text: str) -> bool:
+        """Whether a reply to a native schema is prose or fenced: the endpoint dropped the
+        schema silently (only watched on endpoints that declare their profile)."""
+        if not self.plan.watch_drops or self.plan.output.schema is None:
+            return False
+        head = text.lstrip()[:1]
+        return head not in ("{", "[")
+
+    def step_down(
+        self, profile: Profile, reason: str, cause: BaseException | None = None
+    ) -> Generator[Effect, Any, bool]:
+        """Go on with ``profile``, the endpoint's as observed now: remember it for the process
+        (one WARNING per endpoint and model), announce a ProfileDowngraded and take its output
+        mode. False when the call cannot step (it did already, or chose its mode itself, or
+        the mode stays); an EnforcementError when the new mode is below
+        ``require_enforcement``."""
+        plan = self.plan
+        if self.stepped or self.config.output_mode != "auto":
+            return False
+        after = replace(plan, profile=profile)
+        before_level = enforcement_of(plan, self.mode)
+        try:
+            mode = resolve_mode(after)
+        except EnforcementError as weaker:
+            raise self.error(
+                EnforcementError,
+                f"{plan.model!r} at {plan.endpoint or 'its endpoint'} refused {before_level!r} "
+                f"output ({snippet(reason)}); stepping down to {weaker.available!r} is below "
+                f"require_enforcement={weaker.required!r}",
+                required=weaker.required,
+                available=weaker.available,
+            ) from cause
+        level = enforcement_of(after, mode)
+        if mode == self.mode:
+            return False
+        if observe(plan.endpoint, plan.model, profile):
+            logger.warning(
+                "%s at %s: %s; alloy uses %s output for it from now on (this process). Set "
+                "require_enforcement= to raise instead, or profile= to say what it supports.",
+                plan.model,
+                plan.endpoint or "its endpoint",
+                snippet(reason),
+                level,
+            )
+        self.stepped = True
+        name, cid = plan.command, self.call_id
+        yield from self.emit(
+            partial(
+                ProfileDowngraded,
+                name,
+                cid,
+                plan.model,
+                plan.endpoint,
+                str(before_level),
+                str(level),
+                reason,
+            )
+        )
+        self.adopt(after)
+        return True
 
     def hand_back_calls(
         self, response: Response, calls: tuple[ToolCall, ...]
@@ -984,6 +1122,7 @@ class _Run:
             self.plan.model,
             output_mode=self.mode,
             usage_by_model=self.usage_by_model(),
+            enforcement=enforcement_of(self.plan, self.mode),
         )
 
     def usage_by_model(self) -> tuple[tuple[str, Usage], ...]:

@@ -14,7 +14,15 @@ from ._engine import Plan
 from ._model import Model, StandIn
 from ._output import OutputType
 from .errors import ConfigurationError
-from .providers import dialect_for, get_model, providers, split_model
+from .providers import (
+    declares_profiles,
+    dialect_for,
+    endpoint_of,
+    get_model,
+    profile_for,
+    providers,
+    split_model,
+)
 
 
 def fallback_models(config: Config, output: OutputType) -> tuple[Model, ...]:
@@ -64,7 +72,14 @@ def with_fallbacks(plan: Plan, models: tuple[Model, ...]) -> Plan:
     if not models:
         return plan
     plans = tuple(
-        replace(plan, model=m.name, capabilities=m.capabilities, dialect=dialect_for(m.name))
+        replace(
+            plan,
+            model=m.name,
+            profile=profile_for(m),
+            endpoint=endpoint_of(m),
+            watch_drops=declares_profiles(m.name),
+            dialect=dialect_for(m.name),
+        )
         for m in models
     )
     for fallback in plans:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ._output import OutputType
-from ._types import Capabilities, Request, Response, StreamEvent
+from ._types import Profile, Request, Response, StreamEvent
 
 
 @runtime_checkable
@@ -20,7 +20,7 @@ class Model(Protocol):
 
     #: The full model string, e.g. ``"openai:gpt-5-mini"``.
     name: str
-    capabilities: Capabilities
+    capabilities: Profile
 
     def request(self, request: Request) -> Response: ...
 

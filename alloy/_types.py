@@ -11,6 +11,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union
 
+# The output modes live with the capability profile, which replaced the old three booleans
+# (``Capabilities`` still builds one).
+from ._profile import Capabilities as Capabilities
+from ._profile import Enforcement as Enforcement
+from ._profile import OutputMode as OutputMode
+from ._profile import Profile as Profile
+
 # The texts alloy itself says to the model, rendered by the types below.
 REASK_PROMPT = "Your previous answer was not valid:\n{errors}\nAnswer again, fixing these problems."
 FINALIZE_PROMPT = (
@@ -30,7 +37,6 @@ _FINISH_REASONS = frozenset(("stop", "length", "tool_calls", "refusal", "content
 #: or why it was not looked up: ``skipped: not repeatable`` (no temperature 0 or seed, and not
 #: ``cache_all``) or ``skipped: no JSON form`` (the request holds something with no JSON form).
 CacheStatus = Literal["hit", "miss", "record", "skipped: not repeatable", "skipped: no JSON form"]
-OutputMode = Literal["native", "tool", "prompt"]
 #: The longest duration alloy takes, in seconds (a timeout, a deadline, a tool's timeout): a
 #: week, well inside every platform's timers (socket timeouts overflow past about 9.2e9 seconds).
 MAX_SECONDS = 7 * 24 * 3600
@@ -492,25 +498,6 @@ StreamEvent = Union[TextDelta, ToolCallDelta, Done]
 
 
 @dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a provider and model can do, as the engine and adapters read it: the output mode is
-    chosen from it. The schema dialect is the provider descriptor's (``Provider.dialect``)."""
-
-    native_schema: bool = True
-    tools: bool = True
-    strict_tools: bool = False
-    #: Whether the model can be made to call a tool (``Request.tool_choice``).
-    forced_tools: bool = True
-
-    def default_output_mode(self) -> OutputMode:
-        if self.native_schema:
-            return "native"
-        if self.tools:
-            return "tool"
-        return "prompt"
-
-
-@dataclass(frozen=True, slots=True)
 class Transcript:
     """A call's whole conversation, total usage, and how many model requests were made."""
 
@@ -554,6 +541,9 @@ class Result(Generic[R]):
     #: Each model's share of ``usage`` as (``provider:model``, Usage), in the order they
     #: answered: more than one when a fallback took over. ``cost`` is priced from it.
     usage_by_model: tuple[tuple[str, Usage], ...] = ()
+    #: How the answer was enforced: ``native-strict``, ``native``, ``tool-strict``, ``tool`` or
+    #: ``prompt`` (see ``alloy.providers.Profile``); None for text.
+    enforcement: Enforcement | None = None
 
     @property
     def usage(self) -> Usage:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ._model import Model
-from ._types import Capabilities, Request, Response, StreamEvent
+from ._types import Profile, Request, Response, StreamEvent
 
 
 class WrapperModel:
@@ -34,7 +34,7 @@ class WrapperModel:
         return self.wrapped.name
 
     @property
-    def capabilities(self) -> Capabilities:
+    def capabilities(self) -> Profile:
         return self.wrapped.capabilities
 
     @property

@@ -26,6 +26,7 @@
         ├── ToolLoopLimitExceeded   the model kept calling tools past ``max_tool_turns``
         ├── CriterionFailed         a quality criterion with ``on_fail="exception"`` failed
         ├── BudgetExceeded          a token or cost budget stopped the call
+        ├── EnforcementError        the answer could only be enforced below ``require_enforcement``
         └── RailBlocked             an input, output or tool rail refused
 
 No API key ever appears in a message, repr or attribute of these errors, nor anywhere in their
@@ -53,6 +54,7 @@ __all__ = [
     "ContentFilteredError",
     "CriterionFailed",
     "EmptyOutputError",
+    "EnforcementError",
     "OutputError",
     "ParseError",
     "ProviderConnectionError",
@@ -335,6 +337,29 @@ class BudgetExceeded(CommandError):
         self.spent = spent
         self.limit = limit
         self.unit = unit
+
+
+class EnforcementError(CommandError):
+    """The typed answer could only be enforced more weakly than ``require_enforcement``
+    (``ALLOY_REQUIRE_ENFORCEMENT``) allows: the endpoint's profile offers nothing as strong, or
+    the endpoint refused the mode the call had (a 400 naming ``response_format``,
+    ``json_schema``, ``tool_choice`` or ``strict``) and the next mode down is too weak.
+
+    ``required`` is the weakest enforcement allowed, ``available`` the strongest the call
+    could still have had (``None``: none at all).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        required: str | None = None,
+        available: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.required = required
+        self.available = available
 
 
 class RailBlocked(CommandError):

@@ -43,6 +43,7 @@ __all__ = [
     "OutputReady",
     "OutputRejected",
     "PartialOutput",
+    "ProfileDowngraded",
     "PromptRendered",
     "ProviderRetry",
     "Reask",
@@ -156,6 +157,28 @@ class FellBack(Event):
         return (
             f"{super().describe()} from={self.from_model} to={self.to_model} "
             f"error={type(self.error).__name__}"
+        )
+
+
+@dataclass(frozen=True)
+class ProfileDowngraded(Event):
+    """The endpoint refused or dropped how the output was asked for, so the call steps down
+    (``native`` -> ``tool`` -> ``prompt``) and the endpoint's profile is remembered as
+    observed for the rest of the process. ``endpoint`` is its base URL (or the provider),
+    ``from_enforcement`` and ``to_enforcement`` the levels before and after (see
+    ``Result.enforcement``), ``reason`` what happened (the 400's message, or prose answered
+    to a schema). One WARNING on the ``alloy`` logger per (endpoint, model) goes with it."""
+
+    model: str
+    endpoint: str
+    from_enforcement: str
+    to_enforcement: str
+    reason: str
+
+    def describe(self, *, content: bool = False) -> str:
+        return (
+            f"{super().describe()} model={self.model} endpoint={self.endpoint} "
+            f"from={self.from_enforcement} to={self.to_enforcement}"
         )
 
 

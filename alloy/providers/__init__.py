@@ -25,10 +25,19 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from .._profile import ENFORCEMENTS, Profile, forget_observed
 from ..errors import ConfigurationError
 from ._builtin import BUILTIN_PROVIDERS
 from ._descriptor import BatchWireFactory, Dialect, ModelFactory, Provider
 from ._price import Price
+from ._profiles import (
+    PROFILE_STORE_ENV,
+    endpoint_of,
+    family_id,
+    load_probe,
+    resolve_profile,
+    store_probe,
+)
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -47,11 +56,13 @@ _LOCK = threading.Lock()
 
 
 def clear_model_cache() -> None:
-    """Drop cached models and their clients (tests use this after changing provider env vars)."""
+    """Drop cached models and their clients (tests use this after changing provider env vars),
+    and what this process observed of their endpoints (downgraded profiles)."""
     global _generation
     with _LOCK:
         _MODELS.clear()
         _generation += 1
+    forget_observed()
 
 
 def model_cache_generation() -> int:
@@ -75,6 +86,7 @@ def register_provider(
     prices: Mapping[str, Price] | None = None,
     wire: str | None = None,
     genai_name: str | None = None,
+    profiles: Mapping[str, Profile] | None = None,
 ) -> Provider:
     """Add (or replace) a provider, given as a :class:`Provider` or as its fields.
 
@@ -102,6 +114,7 @@ def register_provider(
             prices=prices or {},
             wire=wire,
             genai_name=genai_name,
+            profiles=profiles or {},
         )
     _REGISTRY[provider.name] = provider
     clear_model_cache()
@@ -125,6 +138,20 @@ def dialect_for(model_name: str) -> Dialect | None:
     or None (the schema as it is) for a provider without one or a name no provider has."""
     provider = provider_of(model_name)
     return provider.load_dialect() if provider is not None else None
+
+
+def profile_for(model: Model, override: Profile | Mapping[str, object] | None = None) -> Profile:
+    """The capability profile ``model``'s calls run by: the user's ``override``, else a stored
+    probe, what this process observed, its provider's declaration, or its family (see
+    :func:`resolve_profile`)."""
+    return resolve_profile(model, provider_of(model.name), override)
+
+
+def declares_profiles(model_name: str) -> bool:
+    """Whether the model's provider declares its endpoint's profiles: such an endpoint may drop
+    a schema silently (answer it with prose), which calls then watch for."""
+    provider = provider_of(model_name)
+    return provider is not None and bool(provider.profiles)
 
 
 def env_prefixes() -> tuple[str, ...]:
@@ -292,15 +319,25 @@ def _digest(secret: str | None) -> str | None:
 
 
 __all__ = [
+    "ENFORCEMENTS",
+    "PROFILE_STORE_ENV",
     "BatchWireFactory",
     "Dialect",
     "ModelFactory",
     "Price",
+    "Profile",
     "Provider",
     "clear_model_cache",
+    "declares_profiles",
+    "endpoint_of",
     "env_prefixes",
+    "family_id",
     "get_model",
+    "load_probe",
+    "profile_for",
     "providers",
     "register_provider",
+    "resolve_profile",
     "split_model",
+    "store_probe",
 ]

@@ -49,8 +49,8 @@ from pydantic import SecretStr
 
 from .._model import DEFAULT_ENDPOINT, CacheKeyParts, CacheScope
 from .._nesting import MAX_NESTING
+from .._profile import Profile
 from .._types import (
-    Capabilities,
     Done,
     RateLimits,
     Request,
@@ -213,7 +213,7 @@ class SDKModel:
     #: the same limit alloy sets on the JSON a model sends (an SDK that converts a request
     #: recursively sets a lower one, where its own conversion would fail).
     max_request_nesting: ClassVar[int] = MAX_NESTING
-    capabilities: Capabilities = Capabilities()
+    capabilities: Profile = Profile()
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .._profile import Profile
 from .._types import Dialect
 from ..errors import ConfigurationError
 from ._price import Price
@@ -58,6 +59,11 @@ class Provider:
             Chat Completions, ``"anthropic"``, ``"gemini"``, ``"ollama"``); None for none.
         genai_name: its name in the OpenTelemetry GenAI conventions (``gen_ai.provider.name``,
             e.g. ``"gcp.gemini"``) where that differs from ``name``.
+        profiles: what the endpoint supports (:class:`~alloy.providers.Profile`) by model id
+            prefix, the longest matching prefix winning (``""``: every model); tried on the id
+            as given and as its family knows it (``alloy.providers.family_id``). Empty: the
+            adapter's own profile of the model family, and a schema answered with prose is
+            the model's mistake (re-asked), not a silently dropped schema.
     """
 
     name: str
@@ -74,6 +80,7 @@ class Provider:
     prices: Mapping[str, Price] = field(default_factory=dict, hash=False)
     wire: str | None = None
     genai_name: str | None = None
+    profiles: Mapping[str, Profile] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # A lone string where a tuple belongs ("ACME_API_KEY") would otherwise be read letter
@@ -82,6 +89,7 @@ class Provider:
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "prices", MappingProxyType(dict(self.prices)))
+        object.__setattr__(self, "profiles", MappingProxyType(dict(self.profiles)))
 
     # -- environment --------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from .._types import Capabilities, ModelSettings, Request, Usage
+from .._profile import Profile
+from .._types import ModelSettings, Request, Usage
 from ..errors import (
     BadRequestError,
     ConfigurationError,
@@ -70,14 +71,13 @@ def is_reasoning_model(model_id: str) -> bool:
     return bool(_REASONING.match(name)) and "-chat" not in name
 
 
-def capabilities_for(model_id: str) -> Capabilities:
-    """Per-model capabilities; unknown ids get those of current models (everything on)."""
+def capabilities_for(model_id: str) -> Profile:
+    """The OpenAI model family's profile; unknown ids get that of current models (everything
+    on): a server that is not OpenAI's declares its own (``Provider.profile``)."""
     name = base_model_id(model_id)
     if _NO_NATIVE.match(name):
-        return Capabilities(
-            native_schema=False, tools=not _NO_TOOLS.match(name), strict_tools=False
-        )
-    return Capabilities(native_schema=True, tools=True, strict_tools=True)
+        return Profile(json_schema="no", tools=not _NO_TOOLS.match(name), strict_tools=False)
+    return Profile(strict_tools=True, batch=True)
 
 
 # -- settings ---------------------------------------------------------------------------------

@@ -68,9 +68,9 @@ from typing import Any, ClassVar
 
 from typing_extensions import assert_never
 
+from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator
 from .._types import (
-    Capabilities,
     Done,
     FinishReason,
     Media,
@@ -199,13 +199,15 @@ def supports_native_output(model_id: str) -> bool:
     return (major, minor) >= (4, 1)
 
 
-def capabilities_for(model_id: str) -> Capabilities:
-    """Capabilities of one Claude model: claude-3* and 4.0 get forced-tool output, not native."""
+def capabilities_for(model_id: str) -> Profile:
+    """The profile of one Claude model: claude-3* and 4.0 get forced-tool output, not native."""
     native = supports_native_output(model_id)
-    return Capabilities(
-        native_schema=native,
-        tools=True,
+    return Profile(
+        json_schema="strict" if native else "no",
+        json_object=False,
         strict_tools=native,
+        tool_choice=frozenset({"auto", "required", "named", "none"}),
+        batch=True,
     )
 
 
@@ -220,7 +222,7 @@ def thinking_enabled(extra: Mapping[str, Any]) -> bool:
     return bool(thinking)
 
 
-def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[str, Any]:
+def build(request: Request, model_id: str, capabilities: Profile) -> dict[str, Any]:
     """The JSON body sent to ``POST /v1/messages`` for ``request`` (before ``stream``)."""
     settings = request.settings
     refuse_cache_names(settings, "Anthropic")

@@ -61,9 +61,9 @@ from typing import Any, ClassVar
 from typing_extensions import assert_never
 
 from .._model import CacheKeyParts, CacheScope
+from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator
 from .._types import (
-    Capabilities,
     FinishReason,
     Media,
     Message,
@@ -92,7 +92,6 @@ from ..errors import (
 )
 from ._base import Redactor, Reply, SDKModel, Streamed, merge_extra
 from ._parts import misplaced
-from ._refresh import RefreshesOn401
 from ._settings import refuse_cache_names, unsupported
 
 logger = logging.getLogger("alloy.providers.bedrock")
@@ -162,14 +161,14 @@ def base_model_id(model_id: str) -> str:
     return _DATE.sub("", model)
 
 
-def capabilities_for(model_id: str) -> Capabilities:
+def capabilities_for(model_id: str) -> Profile:
     """Claude models with structured outputs get native output and strict tools; other
     families get forced-tool output with non-strict tools."""
     from .anthropic import supports_native_output
 
     vendor, _, name = base_model_id(model_id).partition(".")
     native = vendor == "anthropic" and supports_native_output(name)
-    return Capabilities(native_schema=native, tools=True, strict_tools=native)
+    return Profile(json_schema="strict" if native else "no", strict_tools=native)
 
 
 def dialect(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
@@ -182,7 +181,7 @@ def dialect(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:
 # -- request building (pure) --------------------------------------------------------------
 
 
-def build(request: Request, model_id: str, capabilities: Capabilities) -> dict[str, Any]:
+def build(request: Request, model_id: str, capabilities: Profile) -> dict[str, Any]:
     """The ``converse`` keyword arguments for ``request``, as plain JSON (media as base64)."""
     settings = request.settings
     refuse_cache_names(settings, "Bedrock")
@@ -555,13 +554,12 @@ _AUTH = frozenset(
         "UnrecognizedClientException",
         "InvalidSignatureException",
         "SignatureDoesNotMatch",
+        "ExpiredTokenException",
         "IncompleteSignature",
         "MissingAuthenticationTokenException",
         "InvalidClientTokenId",
     }
 )
-#: Credentials that expired (an STS session token, an SSO session): read from the chain again.
-_EXPIRED = frozenset({"ExpiredTokenException", "ExpiredToken", "RequestExpired"})
 _TRANSIENT = frozenset(
     {
         "ModelErrorException",
@@ -634,7 +632,7 @@ def redact_botocore_logs(redact: Redactor) -> None:
 # -- the model ----------------------------------------------------------------------------
 
 
-class BedrockModel(RefreshesOn401, SDKModel):
+class BedrockModel(SDKModel):
     """A Bedrock model through boto3's ``bedrock-runtime`` client (botocore retries off)."""
 
     provider = PROVIDER
@@ -719,15 +717,6 @@ class BedrockModel(RefreshesOn401, SDKModel):
 
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         return ()  # learnt by make_client, from the session (_learn)
-
-    def refresh_credential(self) -> bool:
-        """After expired credentials, new clients: each resolves boto3's credential chain
-        again (a renewed session token, SSO session or profile). A Bedrock API key is fixed."""
-        if self.api_key:
-            return False
-        with self._lock:
-            self._sync_client, self._timed = None, {}
-        return True
 
     def aclient(self) -> Any:
         """The same client serves every event loop: its calls run in worker threads."""
@@ -849,8 +838,6 @@ class BedrockModel(RefreshesOn401, SDKModel):
             status = _STATUS.get(code, 500)
         if code in _RATE_LIMITS:
             return self.status_error(429, message, request_id=request_id)
-        if code in _EXPIRED:  # a 401: the chain's credentials are asked for anew, once
-            return self.status_error(401, message, request_id=request_id)
         if code in _AUTH:
             return self.status_error(403, message, request_id=request_id)
         if code in _TRANSIENT:

@@ -72,9 +72,9 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import assert_never
 
 from .._model import CacheKeyParts
+from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator, tool_call
 from .._types import (
-    Capabilities,
     FinishReason,
     Media,
     ModelTurn,
@@ -165,9 +165,9 @@ def needs_property_ordering(model_id: str) -> bool:
     return bool(_ORDERED_MODEL.match(_base_id(model_id)))
 
 
-def capabilities_for(model_id: str) -> Capabilities:
+def capabilities_for(model_id: str) -> Profile:
     """Every current Gemini model: native JSON Schema and tools, without strict tools."""
-    return Capabilities(native_schema=True, tools=True, strict_tools=False)
+    return Profile(schema_with_tools=json_with_tools(model_id), batch=True)
 
 
 # -- request ------------------------------------------------------------------------------------

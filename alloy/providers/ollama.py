@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import assert_never
 
 from .._model import CacheKeyParts
+from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator
 from .._types import (
-    Capabilities,
     FinishReason,
     Media,
     ModelTurn,
@@ -89,7 +89,7 @@ PROVIDER = "ollama"
 CHAT_METHOD, CHAT_PATH = "POST", "/api/chat"
 
 #: Ollama cannot be made to call a tool (``tool_choice`` is not in its API).
-CAPABILITIES = Capabilities(native_schema=True, tools=True, strict_tools=False, forced_tools=False)
+CAPABILITIES = Profile(tool_choice=frozenset({"auto"}))
 
 
 def ollama_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -234,7 +234,7 @@ class Run:
                         exhausted = True
                         break
                     index, started = started, started + 1
-                    ready = self._row_call(
+                    ready = self._prepare(
                         index, item, setup.signature, setup.run, checkpoint, reader
                     )
                     if isinstance(ready, (Ok, Failed)):
@@ -335,7 +335,7 @@ class Run:
             yield held.pop(given)
             given += 1
 
-    def _row_call(
+    def _prepare(
         self,
         index: int,
         item: Any,

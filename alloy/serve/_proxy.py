@@ -88,10 +88,6 @@ class Proxy:
         #: Each RailConfig's spec of text answers, made on its first request; a JSON answer's
         #: schema comes with its request, and so does its spec.
         self._specs: dict[str, Spec] = {}
-        #: The usual request's call prepared, by RailConfig and streaming: no options, tools
-        #: or response format of its own, so every such request shares it while it is
-        #: :meth:`~alloy._call.Prepared.current` (the configuration and listeners unchanged).
-        self._plain: dict[tuple[str, bool], Prepared] = {}
 
     async def complete(self, call: ChatCall) -> Answer:
         """The whole answer, after the rails."""
@@ -145,25 +141,19 @@ class Proxy:
             asked["max_tokens"] = call.max_tokens
         if call.api_key:
             asked["api_key"] = call.api_key
-        plain = not asked and call.output is None and not call.tools
-        key = (rail.name, call.stream)
-        prepared = self._plain.get(key) if plain else None
-        if prepared is None or not prepared.current():
-            if call.output is None:
-                spec = self._specs.get(rail.name) or self._specs.setdefault(
-                    rail.name, _spec(rail, _TEXT)
-                )
-            else:
-                spec = _spec(rail, call.output)
-            prepared = prepare(
-                spec,
-                check_options(asked, source="the request") if asked else None,
-                stream=call.stream,
-                tool_definitions=call.tools,
-                hand_back=True,
+        if call.output is None:
+            spec = self._specs.get(rail.name) or self._specs.setdefault(
+                rail.name, _spec(rail, _TEXT)
             )
-            if plain:
-                self._plain[key] = prepared
+        else:
+            spec = _spec(rail, call.output)
+        prepared = prepare(
+            spec,
+            check_options(asked, source="the request") if asked else None,
+            stream=call.stream,
+            tool_definitions=call.tools,
+            hand_back=True,
+        )
         if call.tool_choice is not None or not call.parallel_tool_calls:
             prepared = replace(prepared, plan=_with_tool_use(prepared.plan, call))
         system = [System(call.system)] if call.system is not None else []
@@ -173,7 +163,7 @@ class Proxy:
 def _with_tool_use(plan: Plan, call: ChatCall) -> Plan:
     """``plan`` and its fallbacks forcing the tool use ``call`` asks for; a 400 naming the
     first model that cannot be made to call a tool, when one is forced."""
-    if call.tool_choice is not None and not plan.capabilities.forced_tools:
+    if call.tool_choice is not None and not plan.profile.forced_tools:
         raise ServeError(
             400,
             f"The model {plan.model!r} behind {call.config.name!r} cannot be made to call a "

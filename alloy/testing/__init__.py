@@ -18,8 +18,8 @@ from typing import Any, Union
 from .._blocking import run_blocking
 from .._config import force_config, force_config_everywhere
 from .._drivers import WAIT
+from .._profile import Profile
 from .._types import (
-    Capabilities,
     Done,
     Request,
     Response,
@@ -52,14 +52,12 @@ class FunctionModel:
         fn: ReplyFunction,
         *,
         name: str = "function",
-        capabilities: Capabilities | None = None,
+        capabilities: Profile | None = None,
         usage: Usage | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
-        self.capabilities = capabilities or Capabilities(
-            native_schema=True, tools=True, strict_tools=True
-        )
+        self.capabilities = capabilities or Profile(strict_tools=True)
         self.usage = usage or Usage(input_tokens=10, output_tokens=5, requests=1)
         self.requests: list[Request] = []
 

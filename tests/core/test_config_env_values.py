@@ -123,6 +123,15 @@ BAD_VALUES: dict[str, tuple[str, ...]] = {
         "true",
         NOT_UTF8,
     ),
+    "ALLOY_REQUIRE_ENFORCEMENT": (
+        "strict",
+        "NATIVE-STRICT",
+        "native_strict",
+        "native,tool",
+        fullwidth("native"),
+        "0",
+        NOT_UTF8,
+    ),
     "ALLOY_TOOL_ERRORS": (
         "ignore",
         "RAISE",

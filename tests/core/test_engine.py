@@ -21,7 +21,7 @@ from alloy._engine import (
     run,
 )
 from alloy._output import JsonOutput, TextOutput
-from alloy._rail_types import (
+from alloy._rail import (
     OutputSubject,
     PromptSubject,
     Rail,
@@ -202,7 +202,7 @@ def test_finalize_turn_drops_tools_and_keeps_schema() -> None:
 
 def test_tool_output_mode_reads_the_forced_tool() -> None:
     p = plan(int)
-    p = replace(p, capabilities=Capabilities(native_schema=False))
+    p = replace(p, profile=Capabilities(native_schema=False))
     engine = run(p, PROMPT)
     effect = next(engine)
     assert effect.request.output.mode == "tool"
@@ -211,7 +211,7 @@ def test_tool_output_mode_reads_the_forced_tool() -> None:
 
 def test_explicit_native_mode_on_a_model_without_it_is_a_configuration_error() -> None:
     p = plan(int, output_mode="native")
-    p = replace(p, capabilities=Capabilities(native_schema=False))
+    p = replace(p, profile=Capabilities(native_schema=False))
     with pytest.raises(ConfigurationError, match="no native structured output"):
         next(run(p, PROMPT))
 

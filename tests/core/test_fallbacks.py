@@ -78,7 +78,7 @@ def plans(*fallbacks: str, observed: bool = False, **config: Any) -> Plan:
         observed=observed,
     )
     spare = tuple(
-        replace(primary, model=m, capabilities=NO_NATIVE) for m in fallbacks or ("b:two",)
+        replace(primary, model=m, profile=NO_NATIVE) for m in fallbacks or ("b:two",)
     )
     return replace(primary, fallbacks=spare)
 

@@ -65,7 +65,8 @@ IMPORT_ALLOY = [
     "alloy._output",
     "alloy._partial_json",
     "alloy._pickling",
-    "alloy._rail_types",
+    "alloy._profile",
+    "alloy._rail",
     "alloy._schema",
     "alloy._stream_accumulator",
     "alloy._stream_readers",
@@ -84,6 +85,7 @@ IMPORT_ALLOY = [
     "alloy.providers._builtin",
     "alloy.providers._descriptor",
     "alloy.providers._price",
+    "alloy.providers._profiles",
     "alloy.streaming",
     "alloy.tool",
 ]

@@ -20,8 +20,8 @@ from typing import Any
 from pydantic_core import to_json
 
 from ..._output import OutputType
+from ..._profile import Profile
 from ..._types import (
-    Capabilities,
     Done,
     Request,
     Response,
@@ -43,7 +43,7 @@ OFFLINE_NOTE = "[alloy offline model]"
 class OfflineModel:
     """Answers from the request alone; see the module docstring."""
 
-    capabilities = Capabilities(native_schema=True, tools=True, strict_tools=True)
+    capabilities = Profile(strict_tools=True)
 
     def __init__(self, model_id: str = "", *, reply: str | None = None, schema: Any = None) -> None:
         self.model_id = model_id

@@ -1,0 +1,215 @@
+"""Which capability profile a call runs by: resolved from the most specific source.
+
+1. the user's override (the ``profile=`` option: a :class:`Profile`, or a mapping of the
+   fields to change);
+2. a stored probe of the endpoint (``store_probe`` / ``load_probe``, keyed by base URL, model
+   and server version; ``alloy providers --probe`` writes them);
+3. what this process observed (a 400 refusing ``response_format``, a schema answered with
+   prose: see ``alloy._profile.observe``);
+4. the endpoint's declaration (``Provider.profiles``, by model id prefix);
+5. the model family (what the adapter declares in ``Model.capabilities`` from the model id).
+
+Model ids are normalised before a family or declaration lookup (:func:`family_id`), so
+Bedrock's ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``, Vertex's
+``claude-sonnet-4-5@20250929`` and OpenRouter's ``anthropic/claude-sonnet-4.5`` find Claude's
+entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._profile import Profile, observed
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .._model import Model
+    from ._descriptor import Provider
+
+__all__ = [
+    "PROFILE_STORE_ENV",
+    "declared_profile",
+    "endpoint_of",
+    "family_id",
+    "load_probe",
+    "profile_from",
+    "resolve_profile",
+    "store_probe",
+]
+
+#: The file stored probes are kept in (JSON); default ``~/.cache/alloy/profiles.json``.
+PROFILE_STORE_ENV = "ALLOY_PROFILE_STORE"
+
+_BEDROCK_REGION = re.compile(r"^(?:us|eu|apac|jp|au|ca|us-gov|global)\.")
+_BEDROCK_VENDOR = re.compile(
+    r"^(?:anthropic|amazon|meta|mistral|cohere|ai21|deepseek|qwen|openai|writer|twelvelabs)\."
+)
+_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
+
+
+def family_id(model_id: str) -> str:
+    """A model id as its family knows it: lower case, without a router's vendor prefix
+    (``anthropic/claude-sonnet-4.5``), a Vertex version (``claude-sonnet-4-5@20250929``), a
+    Bedrock region, vendor and version (``us.anthropic.claude-...-v1:0``) or a variant tag
+    (OpenRouter's ``:free``)."""
+    name = model_id.strip().lower().rsplit("/", 1)[-1]
+    name = name.split("@", 1)[0]
+    name = _BEDROCK_REGION.sub("", name)
+    name = _BEDROCK_VENDOR.sub("", name)
+    name = _BEDROCK_VERSION.sub("", name)
+    return name.split(":", 1)[0]
+
+
+def endpoint_of(model: Model) -> str:
+    """What a model's profile is keyed by besides its name: its base URL, else its provider."""
+    base_url = getattr(model, "base_url", None)
+    if isinstance(base_url, str) and base_url:
+        return base_url.rstrip("/")
+    return model.name.partition(":")[0]
+
+
+def declared_profile(provider: Provider | None, model_id: str) -> Profile | None:
+    """What ``provider``'s descriptor declares for ``model_id`` (its longest matching prefix,
+    tried on the id as given and as its family knows it), or None."""
+    if provider is None or not provider.profiles:
+        return None
+    best: tuple[str, Profile] | None = None
+    for candidate in dict.fromkeys((model_id, family_id(model_id))):
+        for prefix, profile in provider.profiles.items():
+            if candidate.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, profile)
+    return best[1] if best is not None else None
+
+
+def profile_from(base: Profile, override: Profile | Mapping[str, Any]) -> Profile:
+    """``base`` with the user's override: a whole Profile, or the fields a mapping names."""
+    if isinstance(override, Profile):
+        return replace(override, source="user")
+    try:
+        return base.updated(dict(override), "user")
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"Invalid value for option 'profile': {exc}") from None
+
+
+def resolve_profile(
+    model: Model,
+    provider: Provider | None,
+    override: Profile | Mapping[str, Any] | None = None,
+) -> Profile:
+    """The profile ``model``'s calls run by, from the most specific source (module docstring)."""
+    model_id = model.name.partition(":")[2]
+    endpoint = endpoint_of(model)
+    profile = observed(endpoint, model.name)
+    if profile is None:
+        profile = load_probe(endpoint, model_id)
+    if profile is None:
+        profile = declared_profile(provider, model_id) or model.capabilities
+    if override is not None:
+        profile = profile_from(profile, override)
+    return profile
+
+
+# -- stored probes -----------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+#: The store as last read: (path, modification time, entries).
+_READ: list[tuple[str, float, dict[str, Any]]] = []
+
+
+def _store_path(path: str | os.PathLike[str] | None) -> Path:
+    if path is not None:
+        return Path(path)
+    configured = os.environ.get(PROFILE_STORE_ENV)
+    if configured:
+        return Path(configured)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "alloy" / "profiles.json"
+
+
+def _key(base_url: str, model: str) -> str:
+    return f"{base_url.rstrip('/')} {model}"
+
+
+def _entries(path: Path) -> dict[str, Any]:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return {}
+    with _LOCK:
+        if _READ and _READ[0][:2] == (str(path), mtime):
+            return _READ[0][2]
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(entries, dict):
+        return {}
+    with _LOCK:
+        _READ[:] = [(str(path), mtime, entries)]
+    return entries
+
+
+def _to_json(profile: Profile) -> dict[str, Any]:
+    data = asdict(profile)
+    for name, value in data.items():
+        if isinstance(value, frozenset):
+            data[name] = sorted(value)
+    return data
+
+
+def _from_json(data: Mapping[str, Any]) -> Profile | None:
+    known = {f.name for f in fields(Profile)}
+    try:
+        return Profile(**{k: v for k, v in data.items() if k in known})
+    except (TypeError, ValueError):
+        return None
+
+
+def store_probe(
+    profile: Profile,
+    *,
+    base_url: str,
+    model: str,
+    server_version: str | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Keep a probed ``profile`` of ``model`` at ``base_url`` (as the server reported its
+    ``server_version``, when it did), in ``path`` (else ``ALLOY_PROFILE_STORE``, else
+    ``~/.cache/alloy/profiles.json``). The newest probe of a (base URL, model) is what calls
+    use. Returns the file written."""
+    target = _store_path(path)
+    entries = dict(_entries(target))
+    key = _key(base_url, model)
+    versions = dict(entries.get(key) or {})
+    versions[server_version or ""] = _to_json(replace(profile, source="probed"))
+    versions["latest"] = server_version or ""
+    entries[key] = versions
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_suffix(target.suffix + ".tmp")
+    temporary.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
+    temporary.replace(target)
+    return target
+
+
+def load_probe(
+    base_url: str,
+    model: str,
+    server_version: str | None = None,
+    *,
+    path: str | os.PathLike[str] | None = None,
+) -> Profile | None:
+    """The stored probe of ``model`` at ``base_url`` for ``server_version`` (None: the newest
+    probe), or None when there is none (or the server has changed version since)."""
+    versions = _entries(_store_path(path)).get(_key(base_url, model))
+    if not isinstance(versions, dict):
+        return None
+    version = versions.get("latest", "") if server_version is None else server_version
+    data = versions.get(version)
+    return _from_json(data) if isinstance(data, dict) else None
