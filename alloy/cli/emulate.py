@@ -1,4 +1,4 @@
-"""``alloy emulate [--host H] [--port N]``: serve the provider emulator of ``alloy.testing``
+"""``alloy emulate [--host H] [--port N] [--persona NAME]``: serve the provider emulator of ``alloy.testing``
 in the foreground, for SDKs and tests to talk to instead of the real providers."""
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ def add_parser(verbs: Verbs) -> None:
         action="store_true",
         help="accept schemas the real providers would reject",
     )
+    emulate.add_argument(
+        "--persona",
+        metavar="NAME",
+        help="play an endpoint with its quirks: deepseek, lmstudio, vllm-bare, llamacpp, groq, "
+        "bedrock-silent, vertex-claude-policy or azure-old-api",
+    )
     emulate.set_defaults(handler=handle)
 
 
@@ -35,8 +41,14 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"the emulator is not available: {exc}") from None
     try:
         serve_forever(
-            args.host, args.port, seed=args.seed, strict_schemas=not args.no_strict_schemas
+            args.host,
+            args.port,
+            seed=args.seed,
+            strict_schemas=not args.no_strict_schemas,
+            persona=args.persona,
         )
+    except ValueError as exc:  # an unknown persona
+        raise UsageError(str(exc)) from None
     except OSError as exc:  # the port is taken, or the host is not an address of this machine
         raise UsageError(
             f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}"

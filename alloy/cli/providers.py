@@ -1,5 +1,6 @@
-"""``alloy providers [--json | --capabilities]``: which SDKs are installed and which keys are
-set (never their values), or the capability matrix of the providers' example models."""
+"""``alloy providers [--json | --capabilities | --probe MODEL [--save]]``: which SDKs are
+installed and which keys are set (never their values), the capability matrix of the providers'
+example models, or one endpoint's profile learned by asking it (``alloy.providers.probing``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
-from ._shared import Verbs
+from ._shared import UsageError, Verbs
 
 
 def add_parser(verbs: Verbs) -> None:
@@ -25,10 +26,32 @@ def add_parser(verbs: Verbs) -> None:
     prov.add_argument(
         "--capabilities", action="store_true", help="print the capability matrix (Markdown)"
     )
+    prov.add_argument(
+        "--probe",
+        metavar="MODEL",
+        help="learn MODEL's capability profile at its endpoint in at most 8 tiny requests",
+    )
+    prov.add_argument(
+        "--base-url", help="with --probe: the endpoint (else the provider's variable)"
+    )
+    prov.add_argument(
+        "--server",
+        choices=("llamacpp", "vllm", "none"),
+        help="with --probe: the server to ask about itself (default: as the provider says)",
+    )
+    prov.add_argument(
+        "--save",
+        action="store_true",
+        help="with --probe: store the profile for calls to use (ALLOY_PROFILE_STORE)",
+    )
     prov.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.probe is None and (args.save or args.base_url or args.server):
+        raise UsageError("--save, --base-url and --server go with --probe MODEL")
+    if args.probe is not None:
+        return _probe(args)
     if args.capabilities:
         print(capability_matrix())
         return 0
@@ -57,6 +80,40 @@ def handle(args: argparse.Namespace) -> int:
             + "  "
             + line[3]
         )
+    return 0
+
+
+def _probe(args: argparse.Namespace) -> int:
+    """Probe one model's endpoint, print its capability row, and store it with ``--save``."""
+    from ..providers.probing import capability_row, probe, profile_json, save_probe
+
+    result = probe(args.probe, base_url=args.base_url, server=args.server)
+    saved = save_probe(result) if args.save else None
+    row = capability_row(result)
+    if args.json:
+        data: dict[str, Any] = {
+            "model": result.model,
+            "endpoint": result.endpoint,
+            "server": result.server,
+            "server_version": result.server_version,
+            "requests": result.requests,
+            "profile": profile_json(result.profile),
+            "learned": sorted(result.learned),
+            "findings": list(result.findings),
+            "saved": str(saved) if saved else None,
+        }
+        print(json.dumps(data, indent=2))
+        return 0
+    server = f" ({result.server} {result.server_version})" if result.server else ""
+    print(f"{result.model} at {result.endpoint}{server}: {result.requests} requests")
+    for finding in result.findings:
+        print(f"  {finding}")
+    print()
+    width = max(len(name) for name, _ in row)
+    for name, value in row:
+        print(f"{name.ljust(width)}  {value}")
+    if saved is not None:
+        print(f"\nsaved to {saved}")
     return 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import openai
 import pytest
 
+from alloy.cli import main
 from alloy.testing.emulator import PERSONAS, Emulator, ReplyEmpty
 
 SCHEMA = {
@@ -127,3 +128,9 @@ def test_azure_old_api_refuses_json_schema_below_2024_08_01_preview(emu: Emulato
 def test_a_persona_leaves_other_wires_alone(emu: Emulator) -> None:
     emu.persona("vertex-claude-policy")
     assert chat(emu, response_format=schema_format()).choices[0].message.content.startswith("{")
+
+
+def test_alloy_emulate_refuses_an_unknown_persona_before_serving(capsys: Any) -> None:
+    assert main(["emulate", "--port", "0", "--persona", "vllm"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown persona 'vllm'; known:" in err and "vllm-bare" in err
