@@ -36,13 +36,13 @@ from ._deps import ascoped, ascoped_iter, scoped, scoped_iter
 from ._examples import Example, aexample_turns, example_turns
 from ._fallback import fallback_models, with_fallbacks
 from ._model import Model, StandIn
+from ._observers import global_handlers, logger, new_call_id
 from ._output import JsonOutput, OutputType, TextOutput
 from ._rail import Rail
 from ._text import sendable
 from ._tools import Tool
 from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
-from .events import Handler, global_handlers, logger, new_call_id
 from ._profile import observed_generation
 from .providers import (
     declares_profiles,
@@ -56,6 +56,7 @@ from .providers import (
 if TYPE_CHECKING:
     from ._answer_shape import AnswerShape
     from .cache import NotCached
+    from .events import Handler
 
 #: No ``deps=`` was given to the call (None is a value a caller may pass).
 NO_DEPS: Any = object()

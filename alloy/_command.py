@@ -41,7 +41,6 @@ from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn
 from .errors import ConfigurationError
-from .events import Event, Handler
 from .streaming import AsyncItemStream, AsyncStream, ItemStream, Partial, Stream
 
 if TYPE_CHECKING:
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from typing_extensions import TypeForm
 
     from .eval import Case, Dataset, Report
+    from .events import Event, Handler
     from .rows import AsyncRows, Budget, Rows
     from .rows import Settings as RunSettings
     from .rows._run import Run

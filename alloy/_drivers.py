@@ -43,23 +43,24 @@ from ._engine import (
     Sleep,
     Stale,
 )
+from ._observers import Listener, logger
 from ._rail import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result
 from .errors import BudgetExceeded, ProviderError
-from .events import Event, Handler, logger
 from .pricing import call_cost
 
 if TYPE_CHECKING:
     from ._stream_readers import Reader
     from ._model import Model
     from .cache import ToolCache
+    from .events import Event
 
 Engine = Generator[Effect, Any, Result[Any]]
 #: What a streamed call gives its Result to when it ends (see ``alloy.streaming.Stream``).
 OnResult = Callable[[Result[Any]], None] | None
-Handlers = Sequence[tuple[Handler, tuple[type, ...]]]
+Handlers = Sequence[Listener]
 Out = TypeVar("Out")
 
 #: Called with the seconds of each wait before a retry, instead of waiting them; None: wait.

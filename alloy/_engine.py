@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import Any, NamedTuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 
 from ._config import Config
 from ._extract import extract_json
@@ -76,26 +76,62 @@ from .errors import (
     TruncatedOutputError,
     snippet,
 )
-from .events import (
-    CommandCancelled,
-    CommandFailed,
-    CommandFinished,
-    CommandStarted,
-    Event,
-    FellBack,
-    FinalizeTurn,
-    ModelRequest,
-    ModelResponse,
-    OutputParsed,
-    OutputReady,
-    OutputRejected,
-    ProfileDowngraded,
-    PromptRendered,
-    ProviderRetry,
-    Reask,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+
+if TYPE_CHECKING:
+    from .events import (
+        CommandCancelled,
+        CommandFailed,
+        CommandFinished,
+        CommandStarted,
+        Event,
+        FellBack,
+        FinalizeTurn,
+        ModelRequest,
+        ModelResponse,
+        OutputParsed,
+        OutputReady,
+        OutputRejected,
+        ProfileDowngraded,
+        PromptRendered,
+        ProviderRetry,
+        Reask,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+
+
+def _event(kind: str) -> Callable[..., Event]:
+    """What builds the event class ``alloy.events.<kind>``, importing it on first use: the
+    engine builds events only for a call someone listens to (``_Run.emit``), so a call nobody
+    listens to never loads the two dozen event classes."""
+
+    def build(*fields: Any, **named: Any) -> Event:
+        from . import events
+
+        made: Event = getattr(events, kind)(*fields, **named)
+        return made
+
+    return build
+
+
+if not TYPE_CHECKING:
+    CommandCancelled = _event("CommandCancelled")
+    CommandFailed = _event("CommandFailed")
+    CommandFinished = _event("CommandFinished")
+    CommandStarted = _event("CommandStarted")
+    FellBack = _event("FellBack")
+    FinalizeTurn = _event("FinalizeTurn")
+    ModelRequest = _event("ModelRequest")
+    ModelResponse = _event("ModelResponse")
+    OutputParsed = _event("OutputParsed")
+    OutputReady = _event("OutputReady")
+    OutputRejected = _event("OutputRejected")
+    ProfileDowngraded = _event("ProfileDowngraded")
+    PromptRendered = _event("PromptRendered")
+    ProviderRetry = _event("ProviderRetry")
+    Reask = _event("Reask")
+    ToolCallFinished = _event("ToolCallFinished")
+    ToolCallStarted = _event("ToolCallStarted")
 
 #: Finish reasons that end a call with their own error (see ``check_finish``).
 _ENDED_EARLY = frozenset({"length", "refusal", "content_filter"})

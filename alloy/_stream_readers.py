@@ -29,11 +29,11 @@ from ._nesting import check_nesting
 from ._output import InvalidOutput
 from ._partial_json import JsonStream, Live, Snapshot, agrees, materialize, open_path
 from ._types import Message, Request, Result, RetryPrompt, TextDelta, ToolCallDelta
-from .events import Event, OutputItem, PartialOutput
 from .streaming import Partial, Restart
 
 if TYPE_CHECKING:
     from ._answer_shape import AnswerShape
+    from .events import Event
 
 _TEXT = -1  # the answer comes as text (not as a tool call's arguments)
 _NOTHING_SHOWN: Snapshot = ((), None)
@@ -250,6 +250,8 @@ class PartialReader(_Follower):
         return final is _UNKNOWN or agrees(shown, final, path)
 
     def event(self, out: Partial[Any]) -> Event:
+        from .events import PartialOutput  # told only to listeners, who have loaded the events
+
         return PartialOutput(self.command, self.call_id, out.attempt, out)
 
 
@@ -351,6 +353,8 @@ class ItemReader(_Follower):
         if type(out) is Restart:
             return None
         attempt, item = out  # type: ignore[misc]
+        from .events import OutputItem  # told only to listeners, who have loaded the events
+
         return OutputItem(self.command, self.call_id, attempt, item)
 
 

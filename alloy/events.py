@@ -12,17 +12,15 @@ Events hold the normalized request and response objects, which never contain an 
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._observers import listen
+from ._observers import logger as logger
+from ._observers import new_call_id as new_call_id
 from ._types import CacheStatus, Part, Request, Response, ToolCall, ToolResult, Transcript, Usage
-
-logger = logging.getLogger("alloy")
 
 __all__ = [
     "BatchFinished",
@@ -366,32 +364,9 @@ class BatchFinished(Event):
 Handler = Callable[[Event], Any]
 
 
-def new_call_id() -> str:
-    """A short random id that ties one call's events and spans together."""
-    return os.urandom(6).hex()
-
-
-_global_handlers: tuple[tuple[Handler, tuple[type[Event], ...]], ...] = ()
-_lock = threading.Lock()
-
-
 def subscribe(handler: Handler, *kinds: type[Event]) -> Callable[[], None]:
     """Call ``handler(event)`` for every event (or only the given kinds) of every command.
 
     Returns a function that unsubscribes.
     """
-    global _global_handlers
-    entry = (handler, kinds)
-    with _lock:
-        _global_handlers = (*_global_handlers, entry)
-
-    def unsubscribe() -> None:
-        global _global_handlers
-        with _lock:
-            _global_handlers = tuple(h for h in _global_handlers if h is not entry)
-
-    return unsubscribe
-
-
-def global_handlers() -> tuple[tuple[Handler, tuple[type[Event], ...]], ...]:
-    return _global_handlers
+    return listen((handler, kinds))
