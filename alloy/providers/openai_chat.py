@@ -387,6 +387,7 @@ class OpenAIChatModel(OpenAIModel):
 
     provider = PROVIDER
     reply_field = ("choices", list)
+    path = "/chat/completions"
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
         body = build(request, self.model_id, stream=stream, notice=self.temperature_notice)

@@ -390,6 +390,7 @@ class OpenAIResponsesModel(OpenAIModel):
 
     provider = PROVIDER
     reply_field = ("output", list)
+    path = "/responses"
 
     def build(self, request: Request, *, stream: bool = False) -> dict[str, Any]:
         body = build(
