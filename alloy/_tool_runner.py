@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .cache import ToolCache
 
 
-def _prepare(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:
+def _find_tool(tools: Mapping[str, Tool[Any]], call: ToolCall) -> Tool[Any] | ToolOutcome:
     tool = tools.get(call.name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
@@ -139,7 +139,7 @@ def _run_tool_sync(
     limit: float | None,
     cache: ToolCache | None = None,
 ) -> ToolOutcome:
-    prepared = _prepare(tools, call)
+    prepared = _find_tool(tools, call)
     if isinstance(prepared, ToolOutcome):
         return prepared
     try:
@@ -231,7 +231,7 @@ async def _run_tool_async(
     limit: float | None,
     cache: ToolCache | None = None,
 ) -> ToolOutcome:
-    prepared = _prepare(tools, call)
+    prepared = _find_tool(tools, call)
     if isinstance(prepared, ToolOutcome):
         return prepared
     try:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._command import command
-from ._rail import Block, Rail, RailKind
+from ._rail_types import Block, Rail, RailKind
 from ._types import ToolCall
 
 __all__ = [

@@ -84,7 +84,7 @@ class BatchRun(Run):
                 )
             pending: dict[str, _Pending] = {}
             async for index, item in _numbered(self.inputs):
-                ready = self._prepare(
+                ready = self._row_call(
                     index, item, setup.signature, setup.run, checkpoint, setup.reader
                 )
                 if isinstance(ready, (Ok, Failed)):

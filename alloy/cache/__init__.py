@@ -129,7 +129,7 @@ def cached(
     return model if policy is None else CachedModel(model, policy, schema, notice=notice)
 
 
-def beneath(model: Any, wrap: Any) -> Any:
+def wrap_under_cache(model: Any, wrap: Any) -> Any:
     """``model`` with ``wrap`` applied under its cache, if it has one: what wraps a model to
     pace its calls must see only the requests that reach the provider, not the hits."""
     if isinstance(model, CachedModel):  # keyed by the provider's model, as without the wrap

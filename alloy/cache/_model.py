@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
@@ -83,10 +83,10 @@ class _Lookup(NamedTuple):
 class CachedModel(WrapperModel):
     """``model`` with ``policy`` applied to every request; ``schema`` is the output type's.
 
-    The provider's model beneath ``model`` (:attr:`wire`, which ``model`` may wrap: a run over
-    rows paces the calls that miss, see ``beneath``) declares what keys its requests (its
-    ``cache_key_parts`` and ``cache_scope``: the body and the endpoint), so a request has one
-    key, whoever sends it.
+    The provider's model beneath ``model`` (:attr:`provider_model`; ``model`` may wrap it: a run
+    over rows paces the calls that miss, see ``wrap_under_cache``) declares what keys its requests
+    (its ``cache_key_parts`` and ``cache_scope``: the body and the endpoint), so a request has
+    one key, whoever sends it.
 
     ``notice`` says why a request is not cached, once per command (see ``NotCached``).
     """
@@ -99,11 +99,11 @@ class CachedModel(WrapperModel):
         notice: NotCached | None = None,
     ) -> None:
         super().__init__(model)
-        self.wire = unwrapped(model)
+        self.provider_model = unwrapped(model)
         self.policy = policy
         self.schema = schema
         self.notice = NotCached() if notice is None else notice
-        scope = scope_of(self.wire)
+        scope = scope_of(self.provider_model)
         #: Where the model sends its requests: part of every key (see ``CacheScope``).
         self.endpoint = scope.endpoint if scope is not None else None
         #: The schema's canonical JSON, made once: it is part of every key.
@@ -125,10 +125,6 @@ class CachedModel(WrapperModel):
         #: The last request keyed, whole and streamed, with its key (or why it has none) and
         #: whether it is repeatable (see ``_key``).
         self._keyed: list[tuple[Request, str | Unkeyable, bool] | None] = [None, None]
-        #: The settings object last checked for a repeatable request, and the answer: whether
-        #: a request is repeatable depends on its sampling settings and the model alone, and a
-        #: command's requests share one settings object.
-        self._repeatable: tuple[Any, bool] | None = None
         #: The last entry read, its reply made as a hit, and the bytes it came from: a hit
         #: repeated in this process neither decodes the bytes nor builds the reply again.
         self._last: tuple[bytes, Entry] | None = None
@@ -148,7 +144,7 @@ class CachedModel(WrapperModel):
 
     def key(self, request: Request, *, stream: bool) -> str:
         """The cache key of ``request`` sent by this model (raises Unkeyable without one)."""
-        parts = key_parts(self.wire, request, stream=stream)
+        parts = key_parts(self.provider_model, request, stream=stream)
         return finish_key(self._heads[stream], request, parts.body if parts else None)
 
     def request(self, request: Request) -> Response:
@@ -281,8 +277,8 @@ class CachedModel(WrapperModel):
         last = self._keyed[stream]
         if last is not None and last[0] == request:
             return last[1], last[2]
-        parts = key_parts(self.wire, request, stream=stream)
-        repeatable = self._is_repeatable(request, parts.sampling if parts else None)
+        parts = key_parts(self.provider_model, request, stream=stream)
+        repeatable = is_deterministic(request, parts.sampling if parts else None)
         key: str | Unkeyable
         try:
             key = finish_key(self._heads[stream], request, parts.body if parts else None)
@@ -290,16 +286,6 @@ class CachedModel(WrapperModel):
             key = exc
         self._keyed[stream] = (request, key, repeatable)
         return key, repeatable
-
-    def _is_repeatable(self, request: Request, sampling: Mapping[str, Any] | None) -> bool:
-        """Whether ``request`` asks for a repeatable answer (see ``is_deterministic``)."""
-        settings = request.settings
-        last = self._repeatable
-        if last is not None and last[0] is settings:
-            return last[1]
-        answer = is_deterministic(request, sampling)
-        self._repeatable = (settings, answer)
-        return answer
 
     def _read(self, key: str) -> tuple[Entry, Response] | None:
         """The entry stored under ``key`` and its reply as a hit, or None."""

@@ -234,7 +234,7 @@ class Run:
                         exhausted = True
                         break
                     index, started = started, started + 1
-                    ready = self._prepare(
+                    ready = self._row_call(
                         index, item, setup.signature, setup.run, checkpoint, reader
                     )
                     if isinstance(ready, (Ok, Failed)):
@@ -335,7 +335,7 @@ class Run:
             yield held.pop(given)
             given += 1
 
-    def _prepare(
+    def _row_call(
         self,
         index: int,
         item: Any,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._config import check_options, flatten_rails
-from .._rail import Rail, RailKind
+from .._rail_types import Rail, RailKind
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import pytest
 from alloy._config import Config
 from alloy._engine import CallModel, Failed, HandedBack, Plan, Prelude, RunRails, Sleep, run
 from alloy._output import SchemaOutput, TextOutput
-from alloy._rail import OutputSubject, Rail, ToolCallSubject, ToolResultSubject
+from alloy._rail_types import OutputSubject, Rail, ToolCallSubject, ToolResultSubject
 from alloy._types import (
     ModelTurn,
     Response,

@@ -84,7 +84,7 @@ def test_unwrapped_reaches_the_provider_model_beneath_every_wrapper() -> None:
     assert unwrapped(stacked) is inner
     assert unwrapped(inner) is inner  # a model that wraps nothing is its own
     assert stacked.name == "fake:inner"
-    assert stacked.wire is inner  # the cache keys by the provider's model
+    assert stacked.provider_model is inner  # the cache keys by the provider's model
 
 
 def test_a_copy_of_a_wrapper_is_a_wrapper_of_the_same_model() -> None:

@@ -257,7 +257,7 @@ def test_an_async_rail_works_from_sync_code_inside_a_running_event_loop() -> Non
 
 def test_each_subject_is_applied_by_its_type() -> None:
     """Rails get plain values and give back a subject of the type they were given."""
-    from alloy._rail import OutputSubject, PromptSubject, ToolCallSubject, ToolResultSubject
+    from alloy._rail_types import OutputSubject, PromptSubject, ToolCallSubject, ToolResultSubject
 
     image = Media("image", "image/png", data="AAAA")
     prompt = input_rail(lambda text, media: f"{text}!" if media else None)

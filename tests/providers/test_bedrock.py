@@ -58,6 +58,7 @@ from alloy.testing.emulator import (
     RateLimited,
     ReplyJson,
     ReplyMaxTokens,
+    ReplyRaw,
     ReplyRefusal,
     ReplyText,
     ReplyToolCalls,
@@ -654,3 +655,30 @@ def test_botocores_debug_records_show_no_credential(
     assert sigv4.requests[-1].header("x-amz-security-token") == token
     for text in records:
         assert token not in text and "secret-access-key-0123456789abcdef" not in text
+
+
+EXPIRED = ReplyRaw(
+    403,
+    b'{"message":"The security token included in the request is expired"}',
+    headers=(("x-amzn-ErrorType", "ExpiredTokenException"),),
+)
+
+
+def test_expired_credentials_are_read_again_once_without_a_retry(
+    sigv4: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    sigv4.push("bedrock", EXPIRED, ReplyJson({"city": "Paris", "country": "France"}))
+    assert capital_command(retries=0)("France") == Capital("Paris", "France")
+    assert len(sigv4.requests) == 2
+    sigv4.push("bedrock", EXPIRED, EXPIRED)
+    with pytest.raises(AuthenticationError):
+        capital_command(retries=0)("France")
+    assert len(sigv4.requests) == 4
+
+
+def test_a_bedrock_api_key_is_not_refreshed(emu: Emulator) -> None:
+    emu.push("bedrock", EXPIRED)
+    with pytest.raises(AuthenticationError):
+        capital_command(retries=0)("France")
+    assert len(emu.requests) == 1
