@@ -28,7 +28,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _drivers, _engine
-from ._stream_readers import ItemReader, PartialReader, Reader
 from ._config import Config, cache_is_off, layers_key, resolve
 from ._conversation import Conversation, check_tool_results, is_conversation, to_conversation
 from ._cost_cap import for_call
@@ -38,12 +37,13 @@ from ._fallback import fallback_models, with_fallbacks
 from ._model import Model, StandIn
 from ._observers import global_handlers, logger, new_call_id
 from ._output import JsonOutput, OutputType, TextOutput
-from ._rail import Rail
+from ._profile import observed_generation
+from ._rail_types import Rail
+from ._stream_readers import ItemReader, PartialReader, Reader
 from ._text import sendable
 from ._tools import Tool
 from ._types import Media, Message, Part, Response, Result, Text, ToolDefinition, UserTurn
 from .errors import BudgetExceeded, ConfigurationError, ProviderError
-from ._profile import observed_generation
 from .providers import (
     declares_profiles,
     dialect_for,
@@ -336,14 +336,14 @@ class Prepared:
     def wrapped(self, wrap: Callable[[Any], Any]) -> Prepared:
         """The same calls, each model (and fallback) given to ``wrap`` beneath its response
         cache: a run's pacer, say, sees only the requests that reach the provider."""
-        from .cache import beneath
+        from .cache import wrap_under_cache
 
         runtime = self.runtime
         return self.with_runtime(
             replace(
                 runtime,
-                model=beneath(runtime.model, wrap),
-                fallbacks=tuple(beneath(model, wrap) for model in runtime.fallbacks),
+                model=wrap_under_cache(runtime.model, wrap),
+                fallbacks=tuple(wrap_under_cache(model, wrap) for model in runtime.fallbacks),
             )
         )
 

@@ -36,7 +36,7 @@ from ._legacy import deprecated
 from ._model import Model
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._pickling import by_reference, function_ref, located, without_key
-from ._rail import Rail
+from ._rail_types import Rail
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn
@@ -709,7 +709,7 @@ def output_type_for(output: Any, *, has_output: bool) -> OutputType:
     return checked_output_for(output) or JsonOutput(output)
 
 
-def _prepare(
+def _check_decorator_options(
     options: Mapping[str, Any], where: str
 ) -> tuple[dict[str, Any], tuple[Tool[Any], ...], tuple[Rail, ...]]:
     """Validate decorator options, turn ``tools=`` entries into Tools and check ``rails=``, eagerly."""
@@ -839,7 +839,7 @@ def command(
     where = (
         f"@command on {getattr(fn, '__qualname__', fn)!r}" if fn is not None else "@command(...)"
     )
-    checked, tool_objects, rail_objects = _prepare(
+    checked, tool_objects, rail_objects = _check_decorator_options(
         {"tools": tools, "rails": rails, **options}, where
     )
     worked = check_examples(examples, output_type, where)

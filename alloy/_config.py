@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._legacy import LEGACY_ENV_VARS, deprecated, translate_options, warn_legacy_env
 from ._model import Model
 from ._profile import Profile
-from ._rail import Rail
+from ._rail_types import Rail
 from ._types import MAX_SECONDS, Enforcement
 from .errors import ConfigurationError
 from .providers import providers, split_model

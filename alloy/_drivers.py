@@ -44,7 +44,7 @@ from ._engine import (
     Stale,
 )
 from ._observers import Listener, logger
-from ._rail import Block, Rail, Subject
+from ._rail_types import Block, Rail, Subject
 from ._tool_runner import run_tools_async, run_tools_sync
 from ._tools import Tool
 from ._types import Done, Response, Result

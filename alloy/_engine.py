@@ -25,7 +25,7 @@ from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
 from ._profile import Profile, below, names_output_feature, observe
-from ._rail import (
+from ._rail_types import (
     OutputSubject,
     PromptSubject,
     Rail,

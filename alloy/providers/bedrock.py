@@ -92,6 +92,7 @@ from ..errors import (
 )
 from ._base import Redactor, Reply, SDKModel, Streamed, merge_extra
 from ._parts import misplaced
+from ._refresh import RefreshesOn401
 from ._settings import refuse_cache_names, unsupported
 
 logger = logging.getLogger("alloy.providers.bedrock")
@@ -554,12 +555,13 @@ _AUTH = frozenset(
         "UnrecognizedClientException",
         "InvalidSignatureException",
         "SignatureDoesNotMatch",
-        "ExpiredTokenException",
         "IncompleteSignature",
         "MissingAuthenticationTokenException",
         "InvalidClientTokenId",
     }
 )
+#: Credentials that expired (an STS session token, an SSO session): read from the chain again.
+_EXPIRED = frozenset({"ExpiredTokenException", "ExpiredToken", "RequestExpired"})
 _TRANSIENT = frozenset(
     {
         "ModelErrorException",
@@ -632,7 +634,7 @@ def redact_botocore_logs(redact: Redactor) -> None:
 # -- the model ----------------------------------------------------------------------------
 
 
-class BedrockModel(SDKModel):
+class BedrockModel(RefreshesOn401, SDKModel):
     """A Bedrock model through boto3's ``bedrock-runtime`` client (botocore retries off)."""
 
     provider = PROVIDER
@@ -717,6 +719,15 @@ class BedrockModel(SDKModel):
 
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         return ()  # learnt by make_client, from the session (_learn)
+
+    def refresh_credential(self) -> bool:
+        """After expired credentials, new clients: each resolves boto3's credential chain
+        again (a renewed session token, SSO session or profile). A Bedrock API key is fixed."""
+        if self.api_key:
+            return False
+        with self._lock:
+            self._sync_client, self._timed = None, {}
+        return True
 
     def aclient(self) -> Any:
         """The same client serves every event loop: its calls run in worker threads."""
@@ -838,6 +849,8 @@ class BedrockModel(SDKModel):
             status = _STATUS.get(code, 500)
         if code in _RATE_LIMITS:
             return self.status_error(429, message, request_id=request_id)
+        if code in _EXPIRED:  # a 401: the chain's credentials are asked for anew, once
+            return self.status_error(401, message, request_id=request_id)
         if code in _AUTH:
             return self.status_error(403, message, request_id=request_id)
         if code in _TRANSIENT:

@@ -22,12 +22,12 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._stream_readers import Reader
 from .._call import Call, Prepared, Spec, prepare
 from .._config import check_options
 from .._drivers import aclose
 from .._engine import HandedBack, Plan
 from .._output import OutputType, SchemaOutput, TextOutput
+from .._stream_readers import Reader
 from .._types import (
     Message,
     Request,
@@ -88,6 +88,10 @@ class Proxy:
         #: Each RailConfig's spec of text answers, made on its first request; a JSON answer's
         #: schema comes with its request, and so does its spec.
         self._specs: dict[str, Spec] = {}
+        #: The usual request's call prepared, by RailConfig and streaming: no options, tools
+        #: or response format of its own, so every such request shares it while it is
+        #: :meth:`~alloy._call.Prepared.current` (the configuration and listeners unchanged).
+        self._plain: dict[tuple[str, bool], Prepared] = {}
 
     async def complete(self, call: ChatCall) -> Answer:
         """The whole answer, after the rails."""
@@ -141,19 +145,25 @@ class Proxy:
             asked["max_tokens"] = call.max_tokens
         if call.api_key:
             asked["api_key"] = call.api_key
-        if call.output is None:
-            spec = self._specs.get(rail.name) or self._specs.setdefault(
-                rail.name, _spec(rail, _TEXT)
+        plain = not asked and call.output is None and not call.tools
+        key = (rail.name, call.stream)
+        prepared = self._plain.get(key) if plain else None
+        if prepared is None or not prepared.current():
+            if call.output is None:
+                spec = self._specs.get(rail.name) or self._specs.setdefault(
+                    rail.name, _spec(rail, _TEXT)
+                )
+            else:
+                spec = _spec(rail, call.output)
+            prepared = prepare(
+                spec,
+                check_options(asked, source="the request") if asked else None,
+                stream=call.stream,
+                tool_definitions=call.tools,
+                hand_back=True,
             )
-        else:
-            spec = _spec(rail, call.output)
-        prepared = prepare(
-            spec,
-            check_options(asked, source="the request") if asked else None,
-            stream=call.stream,
-            tool_definitions=call.tools,
-            hand_back=True,
-        )
+            if plain:
+                self._plain[key] = prepared
         if call.tool_choice is not None or not call.parallel_tool_calls:
             prepared = replace(prepared, plan=_with_tool_use(prepared.plan, call))
         system = [System(call.system)] if call.system is not None else []

@@ -21,7 +21,7 @@ from alloy._engine import (
     run,
 )
 from alloy._output import JsonOutput, TextOutput
-from alloy._rail import (
+from alloy._rail_types import (
     OutputSubject,
     PromptSubject,
     Rail,

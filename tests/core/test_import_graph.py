@@ -4,7 +4,7 @@ A function-level import that closes a cycle only hides it: the modules still dep
 other, and which one loads first decides what works. So every ``import`` statement under
 ``alloy/`` counts, wherever it is written (in a function, under ``TYPE_CHECKING``); only modules
 outside alloy (the SDKs, loaded lazily on purpose) are left out. Protocol types live low and
-factories high: ``_rail`` holds the rail types, ``rails`` the ready-made rails that are commands;
+factories high: ``_rail_types`` holds the rail types, ``rails`` the ready-made rails that are commands;
 ``_output`` holds the output-type protocol, ``_command`` picks the output machinery.
 
 Provider facts live with the providers: the engine prices nothing and knows no provider, shipped
@@ -170,7 +170,7 @@ def test_the_core_types_import_nothing_above_them() -> None:
     edges = graph()
     assert edges["alloy._types"] <= {"alloy._text", "alloy._profile"}
     assert not edges["alloy._profile"]  # the capability profile is vocabulary beneath the types
-    assert edges["alloy._rail"] <= {
+    assert edges["alloy._rail_types"] <= {
         "alloy._types",
         "alloy._blocking",
         "alloy._deps",

@@ -67,7 +67,7 @@ IMPORT_ALLOY = [
     "alloy._partial_json",
     "alloy._pickling",
     "alloy._profile",
-    "alloy._rail",
+    "alloy._rail_types",
     "alloy._schema",
     "alloy._stream_accumulator",
     "alloy._stream_readers",
