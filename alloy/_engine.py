@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 from ._config import Config
 from ._extract import extract_json
 from ._output import InvalidOutput, NoOutput, OutputType, Parsed, SchemaOutput
-from ._profile import Profile, below, names_output_feature, observe
+from ._profile import Profile, below, names_output_feature, observe, says_unsupported
 from ._rail_types import (
     OutputSubject,
     PromptSubject,
@@ -1032,9 +1032,10 @@ class _Run:
         """Whether a 400 refusing how the output was asked for (naming ``response_format``,
         ``json_schema``, ``tool_choice`` or ``strict``) stepped the call down a mode, to be
         sent again; False leaves ``error`` to be raised. A schema the endpoint found fault
-        with (SchemaRejectedError) is the schema's problem, not a missing feature."""
+        with (a SchemaRejectedError that does not say the feature is unsupported) is the
+        schema's problem, not a missing feature."""
         if (
-            isinstance(error, SchemaRejectedError)
+            (isinstance(error, SchemaRejectedError) and not says_unsupported(error.message))
             or error.status_code not in (None, 400)
             or self.mode not in ("native", "tool")
             or not names_output_feature(error.message)

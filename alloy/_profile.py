@@ -36,6 +36,7 @@ __all__ = [
     "observe",
     "observed",
     "observed_generation",
+    "says_unsupported",
 ]
 
 #: How a typed answer is asked for: the provider's schema, a forced tool call, or the prompt.
@@ -223,6 +224,19 @@ def names_output_feature(message: str) -> bool:
     """Whether an error message names ``response_format``, ``json_schema``, ``tool_choice``
     or ``strict``: the endpoint refused how the output was asked for."""
     return bool(_OUTPUT_FEATURE.search(message))
+
+
+_UNSUPPORTED = re.compile(
+    r"not supported|unsupported|does not support|doesn't support|not available|not allowed|"
+    r"not implemented|unknown|unrecognized|not enabled|only supports",
+    re.IGNORECASE,
+)
+
+
+def says_unsupported(message: str) -> bool:
+    """Whether an error message says a feature is missing (``... is not supported``), rather
+    than that the schema sent was at fault (``Invalid schema for response_format``)."""
+    return bool(_UNSUPPORTED.search(message))
 
 
 # -- what this process observed ---------------------------------------------------------------

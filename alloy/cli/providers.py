@@ -174,11 +174,13 @@ def capability_matrix(models: Mapping[str, Sequence[str]] | None = None) -> str:
     """The capability matrix as a Markdown table.
 
     One row per example model of each provider descriptor (or per model in ``models``), with
-    what the model's adapter declares in ``capabilities`` and the dialect its descriptor
+    what the endpoint declares (``Provider.profiles``), else what the model's adapter declares
+    in ``capabilities`` (the model family), and the dialect its descriptor
     names. Models are built through the provider registry (no client is made and no key is
     needed); a provider whose adapter or SDK is missing is left out.
     """
     from ..providers import providers
+    from ..providers._profiles import declared_profile
 
     registry = providers()
     if models is None:
@@ -195,7 +197,7 @@ def capability_matrix(models: Mapping[str, Sequence[str]] | None = None) -> str:
             continue
         dialect = f"`{descriptor.dialect_name}`" if descriptor.dialect_name else "none"
         for model_id in model_ids:
-            capabilities = factory(model_id).capabilities
+            capabilities = declared_profile(descriptor, model_id) or factory(model_id).capabilities
             model = f"`{provider}:{model_id}`" if model_id else f"`{provider}`"
             cells = [f"`{provider}`", model, capabilities.default_output_mode()]
             cells += ["yes" if getattr(capabilities, n) else "no" for n in _CAPABILITY_COLUMNS]

@@ -29,6 +29,7 @@ from .._profile import ENFORCEMENTS, Profile, forget_observed
 from ..errors import ConfigurationError
 from ._builtin import BUILTIN_PROVIDERS
 from ._descriptor import BatchWireFactory, Dialect, ModelFactory, Provider
+from ._presets import PRESETS
 from ._price import Price
 from ._profiles import (
     PROFILE_STORE_ENV,
@@ -44,7 +45,9 @@ if TYPE_CHECKING:
 
     from .._model import Model
 
-_REGISTRY: dict[str, Provider] = {provider.name: provider for provider in BUILTIN_PROVIDERS}
+_REGISTRY: dict[str, Provider] = {
+    provider.name: provider for provider in (*BUILTIN_PROVIDERS, *PRESETS)
+}
 #: Built models, least recently used first, by (provider, model id, key digest, base URL).
 _MODELS: OrderedDict[tuple[str, str, str | None, str | None], Model] = OrderedDict()
 #: How many built models (each with its SDK clients) are kept; the least recently used beyond
@@ -215,7 +218,7 @@ def get_model(
     provider_name, model_id = split_model(model)
     provider = _REGISTRY[provider_name]
     api_key = api_key or provider.api_key_from_env()
-    base_url = base_url or provider.base_url_from_env()
+    base_url = base_url or provider.base_url_from_env() or provider.default_base_url
     if _borrows_adapter(provider):
         api_key, base_url = _own_credentials(provider, api_key, base_url)
     # The key is cached by digest so no secret sits in a dict someone might print.
@@ -269,15 +272,12 @@ NO_KEY = "alloy-no-key"
 def _borrows_adapter(provider: Provider) -> bool:
     """Whether ``provider`` is served by the factory of another provider that has credentials.
 
-    Only such a lender's SDK has variables of its own to fall back to; two names for one
+    The lender is the first provider registered with that factory (``openai-chat`` for the
+    presets over it), whose SDK has variables of its own to fall back to; two names for one
     credential-free model (``offline`` and ``fake``) borrow nothing.
     """
-    return any(
-        other.name != provider.name
-        and other.factory == provider.factory
-        and bool(other.key_env or other.base_url_env)
-        for other in _REGISTRY.values()
-    )
+    lender = next(p for p in _REGISTRY.values() if p.factory == provider.factory)
+    return lender.name != provider.name and bool(lender.key_env or lender.base_url_env)
 
 
 def _own_credentials(

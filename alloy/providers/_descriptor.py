@@ -64,6 +64,8 @@ class Provider:
             as given and as its family knows it (``alloy.providers.family_id``). Empty: the
             adapter's own profile of the model family, and a schema answered with prose is
             the model's mistake (re-asked), not a silently dropped schema.
+        default_base_url: the endpoint used when neither ``base_url=`` nor a variable of
+            ``base_url_env`` gives one (a preset over another provider's adapter).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Provider:
     wire: str | None = None
     genai_name: str | None = None
     profiles: Mapping[str, Profile] = field(default_factory=dict, hash=False)
+    default_base_url: str | None = None
 
     def __post_init__(self) -> None:
         # A lone string where a tuple belongs ("ACME_API_KEY") would otherwise be read letter

@@ -84,8 +84,10 @@ IMPORT_ALLOY = [
     "alloy.providers",
     "alloy.providers._builtin",
     "alloy.providers._descriptor",
+    "alloy.providers._presets",
     "alloy.providers._price",
     "alloy.providers._profiles",
+    "alloy.providers._profiles_declared",
     "alloy.streaming",
     "alloy.tool",
 ]

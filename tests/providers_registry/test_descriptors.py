@@ -42,6 +42,18 @@ def test_every_builtin_provider_is_described() -> None:
         "ollama",
         "offline",
         "fake",
+        # the OpenAI-compatible presets (alloy.providers._presets)
+        "vllm",
+        "llamacpp",
+        "lmstudio",
+        "sglang",
+        "groq",
+        "openrouter",
+        "deepseek",
+        "mistral",
+        "xai",
+        "together",
+        "fireworks",
     ]
     for provider in described.values():
         assert isinstance(provider, Provider)
@@ -60,6 +72,17 @@ def test_every_builtin_provider_is_described() -> None:
         "GEMINI_",
         "AWS_",
         "OLLAMA_",
+        "VLLM_",
+        "LLAMACPP_",
+        "LMSTUDIO_",
+        "SGLANG_",
+        "GROQ_",
+        "OPENROUTER_",
+        "DEEPSEEK_",
+        "MISTRAL_",
+        "XAI_",
+        "TOGETHER_",
+        "FIREWORKS_",
     )
 
 
