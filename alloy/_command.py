@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, Unio
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from . import _drivers
-from ._stream_readers import Reader, TextReader
 from ._call import NO_DEPS, Prepared, Spec, prepare
 from ._config import check_options, flatten_rails
 from ._conversation import MessageLike
@@ -37,6 +36,7 @@ from ._model import Model
 from ._output import JsonOutput, NoOutput, OutputType, TextOutput
 from ._pickling import by_reference, function_ref, located, without_key
 from ._rail_types import Rail
+from ._stream_readers import Reader, TextReader
 from ._tools import Tool, as_tool
 from ._typeddict import portable
 from ._types import Media, Result, UserTurn

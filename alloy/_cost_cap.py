@@ -330,7 +330,9 @@ class _Settling:
 def capped(model: Any, purse: Purse, option: str) -> Any:
     """``model`` behind ``purse``, beneath its response cache; a model without a known price
     is a ConfigurationError (``option`` names the budget that needs one)."""
-    from .cache import wrap_under_cache  # a model is behind the cache only once alloy.cache is loaded
+    from .cache import (
+        wrap_under_cache,  # a model is behind the cache only once alloy.cache is loaded
+    )
 
     price = price_of(model.name, option)
     return wrap_under_cache(model, lambda inner: CappedModel(inner, purse, price))

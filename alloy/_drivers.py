@@ -52,8 +52,8 @@ from .errors import BudgetExceeded, ProviderError
 from .pricing import call_cost
 
 if TYPE_CHECKING:
-    from ._stream_readers import Reader
     from ._model import Model
+    from ._stream_readers import Reader
     from .cache import ToolCache
     from .events import Event
 

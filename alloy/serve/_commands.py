@@ -21,9 +21,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 from starlette.responses import JSONResponse, Response
 
+from .._answer_shape import answer_shape
 from .._command import Command
 from .._output import OutputType
-from .._answer_shape import answer_shape
 from .._tools import strict_arguments
 from .._types import Result
 from ..errors import ConfigurationError

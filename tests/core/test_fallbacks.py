@@ -77,9 +77,7 @@ def plans(*fallbacks: str, observed: bool = False, **config: Any) -> Plan:
         config=Config(**config),
         observed=observed,
     )
-    spare = tuple(
-        replace(primary, model=m, profile=NO_NATIVE) for m in fallbacks or ("b:two",)
-    )
+    spare = tuple(replace(primary, model=m, profile=NO_NATIVE) for m in fallbacks or ("b:two",))
     return replace(primary, fallbacks=spare)
 
 

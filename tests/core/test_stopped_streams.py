@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from alloy import command
-from alloy._stream_readers import TextReader
 from alloy._config import Config
 from alloy._drivers import Runtime, read_async, read_sync
 from alloy._engine import Abandoned, CallModel, Emit, Plan, run
 from alloy._output import TextOutput
+from alloy._stream_readers import TextReader
 from alloy._types import Request, StreamEvent, Text, TextDelta
 from alloy.events import CommandCancelled, CommandFailed, Event, ModelRequest
 from alloy.testing import FunctionModel

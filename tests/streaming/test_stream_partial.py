@@ -425,8 +425,8 @@ class Right:
 
 
 def test_a_union_of_recursive_types_gets_one_finite_shape() -> None:
-    from alloy._command import output_type_for
     from alloy._answer_shape import answer_shape
+    from alloy._command import output_type_for
 
     answer = answer_shape(output_type_for(Left | Right, has_output=True), "tree")
     value = answer.shape.field("value")
