@@ -179,8 +179,7 @@ def capability_matrix(models: Mapping[str, Sequence[str]] | None = None) -> str:
     names. Models are built through the provider registry (no client is made and no key is
     needed); a provider whose adapter or SDK is missing is left out.
     """
-    from ..providers import providers
-    from ..providers._profiles import declared_profile
+    from ..providers import declared_profile, providers
 
     registry = providers()
     if models is None:

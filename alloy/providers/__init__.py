@@ -33,6 +33,7 @@ from ._presets import PRESETS
 from ._price import Price
 from ._profiles import (
     PROFILE_STORE_ENV,
+    declared_profile,
     endpoint_of,
     family_id,
     load_probe,
@@ -328,6 +329,7 @@ __all__ = [
     "Profile",
     "Provider",
     "clear_model_cache",
+    "declared_profile",
     "declares_profiles",
     "endpoint_of",
     "env_prefixes",
