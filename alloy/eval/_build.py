@@ -3,14 +3,13 @@ its interval, the failures by kind, and each other model compared with the first
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from ._failures import count
 from ._plan import Plan
 from ._report import VERSION, Report, compare
-from ._stats import Metric, Resampler, percentile, ratio, statistic
+from ._stats import Metric, Resampler, quantile_figures, ratio
 
 #: Per path, per model, per case: the observation of each repeat (None where the run failed).
 Observations = dict[str, dict[str, list[list[Any]]]]
@@ -132,17 +131,10 @@ def _model_metrics(
         "output_tokens": total(lambda r: r["output_tokens"]),
         "reask_rate": pooled(lambda r: float(r["reasked"])),
     }
-    timing = Resampler(len(durations), seed) if durations else None
-    for name, q in (("latency_p50_s", 0.5), ("latency_p90_s", 0.9)):
-        if timing is None:
-            figures[name] = Metric(None)
-            continue
-        figures[name] = statistic(durations, _quantile_of(q), timing)
+    if durations:
+        timing = Resampler(len(durations), seed)
+        p50, p90 = quantile_figures([[d] for d in durations], (0.5, 0.9), timing)
+    else:
+        p50 = p90 = Metric(None)
+    figures["latency_p50_s"], figures["latency_p90_s"] = p50, p90
     return {name: m.to_dict() for name, m in figures.items()}
-
-
-def _quantile_of(q: float) -> Callable[[Sequence[float]], float | None]:
-    def figure(values: Sequence[float]) -> float | None:
-        return percentile(sorted(values), q) if values else None
-
-    return figure

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -22,7 +21,7 @@ from itertools import chain
 from typing import Any, Protocol
 
 from ._matching import best_matching
-from ._stats import Metric, Resampler, percentile, ratio, statistics
+from ._stats import Metric, Resampler, quantile_figures, ratio, tallied
 from ._text import normalise, similarity
 
 Observation = dict[str, Any]
@@ -73,12 +72,7 @@ def quantiles(
         [v for v in (pick(obs) for obs in case if obs is not None) if v is not None]
         for case in runs
     ]
-
-    def figures(cases: Sequence[list[float]]) -> list[float | None]:
-        values = sorted(chain.from_iterable(cases))
-        return [percentile(values, q) if values else None for q in qs]
-
-    return statistics(per_case, figures, resampler)
+    return quantile_figures(per_case, qs, resampler)
 
 
 def _score(obs: Observation) -> float:
@@ -120,13 +114,12 @@ class Classes:
             for case in runs
         ]
 
-        def confusion(cases: Sequence[list[int]]) -> list[list[int]]:
-            counts = Counter(chain.from_iterable(cases))
-            return [[counts[e * k + g] for g in range(k)] for e in range(k)]
+        def confusion(tally: list[int]) -> list[list[int]]:
+            return [tally[e * k : (e + 1) * k] for e in range(k)]
 
-        def figures(cases: Sequence[list[int]]) -> list[float | None]:
+        def figures(tally: list[int]) -> list[float | None]:
             """Macro-F1, then precision, recall and F1 of each class in turn."""
-            table = confusion(cases)
+            table = confusion(tally)
             out: list[float | None] = [None]
             f1s = []
             for c in range(k):
@@ -141,7 +134,10 @@ class Classes:
             out[0] = sum(f1s) / len(f1s) if f1s else None
             return out
 
-        found = statistics(codes, figures, resampler)
+        found = tallied(codes, k * k, figures, resampler)
+        total = [0] * (k * k)
+        for code in chain.from_iterable(codes):
+            total[code] += 1
         classes = {
             name: _metrics(precision=found[1 + 3 * c], recall=found[2 + 3 * c], f1=found[3 + 3 * c])
             for c, name in enumerate(labels)
@@ -152,7 +148,7 @@ class Classes:
                 accuracy=pooled(runs, _score, resampler, failed_as=0.0), macro_f1=found[0]
             ),
             "labels": labels,
-            "confusion": confusion(codes),
+            "confusion": confusion(total),
             "per_class": classes,
         }
 

@@ -1,10 +1,16 @@
-"""The statistics of an eval, in pure Python: seeded bootstrap intervals, the paired tests of
+"""The statistics of an eval: seeded bootstrap intervals, the paired tests of
 :meth:`Report.compare`, and Holm's correction.
 
 Every interval comes from one :class:`Resampler`: a seeded list of bootstrap resamples of the
 cases, shared by every figure of a report, so a seed gives the same bounds bit for bit, and
 figures of one report move together (common random numbers). Cases are resampled whole: the
 repeats of a case stay together, as they are not independent draws.
+
+Where numpy is installed (it is imported only when a report is built), the resamples' sums,
+tallies and quantiles are computed from a matrix of how often each resample draws each case;
+otherwise in pure Python from the same resamples. Both give the same figures bit for bit: sums
+are exact (correctly rounded, as :func:`math.fsum`), tallies are counts, and a quantile is
+interpolated by the same float operations.
 """
 
 from __future__ import annotations
@@ -54,7 +60,33 @@ class Resampler:
 
     def __init__(self, n: int, seed: int, resamples: int = RESAMPLES) -> None:
         self.n = n
+        self.seed = seed
         self.indices = _draw(n, seed, resamples)
+
+    def counts(self) -> Any:
+        """How often each resample draws each case (a resamples x n numpy array of int64), or
+        None where numpy is not installed."""
+        np = numpy_or_none()
+        return None if np is None else _counts(self.n, self.seed, len(self.indices))
+
+
+def numpy_or_none() -> Any:
+    """numpy, imported now (``import alloy.eval`` imports none), or None where it is missing."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+@functools.lru_cache(maxsize=8)
+def _counts(n: int, seed: int, resamples: int) -> Any:
+    import numpy as np
+
+    drawn = np.array(_draw(n, seed, resamples), dtype=np.int64)
+    flat = drawn + (np.arange(resamples, dtype=np.int64) * n)[:, None]
+    tally = np.bincount(flat.ravel(), minlength=resamples * n).reshape(resamples, n)
+    return tally.astype(np.int64)  # integer products: exact, and no BLAS threads to contend
 
 
 @functools.lru_cache(maxsize=8)
@@ -83,6 +115,63 @@ def _bounds(estimates: list[float]) -> tuple[float | None, float | None]:
     return percentile(estimates, tail), percentile(estimates, 1 - tail)
 
 
+#: A float split into limbs of this many bits: a resample's sum of limbs stays exact in int64.
+_LIMB = 32
+#: More limbs than this (values spanning a huge range of magnitudes): sum in pure Python.
+_MOST_LIMBS = 6
+
+
+def resampled_sums(values: Sequence[float], resampler: Resampler) -> list[float]:
+    """Each resample's sum of ``values`` (one per case), exact and then rounded once."""
+    counts = resampler.counts()
+    if counts is not None:
+        found = _exact_sums(counts, values)
+        if found is not None:
+            return found
+    add: Callable[[Any], float] = sum if _integral(values) else math.fsum
+    get = values.__getitem__
+    return [add(map(get, idx)) for idx in resampler.indices]
+
+
+def _integral(values: Sequence[float]) -> bool:
+    """Whole numbers small enough that any sum of n of them is exact in a float."""
+    limit = 2.0**53 / max(len(values), 1)
+    return all(float(v).is_integer() and abs(v) < limit for v in values)
+
+
+def _exact_sums(counts: Any, values: Sequence[float]) -> list[float] | None:
+    """The resamples' sums by matrix products that are exact: whole numbers directly, other
+    floats as whole multiples of their smallest power of two, split into 32-bit limbs (each
+    limb's resampled sum stays below 2**63) and joined as Python integers. None where the
+    values are not finite or span too many magnitudes to split."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
+    if n >= 2 ** (62 - _LIMB) or not np.isfinite(v).all():
+        return None
+    if np.array_equal(v, np.round(v)) and float(np.abs(v).max(initial=0.0)) * n < 2.0**53:
+        sums: list[float] = (counts @ v.astype(np.int64)).astype(np.float64).tolist()
+        return sums
+    nonzero = v[v != 0]
+    exponents = np.frexp(nonzero)[1]
+    low = int(exponents.min()) - 53  # every value is a whole multiple of 2**low
+    limbs = -(-(int(exponents.max()) - low) // _LIMB)
+    if limbs > _MOST_LIMBS or low < -1000:
+        return None
+    scaled = np.ldexp(v, -low)
+    sign, size = np.sign(scaled), np.abs(scaled)
+    parts = np.stack(
+        [sign * np.fmod(np.floor(size / 2.0 ** (_LIMB * j)), 2.0**_LIMB) for j in range(limbs)],
+        axis=1,
+    ).astype(np.int64)
+    limb_sums = (counts @ parts).tolist()
+    return [
+        math.ldexp(float(sum(part << (_LIMB * j) for j, part in enumerate(row))), low)
+        for row in limb_sums
+    ]
+
+
 def ratio(sums: Sequence[float], counts: Sequence[float], resampler: Resampler) -> Metric:
     """The mean of values pooled over cases, ``sum(sums) / sum(counts)`` (a case contributes
     the sum of its values and how many it has: its repeats, or none where the figure does not
@@ -91,16 +180,13 @@ def ratio(sums: Sequence[float], counts: Sequence[float], resampler: Resampler) 
     if total == 0:
         return Metric(None)
     value = sum(sums) / total
-    estimates = []
-    get_sum, get_count = sums.__getitem__, counts.__getitem__
+    resampled = resampled_sums(sums, resampler)
     if min(counts) == max(counts):  # every case counts alike (the usual case): one sum
         count = counts[0] * len(counts)
-        estimates = [sum(map(get_sum, idx)) / count for idx in resampler.indices]
+        estimates = [s / count for s in resampled]
     else:
-        for idx in resampler.indices:
-            weight = sum(map(get_count, idx))
-            if weight:
-                estimates.append(sum(map(get_sum, idx)) / weight)
+        weights = resampled_sums(counts, resampler)
+        estimates = [s / w for s, w in zip(resampled, weights, strict=True) if w]
     low, high = _bounds(estimates)
     return Metric(value, low, high)
 
@@ -148,6 +234,89 @@ def statistics(
     return metrics
 
 
+def tallied(
+    codes: Sequence[Sequence[int]],
+    size: int,
+    fn: Callable[[list[int]], Sequence[float | None]],
+    resampler: Resampler,
+) -> list[Metric]:
+    """Figures ``fn`` makes of a tally (a confusion matrix, say), each with its bootstrap
+    interval: each case holds codes 0..``size``-1, and ``fn`` gets how many times each code
+    occurs among the cases, first of them all, then of each resample."""
+    per_case = [[0] * size for _ in codes]
+    for tally, case in zip(per_case, codes, strict=True):
+        for code in case:
+            tally[code] += 1
+    values = list(fn([sum(column) for column in zip(*per_case, strict=True)] or [0] * size))
+    counts = resampler.counts()
+    if counts is not None:
+        import numpy as np
+
+        tallies = counts @ np.array(per_case, dtype=np.int64).reshape(len(codes), size)
+        resampled = tallies.tolist()
+    else:
+        resampled = []
+        for idx in resampler.indices:
+            total = [0] * size
+            for i in idx:
+                for code in codes[i]:
+                    total[code] += 1
+            resampled.append(total)
+    return _metrics(values, [fn(t) for t in resampled])
+
+
+def quantile_figures(
+    per_case: Sequence[Sequence[float]], qs: Sequence[float], resampler: Resampler
+) -> list[Metric]:
+    """The ``qs`` quantiles (0..1) of the values of all cases, with bootstrap intervals."""
+
+    def figures(cases: Sequence[Sequence[float]]) -> list[float | None]:
+        values = sorted(v for case in cases for v in case)
+        return [percentile(values, q) if values else None for q in qs]
+
+    counts = resampler.counts()
+    if counts is None:
+        return statistics(per_case, figures, resampler)
+    import numpy as np
+
+    flat = [(v, i) for i, case in enumerate(per_case) for v in case]
+    flat.sort()
+    ordered = np.array([v for v, _ in flat], dtype=np.float64)
+    owner = np.array([i for _, i in flat], dtype=np.int64)
+    # running[b, k]: how many of resample b's values are the k + 1 smallest or fewer
+    running = np.cumsum(counts[:, owner], axis=1) if flat else np.zeros((len(counts), 0))
+    drawn = running[:, -1] if flat else np.zeros(len(counts))
+    kept = drawn > 0
+    running, drawn = running[kept], drawn[kept]
+
+    def at(position: Any) -> Any:
+        return ordered[(running <= position[:, None]).sum(axis=1)]
+
+    columns = []
+    for q in qs:  # as percentile() does, element by element
+        rank = q * (drawn - 1)
+        below = np.floor(rank)
+        above = np.minimum(below + 1, drawn - 1)
+        low_value = at(below)
+        columns.append((low_value + (at(above) - low_value) * (rank - below)).tolist())
+    return _metrics(figures(per_case), list(zip(*columns, strict=True)))
+
+
+def _metrics(
+    values: Sequence[float | None], resampled: Sequence[Sequence[float | None]]
+) -> list[Metric]:
+    """Each figure with the bounds of its resampled estimates (None ones left out)."""
+    metrics = []
+    for column, value in enumerate(values):
+        if value is None:
+            metrics.append(Metric(None))
+            continue
+        estimates = [e for e in (row[column] for row in resampled) if e is not None]
+        low, high = _bounds(estimates)
+        metrics.append(Metric(value, low, high))
+    return metrics
+
+
 @dataclass(frozen=True)
 class Paired:
     """A paired comparison of one figure: ``delta`` is b - a over the cases both have, with its
@@ -170,8 +339,7 @@ def paired(
     n = len(a)
     diffs = [y - x for x, y in zip(a, b, strict=False)]
     delta = sum(diffs) / n
-    get = diffs.__getitem__
-    estimates = [sum(map(get, idx)) / n for idx in resampler.indices]
+    estimates = [s / n for s in resampled_sums(diffs, resampler)]
     if yes_no and all(v in (0, 1) for v in (*a, *b)):
         b_only = sum(1 for x, y in zip(a, b, strict=False) if y > x)
         a_only = sum(1 for x, y in zip(a, b, strict=False) if x > y)

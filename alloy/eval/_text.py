@@ -20,7 +20,14 @@ def similarity(a: str, b: str) -> float:
 
 
 def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance (insert, delete, substitute), two rows of the table at a time."""
+    """Levenshtein distance (insert, delete, substitute), two rows of the table at a time,
+    after the common prefix and suffix (which cost nothing) are set aside."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
     if len(a) < len(b):
         a, b = b, a
     previous = list(range(len(b) + 1))
