@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from ._matching import best_matching
 from ._stats import Metric, Resampler, quantile_figures, ratio, tallied
-from ._text import normalise, similarity
+from ._text import normalise, similarity_of_normalised
 
 Observation = dict[str, Any]
 #: Per case, per repeat: the observation, or None where the run failed.
@@ -215,8 +215,9 @@ class Text:
         if not (isinstance(expected, str) and isinstance(got, str)):
             same = float(expected == got)
             return {"score": same, "exact": same, "similarity": same}
-        exact = normalise(expected) == normalise(got)
-        sim = 1.0 if exact else similarity(expected, got)
+        e, g = normalise(expected), normalise(got)
+        exact = e == g
+        sim = 1.0 if exact else similarity_of_normalised(e, g)
         if self.mode == "raw":
             score = float(expected == got)
         elif self.mode == "similar":

@@ -61,13 +61,17 @@ class Resampler:
     def __init__(self, n: int, seed: int, resamples: int = RESAMPLES) -> None:
         self.n = n
         self.seed = seed
-        self.indices = _draw(n, seed, resamples)
+        self.resamples = resamples
+
+    @functools.cached_property
+    def indices(self) -> list[list[int]]:
+        return _draw(self.n, self.seed, self.resamples)
 
     def counts(self) -> Any:
         """How often each resample draws each case (a resamples x n numpy array of int64), or
         None where numpy is not installed."""
         np = numpy_or_none()
-        return None if np is None else _counts(self.n, self.seed, len(self.indices))
+        return None if np is None else _counts(self.n, self.seed, self.resamples)
 
 
 def numpy_or_none() -> Any:
@@ -81,9 +85,15 @@ def numpy_or_none() -> Any:
 
 @functools.lru_cache(maxsize=8)
 def _counts(n: int, seed: int, resamples: int) -> Any:
+    """The count matrix of :func:`_draw`'s resamples, drawn by numpy's generator set to the
+    state of the one :func:`_draw` uses: both are MT19937 making doubles the same way, so the
+    draws are the same numbers, made without a Python loop."""
     import numpy as np
 
-    drawn = np.array(_draw(n, seed, resamples), dtype=np.int64)
+    _, state, _ = _generator(n, seed).getstate()
+    generator = np.random.RandomState()
+    generator.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), int(state[-1]), 0, 0.0))
+    drawn = (generator.random_sample((resamples, n)) * n).astype(np.int64)
     flat = drawn + (np.arange(resamples, dtype=np.int64) * n)[:, None]
     tally = np.bincount(flat.ravel(), minlength=resamples * n).reshape(resamples, n)
     return tally.astype(np.int64)  # integer products: exact, and no BLAS threads to contend
@@ -93,8 +103,12 @@ def _counts(n: int, seed: int, resamples: int) -> Any:
 def _draw(n: int, seed: int, resamples: int) -> list[list[int]]:
     """The resamples, drawn once per (n, seed, resamples) in a process and shared by every
     figure and report (nothing changes them)."""
-    draw = random.Random(f"alloy.eval:{seed}:{n}").random
+    draw = _generator(n, seed).random
     return [[int(draw() * n) for _ in range(n)] for _ in range(resamples)]
+
+
+def _generator(n: int, seed: int) -> random.Random:
+    return random.Random(f"alloy.eval:{seed}:{n}")
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:
@@ -165,11 +179,13 @@ def _exact_sums(counts: Any, values: Sequence[float]) -> list[float] | None:
         [sign * np.fmod(np.floor(size / 2.0 ** (_LIMB * j)), 2.0**_LIMB) for j in range(limbs)],
         axis=1,
     ).astype(np.int64)
-    limb_sums = (counts @ parts).tolist()
-    return [
-        math.ldexp(float(sum(part << (_LIMB * j) for j, part in enumerate(row))), low)
-        for row in limb_sums
-    ]
+    limb_sums = (counts @ parts).astype(object)  # Python integers from here: no overflow
+    joined = limb_sums[:, 0]
+    for j in range(1, limbs):
+        joined = joined + (limb_sums[:, j] << (_LIMB * j))
+    # an integer to a float rounds once, to nearest; times 2**low is exact
+    sums = np.ldexp(joined.astype(np.float64), low).tolist()
+    return sums
 
 
 def ratio(sums: Sequence[float], counts: Sequence[float], resampler: Resampler) -> Metric:
@@ -289,8 +305,15 @@ def quantile_figures(
     kept = drawn > 0
     running, drawn = running[kept], drawn[kept]
 
+    # each row's running counts, lifted above the rows before: one sorted array to search
+    lift = (np.arange(len(running), dtype=np.int64) * (int(drawn.max(initial=0)) + 1))[:, None]
+    lifted = (running + lift).ravel()
+    starts = np.arange(len(running), dtype=np.int64) * running.shape[1]
+
     def at(position: Any) -> Any:
-        return ordered[(running <= position[:, None]).sum(axis=1)]
+        """Each resample's value at ``position`` in its own sorted values (0 first)."""
+        found = np.searchsorted(lifted, lift[:, 0] + position, side="right") - starts
+        return ordered[found]
 
     columns = []
     for q in qs:  # as percentile() does, element by element

@@ -12,7 +12,11 @@ def normalise(text: str) -> str:
 
 def similarity(a: str, b: str) -> float:
     """1.0 for equal strings, 0.0 for strings with nothing in common, normalised first."""
-    a, b = normalise(a), normalise(b)
+    return similarity_of_normalised(normalise(a), normalise(b))
+
+
+def similarity_of_normalised(a: str, b: str) -> float:
+    """:func:`similarity` of strings already normalised."""
     if a == b:
         return 1.0
     longest = max(len(a), len(b))

@@ -52,3 +52,14 @@ def test_resampled_sums_are_exact_on_either_path(
     _without_numpy(monkeypatch)
     assert resampled_sums(values, resampler) == fast
     assert fast == [math.fsum(values[i] for i in idx) for idx in resampler.indices]
+
+
+@pytest.mark.parametrize(("n", "seed"), [(1, 0), (7, 3), (250, 0), (1000, 42)])
+def test_the_numpy_draws_are_the_resamples_drawn_in_python(n: int, seed: int) -> None:
+    import numpy as np
+
+    resampler = Resampler(n, seed, resamples=200)
+    expected = np.zeros((200, n), dtype=np.int64)
+    for row, idx in zip(expected, resampler.indices, strict=True):
+        np.add.at(row, idx, 1)
+    assert np.array_equal(resampler.counts(), expected)
