@@ -162,7 +162,7 @@ class Report:
         elif suffix in (".html", ".htm"):
             from . import _html
 
-            text = _html.render(self.to_dict())
+            text = _html.render(self._data)  # read only: no copy needed
         else:
             raise ConfigurationError(f"Report.save: {target.name} must end in .json or .html")
         target.write_text(text, encoding="utf-8")
