@@ -255,17 +255,25 @@ class Report:
 
 def _per_case(data: Mapping[str, Any], model: str, target: str) -> dict[str, float]:
     """Each case's value of ``target`` for ``model`` (its mean over the repeats), by case id."""
-    path, _, _ = target.partition("/")
-    out: dict[str, float] = {}
+    return _per_case_of(data, model, [target])[target]
+
+
+def _per_case_of(
+    data: Mapping[str, Any], model: str, wanted: list[str]
+) -> dict[str, dict[str, float]]:
+    """:func:`_per_case` of each target in ``wanted``, in one pass over the cases."""
+    out: dict[str, dict[str, float]] = {target: {} for target in wanted}
+    paths = [(target, target.partition("/")[0]) for target in wanted]
     for case in data["cases"]:
         runs = case["runs"].get(model)
         if not runs:
             continue
-        if target in RECORD_METRICS:
-            values = [float(r[target]) for r in runs]
-        else:
-            values = [r["scores"].get(path, 0.0) for r in runs]
-        out[case["id"]] = sum(values) / len(values)
+        for target, path in paths:
+            if target in RECORD_METRICS:
+                values = [float(r[target]) for r in runs]
+            else:
+                values = [r["scores"].get(path, 0.0) for r in runs]
+            out[target][case["id"]] = sum(values) / len(values)
     return out
 
 
@@ -280,8 +288,10 @@ def compare(data: Mapping[str, Any], a: str, b: str) -> list[Delta]:
                 f"compare: no model {name!r} in the report (it has {', '.join(data['models'])})"
             )
     found: list[tuple[str, Paired]] = []
-    for target in targets(data):
-        pa, pb = _per_case(data, a, target), _per_case(data, b, target)
+    wanted = targets(data)
+    of_a, of_b = _per_case_of(data, a, wanted), _per_case_of(data, b, wanted)
+    for target in wanted:
+        pa, pb = of_a[target], of_b[target]
         common = [cid for cid in pa if cid in pb]
         if not common:
             continue
