@@ -29,7 +29,7 @@ def run(scale: Scale) -> SuiteResult:
     from tests.eval.report_data import synthetic_report
 
     started = time.perf_counter()
-    result = SuiteResult("eval", "Eval report page")
+    result = SuiteResult("eval", "Eval report: the page, and build + save")
     report = synthetic_report(cases=scale.eval_cases, models=MODELS, hostile=False)
     size = len(render(report).encode())
     a, b = interleave(
