@@ -281,6 +281,16 @@ def tallied(
     return _metrics(values, [fn(t) for t in resampled])
 
 
+@functools.lru_cache(maxsize=8)
+def _narrow(n: int, seed: int, resamples: int) -> Any:
+    """:func:`_counts` in 8 bits where every count fits (a case drawn 256 times or more in one
+    resample is next to impossible, but then the counts stay wide)."""
+    import numpy as np
+
+    counts = _counts(n, seed, resamples)
+    return counts.astype(np.uint8) if counts.max(initial=0) < 256 else counts
+
+
 def quantile_figures(
     per_case: Sequence[Sequence[float]], qs: Sequence[float], resampler: Resampler
 ) -> list[Metric]:
@@ -299,8 +309,12 @@ def quantile_figures(
     flat.sort()
     ordered = np.array([v for v, _ in flat], dtype=np.float64)
     owner = np.array([i for _, i in flat], dtype=np.int64)
-    # running[b, k]: how many of resample b's values are the k + 1 smallest or fewer
-    running = np.cumsum(counts[:, owner], axis=1) if flat else np.zeros((len(counts), 0))
+    # running[b, k]: how many of resample b's values are the k + 1 smallest or fewer (counted
+    # in the narrowest integers that hold them: the work is in moving these arrays)
+    most = len(per_case) * max(map(len, per_case), default=0)
+    small = _narrow(len(per_case), resampler.seed, resampler.resamples)
+    kind = np.int32 if most < 2**31 else np.int64
+    running = np.cumsum(small[:, owner], axis=1, dtype=kind) if flat else np.zeros((len(counts), 0))
     drawn = running[:, -1] if flat else np.zeros(len(counts))
     kept = drawn > 0
     running, drawn = running[kept], drawn[kept]
