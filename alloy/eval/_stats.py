@@ -268,7 +268,15 @@ def tallied(
     if counts is not None:
         import numpy as np
 
-        tallies = counts @ np.array(per_case, dtype=np.int64).reshape(len(codes), size)
+        # each resample's tally of a code: how often it draws the cases holding it, summed
+        pairs = sorted((code, i) for i, case in enumerate(codes) for code in case)
+        tallies = np.zeros((len(counts), size), dtype=np.int64)
+        if pairs:
+            held = np.array([code for code, _ in pairs], dtype=np.int64)
+            present, starts = np.unique(held, return_index=True)
+            drawn = _narrow(len(codes), resampler.seed, resampler.resamples)
+            gathered = drawn[:, np.array([i for _, i in pairs], dtype=np.int64)]
+            tallies[:, present] = np.add.reduceat(gathered, starts, axis=1, dtype=np.int64)
         resampled = tallies.tolist()
     else:
         resampled = []
@@ -326,7 +334,8 @@ def quantile_figures(
 
     def at(position: Any) -> Any:
         """Each resample's value at ``position`` in its own sorted values (0 first)."""
-        found = np.searchsorted(lifted, lift[:, 0] + position, side="right") - starts
+        wanted = lift[:, 0] + position.astype(np.int64)  # whole numbers: no float copy
+        found = np.searchsorted(lifted, wanted, side="right") - starts
         return ordered[found]
 
     columns = []
