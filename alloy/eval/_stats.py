@@ -207,47 +207,16 @@ def ratio(sums: Sequence[float], counts: Sequence[float], resampler: Resampler) 
     return Metric(value, low, high)
 
 
-def statistic(
-    cases: Sequence[T], fn: Callable[[Sequence[T]], float | None], resampler: Resampler
-) -> Metric:
-    """Any figure ``fn`` makes of the cases (a quantile, a macro-F1), with a bootstrap
-    interval: ``fn`` is recomputed on every resample (where it gives None it is left out)."""
-    value = fn(cases)
-    if value is None:
-        return Metric(None)
-    estimates = []
-    pick = cases.__getitem__
-    for idx in resampler.indices:
-        estimate = fn(list(map(pick, idx)))
-        if estimate is not None:
-            estimates.append(estimate)
-    low, high = _bounds(estimates)
-    return Metric(value, low, high)
-
-
 def statistics(
     cases: Sequence[T],
     fn: Callable[[Sequence[T]], Sequence[float | None]],
     resampler: Resampler,
 ) -> list[Metric]:
-    """Several figures ``fn`` makes of the cases at once (per-class precision, recall and F1
-    from one confusion matrix), each with its bootstrap interval: ``fn`` runs once per
-    resample for all of them."""
-    values = list(fn(cases))
-    estimates: list[list[float]] = [[] for _ in values]
+    """Several figures ``fn`` makes of the cases at once (quantiles, without numpy), each with
+    its bootstrap interval: ``fn`` runs once per resample for all of them."""
     pick = cases.__getitem__
-    for idx in resampler.indices:
-        for column, estimate in zip(estimates, fn(list(map(pick, idx))), strict=True):
-            if estimate is not None:
-                column.append(estimate)
-    metrics = []
-    for value, column in zip(values, estimates, strict=True):
-        if value is None:
-            metrics.append(Metric(None))
-        else:
-            low, high = _bounds(column)
-            metrics.append(Metric(value, low, high))
-    return metrics
+    resampled = [fn(list(map(pick, idx))) for idx in resampler.indices]
+    return _metrics(list(fn(cases)), resampled)
 
 
 def tallied(
