@@ -110,25 +110,24 @@ def _model_metrics(
             counts.append(float(len(values)))
         return ratio(sums, counts, resampler)
 
-    def total(pick: Any) -> Metric:
-        per_case = pooled(pick)
-        runs = sum(len(c["runs"][model]) for c in cases)
-        if per_case.value is None:
-            return per_case
+    runs = sum(len(c["runs"][model]) for c in cases)
+
+    def total(per_run: Metric) -> Metric:
+        """A mean per run, times the runs: the total."""
+        if per_run.value is None:
+            return per_run
         return Metric(
-            *(
-                None if v is None else v * runs
-                for v in (per_case.value, per_case.low, per_case.high)
-            )
+            *(None if v is None else v * runs for v in (per_run.value, per_run.low, per_run.high))
         )
 
+    cost = pooled(lambda r: r["cost"])  # the per-case figure and the total share it
     figures = {
         "record_exact": pooled(lambda r: float(r["record_exact"])),
         "field_mean": pooled(lambda r: r["field_mean"]),
-        "cost_usd": total(lambda r: r["cost"]),
-        "cost_per_case_usd": pooled(lambda r: r["cost"]),
-        "input_tokens": total(lambda r: r["input_tokens"]),
-        "output_tokens": total(lambda r: r["output_tokens"]),
+        "cost_usd": total(cost),
+        "cost_per_case_usd": cost,
+        "input_tokens": total(pooled(lambda r: r["input_tokens"])),
+        "output_tokens": total(pooled(lambda r: r["output_tokens"])),
         "reask_rate": pooled(lambda r: float(r["reasked"])),
     }
     if durations:
