@@ -83,7 +83,7 @@ def numpy_or_none() -> Any:
     return numpy
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)  # resamples x n x 8 bytes each: 8 MB for 1,000 cases
 def _counts(n: int, seed: int, resamples: int) -> Any:
     """The count matrix of :func:`_draw`'s resamples, drawn by numpy's generator set to the
     state of the one :func:`_draw` uses: both are MT19937 making doubles the same way, so the
@@ -258,7 +258,7 @@ def tallied(
     return _metrics(values, [fn(t) for t in resampled])
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)
 def _narrow(n: int, seed: int, resamples: int) -> Any:
     """:func:`_counts` in 8 bits where every count fits (a case drawn 256 times or more in one
     resample is next to impossible, but then the counts stay wide)."""
