@@ -47,8 +47,10 @@ def test_big_output_suite() -> None:
 
 def test_eval_report_suite() -> None:
     result = evalreport.run(TINY)
-    well_formed(result, 1)
+    well_formed(result, 2)
+    assert [f.name.rsplit(", ", 1)[-1] for f in result.figures] == ["HTML page", "build + save"]
     assert result.notes[0].startswith("The page: median ")
+    assert result.notes[1].startswith("After the model calls: median ")
 
 
 def test_mcp_suite_in_memory() -> None:
