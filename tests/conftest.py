@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -39,6 +41,17 @@ def _clean_configuration(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     alloy.reset_configuration()
     clear_model_cache()
+
+
+@pytest.fixture(autouse=True)
+def _sigint_reaches_children() -> None:
+    """Each test starts with SIGINT unblocked and handled by Python. A library a test drives
+    may leave it ignored or blocked below Python (Ray's core worker, once initialised), which
+    ``signal.getsignal`` does not show, and a child inherits both: a later test's Ctrl-C to its
+    subprocess (``alloy map``, the emulator's command line) would then do nothing."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Commands inside Ray Data on a real local Ray cluster (two CPUs, started once for the session),
+"""Commands inside Ray Data on a real local Ray cluster (two CPUs, started once for this module
+and stopped after it, so its dozen processes leave the rest of the run alone),
 against the emulator: the same records as ``cmd.map`` in one process, and a budget shared by the
 actors that keeps them within a rate limit each of them alone would overshoot, and actors that
 find a limit nobody told them by its 429s."""
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.timeout(300)
 WORDS = [f"{'x' * (4 * (n % 7))}word{n}" for n in range(40)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster(alloy_emulator_session: Emulator) -> Iterator[None]:
     """A local Ray cluster of two CPUs on 127.0.0.1, without dashboard or usage reports.
 
