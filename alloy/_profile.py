@@ -217,18 +217,22 @@ def below(level: Enforcement, wanted: Enforcement) -> bool:
 
 
 #: A 400 naming one of these is the endpoint refusing an output feature, not a bad prompt.
-_OUTPUT_FEATURE = re.compile(r"response_format|json_schema|tool_choice|\bstrict\b", re.IGNORECASE)
+_OUTPUT_FEATURE = re.compile(
+    r"response_format|json_schema|tool[_ ]choice|output_config|\bstrict\b", re.IGNORECASE
+)
 
 
 def names_output_feature(message: str) -> bool:
     """Whether an error message names ``response_format``, ``json_schema``, ``tool_choice``
-    or ``strict``: the endpoint refused how the output was asked for."""
+    (vLLM writes "tool choice"), ``output_config`` (Claude's structured outputs) or
+    ``strict``: the endpoint refused how the output was asked for."""
     return bool(_OUTPUT_FEATURE.search(message))
 
 
 _UNSUPPORTED = re.compile(
     r"not supported|unsupported|does not support|doesn't support|not available|not allowed|"
-    r"not implemented|unknown|unrecognized|not enabled|only supports",
+    r"not implemented|unknown|unrecognized|not enabled|only supports|unavailable|"
+    r"enabled only for|extra inputs are not permitted",
     re.IGNORECASE,
 )
 

@@ -111,32 +111,14 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "alloy"]
 
 
-#: Where the step-down work (issue 30 item 3, still in progress beside this file) did not yet
-#: meet the target at 81933af; each reason names what is missing. Not strict, so the suite
-#: stays green while that work lands: a fix shows as XPASS, and its entry should then go.
-_REFUSAL_IS_A_SCHEMA_FAULT = (
-    "the endpoint's 400 names response_format/json_schema, so the adapter raises "
-    "SchemaRejectedError (providers/_base.py _SCHEMA_WORDS), which Engine.refused() never "
-    "steps down from"
-)
-_VERTEX = (
-    _REFUSAL_IS_A_SCHEMA_FAULT + "; and 'output_config.format: Extra inputs are not permitted' "
-    "is not matched by names_output_feature"
-)
+#: What the step-down does not meet yet; each reason names what is missing. Not strict: a fix
+#: shows as XPASS, and its entry should then go.
 _SILENT_DROP_UNWATCHED = (
     "prose under a schema is only watched where the provider declares profiles "
     "(declares_profiles), and bedrock: declares none"
 )
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **{("deepseek", v): _REFUSAL_IS_A_SCHEMA_FAULT for v in VARIANTS},
-    **{("azure-old-api", v): _REFUSAL_IS_A_SCHEMA_FAULT for v in VARIANTS},
-    **{("groq", v): _REFUSAL_IS_A_SCHEMA_FAULT for v in VARIANTS},
-    **{("vertex-claude-policy", v): _VERTEX for v in VARIANTS},
     **{("bedrock-silent", v): _SILENT_DROP_UNWATCHED for v in VARIANTS},
-    ("vllm-bare", "tools"): (
-        "vLLM's 400 says '\"auto\" tool choice requires ...' (a space, not tool_choice), "
-        "which names_output_feature does not match"
-    ),
 }
 
 
