@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from ..errors import ConfigurationError
+from ..errors import AuthenticationError, ConfigurationError
 
 __all__ = ["application_default", "is_auth_error", "refresh"]
 
@@ -55,3 +55,18 @@ def is_auth_error(exc: BaseException) -> bool:
     import google.auth.exceptions
 
     return isinstance(exc, google.auth.exceptions.GoogleAuthError)
+
+
+def credentials_error(model: Any, exc: BaseException) -> AuthenticationError | None:
+    """What ``exc`` means for a model on Google credentials (``model.credentials``): the token
+    the SDK fetched while sending is redacted from here on, and google-auth's own failure (a
+    refresh refused, no credentials) is an AuthenticationError; None leaves ``exc`` to the SDK's
+    mapping."""
+    model.redact.add(getattr(model.credentials, "token", None))
+    if not is_auth_error(exc):
+        return None
+    return AuthenticationError(
+        f"{model.name}: Google credentials could not be refreshed "
+        f"({type(exc).__name__}): {model.redact(str(exc))}",
+        provider=model.provider,
+    )

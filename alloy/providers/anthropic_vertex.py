@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 
 from pydantic import SecretStr
 
-from ..errors import AlloyError, AuthenticationError, ConfigurationError
-from ._google_auth import application_default, is_auth_error, refresh
+from ..errors import AlloyError, ConfigurationError
+from ._google_auth import application_default, credentials_error, refresh
 from ._refresh import RefreshesOn401
 from .anthropic import AnthropicModel
 
@@ -111,15 +111,7 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         return (getattr(client, "access_token", None), getattr(credentials, "token", None))
 
     def map_error(self, exc: Exception) -> AlloyError | None:
-        # The SDK fetched the credentials' token while sending: redact it from here on.
-        self.redact.add(getattr(self.credentials, "token", None))
-        if is_auth_error(exc):
-            return AuthenticationError(
-                f"{self.name}: Google credentials could not be refreshed "
-                f"({type(exc).__name__}): {self.redact(str(exc))}",
-                provider=self.provider,
-            )
-        return super().map_error(exc)
+        return credentials_error(self, exc) or super().map_error(exc)
 
 
 def create(

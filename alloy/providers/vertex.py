@@ -29,8 +29,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from ..errors import AuthenticationError, ConfigurationError, ProviderError
-from ._google_auth import application_default, is_auth_error, refresh
+from ..errors import ConfigurationError, ProviderError
+from ._google_auth import application_default, credentials_error, refresh
 from ._refresh import RefreshesOn401
 from .gemini import GeminiModel, http_options
 
@@ -108,15 +108,7 @@ class VertexModel(RefreshesOn401, GeminiModel):
         return (*super().client_keys(client), getattr(self.credentials, "token", None))
 
     def map_error(self, exc: Exception) -> ProviderError | None:
-        # The SDK fetched the credentials' token while sending: redact it from here on.
-        self.redact.add(getattr(self.credentials, "token", None))
-        if is_auth_error(exc):
-            return AuthenticationError(
-                f"{self.name}: Google credentials could not be refreshed "
-                f"({type(exc).__name__}): {self.redact(str(exc))}",
-                provider=self.provider,
-            )
-        return super().map_error(exc)
+        return credentials_error(self, exc) or super().map_error(exc)
 
 
 def create(
