@@ -52,6 +52,7 @@ import asyncio
 import base64
 import json
 import logging
+import math
 import os
 import re
 import weakref
@@ -631,6 +632,16 @@ def redact_botocore_logs(redact: Redactor) -> None:
             logger_.addFilter(_FILTER)
 
 
+def _timeout_step(timeout: float) -> float:
+    """``timeout`` rounded up to the next step of a ladder 10% apart. boto3 takes a read
+    timeout per client only, and a deadline gives each request a timeout of its own: a client
+    per step keeps their number bounded (a few dozen at most), for a read allowed at most 10%
+    longer than asked."""
+    if timeout <= 0:
+        return timeout
+    return float(1.1 ** math.ceil(math.log(timeout, 1.1)))
+
+
 # -- the model ----------------------------------------------------------------------------
 
 
@@ -735,9 +746,9 @@ class BedrockModel(RefreshesOn401, SDKModel):
 
     def _client_for(self, request: Request) -> Any:
         """The shared client, or one whose read timeout is the request's ``timeout``."""
-        timeout = request.settings.timeout
-        if timeout is None:
+        if request.settings.timeout is None:
             return self.client()
+        timeout = _timeout_step(request.settings.timeout)
         with self._lock:
             client = self._timed.get(timeout)
         if client is None:
