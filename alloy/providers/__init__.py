@@ -24,6 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from .._profile import ENFORCEMENTS, Profile, forget_observed
 from ..errors import ConfigurationError
@@ -220,7 +221,9 @@ def get_model(
     provider = _REGISTRY[provider_name]
     api_key = api_key or provider.api_key_from_env()
     base_url = base_url or provider.base_url_from_env() or provider.default_base_url
+    missing_key = None
     if _borrows_adapter(provider):
+        missing_key = _missing_key(provider, api_key)
         api_key, base_url = _own_credentials(provider, api_key, base_url)
     # The key is cached by digest so no secret sits in a dict someone might print.
     key = (provider_name, model_id, _digest(api_key), base_url)
@@ -231,6 +234,8 @@ def get_model(
         if cached is None:
             cached = provider.load_factory()(model_id, api_key=api_key, base_url=base_url)
             _name_for(cached, provider_name)
+            if missing_key is not None:
+                _lacks_key(cached, missing_key)
             _MODELS[key] = cached
             while len(_MODELS) > limit:
                 evicted.append(_MODELS.popitem(last=False)[1])
@@ -289,7 +294,8 @@ def _own_credentials(
     Left to itself, the borrowed SDK falls back to its own variables: with no key it would send
     ``OPENAI_API_KEY`` to Acme's server, and with no endpoint it would send Acme's key to
     OpenAI. So the endpoint must come from this provider (an option or its own variable), and
-    without a key of its own a placeholder is sent, which such servers usually ignore.
+    without a key of its own a placeholder is sent, which local servers ignore (a hosted one
+    refuses to send it: :func:`_missing_key`).
     """
     if not base_url:
         where = " or ".join(provider.base_url_env) or "a base URL variable in its descriptor"
@@ -298,6 +304,32 @@ def _own_credentials(
             " (it borrows another provider's adapter, whose own endpoint it must not reach)"
         )
     return api_key or NO_KEY, base_url
+
+
+def _missing_key(provider: Provider, api_key: str | None) -> str | None:
+    """What to say when a preset over a hosted service (Groq, DeepSeek...) has no key of its own;
+    None when it has one, or when its default endpoint is on this machine (vLLM, llama.cpp, LM
+    Studio, SGLang), whose servers take none."""
+    if api_key or not provider.default_base_url:
+        return None
+    if urlsplit(provider.default_base_url).hostname in _THIS_MACHINE:
+        return None
+    return (
+        f"No API key for {provider.name!r}: set the {' or '.join(provider.key_env)} environment"
+        " variable or pass api_key=..."
+    )
+
+
+_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def _lacks_key(model: Model, message: str) -> None:
+    """Make the model refuse to build a client, so its first call fails before any request
+    (the placeholder key would be sent to a hosted service otherwise)."""
+    from ._base import SDKModel
+
+    if isinstance(model, SDKModel):
+        model.missing_key = message
 
 
 def _name_for(model: Model, provider_name: str) -> None:

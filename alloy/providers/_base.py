@@ -214,6 +214,10 @@ class SDKModel:
     #: recursively sets a lower one, where its own conversion would fail).
     max_request_nesting: ClassVar[int] = MAX_NESTING
     capabilities: Profile = Profile()
+    #: Why the model has no credential yet (a hosted endpoint's key is not set): raised as a
+    #: ConfigurationError when its first client is built, before any request, so the model
+    #: can still be named and inspected without it (set by the registry).
+    missing_key: str | None = None
 
     def __init__(
         self,
@@ -394,6 +398,8 @@ class SDKModel:
 
     def new_client(self, make: Callable[[], Any]) -> Any:
         """Build a client through ``make``, learning every key it may send for redaction."""
+        if self.missing_key is not None:
+            raise ConfigurationError(self.missing_key)
         self.redact.add(*(os.environ.get(name) for name in self.key_env))
         client = self.call(make)
         self.redact.add(*self.client_keys(client))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from alloy import command
+from alloy import ConfigurationError, command
 from alloy.events import ProfileDowngraded, subscribe
 from alloy.pricing import price_for
 from alloy.providers import get_model, profile_for, providers
@@ -124,3 +124,44 @@ def test_prose_under_a_schema_is_re_asked_in_tool_mode_then_goes_straight_there(
     second = typed("sglang:Qwen/Qwen3-8B").run("Bern")
     assert second.enforcement == "tool" and len(emu.requests) - before == 1
     assert profile_for(get_model("sglang:Qwen/Qwen3-8B")).json_schema == "best-effort"
+
+
+#: The presets over a hosted service, which need their vendor's key; the others are local servers.
+HOSTED = ["groq", "openrouter", "deepseek", "mistral", "xai", "together", "fireworks"]
+LOCAL = ["vllm", "llamacpp", "lmstudio", "sglang"]
+
+
+def test_the_presets_are_hosted_or_local() -> None:
+    assert sorted(HOSTED + LOCAL) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", HOSTED)
+def test_a_hosted_preset_without_its_key_fails_before_any_request(
+    name: str, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preset = providers()[name]
+    monkeypatch.delenv(preset.key_env[0])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-not-for-groq-0123456789")
+    model = f"{name}:{preset.example_models[0]}"
+    assert get_model(model).name == model  # named and inspected without its key
+    with pytest.raises(ConfigurationError) as raised:
+        typed(model).run("Bern")
+    message = str(raised.value)
+    assert preset.key_env[0] in message and "api_key=" in message
+    assert "OPENAI_API_KEY" not in message
+    assert emu.requests == []
+    result = typed(model).with_options(api_key="a-key-given-as-an-option").run("Bern")
+    assert isinstance(result.value, City)
+    assert "a-key-given-as-an-option" in emu.last_request("openai").headers["authorization"]
+
+
+@pytest.mark.parametrize("name", LOCAL)
+def test_a_local_server_preset_works_without_a_key(
+    name: str, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preset = providers()[name]
+    monkeypatch.delenv(preset.key_env[0])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-not-for-vllm-0123456789")
+    result = typed(f"{name}:{preset.example_models[0]}").run("Bern")
+    assert isinstance(result.value, City)
+    assert "sk-openai" not in emu.last_request("openai").headers["authorization"]
