@@ -23,6 +23,7 @@ from ._blocking import run_blocking
 from ._deps import arity_without, context_parameter, current
 from ._pickling import by_reference, function_ref, located
 from ._types import Media, Part, Text, ToolCall, ToolResult
+from .errors import ConfigurationError
 
 RailKind = Literal["input", "output", "tool"]
 
@@ -69,16 +70,32 @@ Subject = Union[PromptSubject, OutputSubject, ToolCallSubject, ToolResultSubject
 @dataclass(frozen=True)
 class Rail:
     """A named check of one kind. ``fn`` follows the conventions in :mod:`alloy.rails`;
-    ``afn``, when given, is used instead of ``fn`` under the async driver."""
+    ``afn``, when given, is used instead of ``fn`` under the async driver.
+
+    A synchronous rail runs inline, on the event loop under the async driver: a thread per
+    check costs more than a cheap check does. ``blocking=True`` marks one that waits (on I/O, a
+    lock, a slow library), which under the async driver then runs in a worker thread
+    (``asyncio.to_thread``) so the loop serves other calls meanwhile. An async rail yields the
+    loop by itself, so marking one blocking is a ConfigurationError."""
 
     kind: RailKind
     name: str
     fn: Callable[..., Any]
     afn: Callable[..., Any] | None = None
+    blocking: bool = False
     _context_param: str | None = field(default=None, init=False, repr=False, compare=False)
 
     # -- sync and async application; both return the new subject or a Block --
     def __post_init__(self) -> None:
+        if not isinstance(self.blocking, bool):
+            raise ConfigurationError(
+                f"rail {self.name!r}: blocking must be True or False, not {self.blocking!r}"
+            )
+        if self.blocking and _is_async(self.afn or self.fn):
+            raise ConfigurationError(
+                f"rail {self.name!r} is async: blocking=True is for synchronous rails that would "
+                "stall the event loop while they wait; an async rail already yields it"
+            )
         # The parameter that receives the call's Context (deps=), found once.
         object.__setattr__(self, "_context_param", context_parameter(self.fn))
 
@@ -90,7 +107,7 @@ class Rail:
         if by_reference(self, module, qualname):
             return (located, (module, qualname))
         afn = None if self.afn is None else function_ref(self.afn)
-        return (Rail, (self.kind, self.name, function_ref(self.fn), afn))
+        return (Rail, (self.kind, self.name, function_ref(self.fn), afn, self.blocking))
 
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         name = self._context_param
@@ -105,7 +122,14 @@ class Rail:
         return self._interpret(subject, outcome)
 
     async def aapply(self, subject: Subject) -> Subject | Block:
-        outcome = self._call(self.afn or self.fn, self._args(subject))
+        fn, args = self.afn or self.fn, self._args(subject)
+        if self.blocking:
+            import asyncio  # only for a blocking rail: ``import alloy`` stays light
+
+            # to_thread copies the context, so the call's Context (deps=) reaches the rail.
+            outcome = await asyncio.to_thread(self._call, fn, args)
+        else:
+            outcome = self._call(fn, args)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return self._interpret(subject, outcome)
@@ -154,3 +178,11 @@ class Rail:
                 return ToolResultSubject(call, replace(result, content=str(outcome)))
             case _:
                 assert_never(subject)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine: an ``async def`` function, or an object whose
+    ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (the method itself, not callability)
+    )

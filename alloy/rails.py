@@ -9,6 +9,9 @@ call with :class:`~alloy.errors.RailBlocked`, or anything else as the rewritten 
 - tool rails see each ``ToolCall`` before it runs (return new arguments to rewrite them) and
   again with its ``ToolResult`` after (return a new string to rewrite the result).
 
+A synchronous rail runs inline (on the event loop under ``acall``); mark one that waits on I/O
+``@input_rail(blocking=True)`` and async calls run it in a worker thread instead.
+
 A rail that raises blocks the call too: rails fail closed. Rails can be alloy commands — see
 :func:`judge`, :func:`self_check_input` and :func:`self_check_output` — and the built-ins
 :func:`blocklist` and :func:`mask_pii` are deterministic. Per call, switch rails off by kind with
@@ -40,26 +43,35 @@ __all__ = [
 ]
 
 
-def _rail(kind: RailKind, fn: Callable[..., Any] | None, name: str | None) -> Any:
+def _rail(kind: RailKind, fn: Callable[..., Any] | None, name: str | None, blocking: bool) -> Any:
     def make(f: Callable[..., Any]) -> Rail:
-        return Rail(kind, name or str(getattr(f, "__name__", kind)), f)
+        return Rail(kind, name or str(getattr(f, "__name__", kind)), f, blocking=blocking)
 
     return make(fn) if fn is not None else make
 
 
-def input_rail(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
-    """Make ``fn(text[, media])`` an input rail (decorator, with or without arguments)."""
-    return _rail("input", fn, name)
+def input_rail(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, blocking: bool = False
+) -> Any:
+    """Make ``fn(text[, media])`` an input rail (decorator, with or without arguments).
+
+    ``blocking=True`` marks a synchronous rail that waits (on I/O, say): async calls run it in
+    a worker thread instead of on the event loop. Every ``*_rail`` decorator takes it."""
+    return _rail("input", fn, name, blocking)
 
 
-def output_rail(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+def output_rail(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, blocking: bool = False
+) -> Any:
     """Make ``fn(value)`` an output rail."""
-    return _rail("output", fn, name)
+    return _rail("output", fn, name, blocking)
 
 
-def tool_rail(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+def tool_rail(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, blocking: bool = False
+) -> Any:
     """Make ``fn(call, result_or_None)`` a tool rail, run before and after each tool call."""
-    return _rail("tool", fn, name)
+    return _rail("tool", fn, name, blocking)
 
 
 # -- rails built from commands --------------------------------------------------------------

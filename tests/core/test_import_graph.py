@@ -175,6 +175,7 @@ def test_the_core_types_import_nothing_above_them() -> None:
         "alloy._blocking",
         "alloy._deps",
         "alloy._pickling",
+        "alloy.errors",
     }
     assert edges["alloy._deps"] <= {"alloy.errors"}
     assert edges["alloy._output"] <= {"alloy._schema", "alloy.errors", "alloy._pickling"}
