@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ._observers import listen
 from ._observers import logger as logger
@@ -60,9 +60,17 @@ class Event:
     call_id: str
     time: float = field(default_factory=time.time, kw_only=True)
 
+    #: What :meth:`describe` adds to the common fields: a ``str.format`` template of the
+    #: event ``e``; ``_content`` is added only when content is logged.
+    _line: ClassVar[str] = ""
+    _content: ClassVar[str] = ""
+
     def describe(self, *, content: bool = False) -> str:
         """One log line; prompts and outputs appear only when ``content`` is on."""
-        return f"{type(self).__name__} command={self.command} call={self.call_id}"
+        line = f"{type(self).__name__} command={self.command} call={self.call_id}"
+        if self._line:
+            line = f"{line} {self._line.format(e=self)}"
+        return f"{line} {self._content.format(e=self)}" if content and self._content else line
 
 
 @dataclass(frozen=True)
@@ -75,9 +83,7 @@ class CommandStarted(Event):
 class PromptRendered(Event):
     prompt: tuple[Part, ...]
 
-    def describe(self, *, content: bool = False) -> str:
-        base = super().describe()
-        return f"{base} prompt={self.prompt!r}" if content else base
+    _content = "prompt={e.prompt!r}"
 
 
 @dataclass(frozen=True)
@@ -137,8 +143,7 @@ class ProviderRetry(Event):
     error: Exception
     delay: float
 
-    def describe(self, *, content: bool = False) -> str:
-        return f"{super().describe()} error={type(self.error).__name__} delay={self.delay:.2f}s"
+    _line = "error={e.error.__class__.__name__} delay={e.delay:.2f}s"
 
 
 @dataclass(frozen=True)
@@ -151,11 +156,7 @@ class FellBack(Event):
     to_model: str
     error: Exception
 
-    def describe(self, *, content: bool = False) -> str:
-        return (
-            f"{super().describe()} from={self.from_model} to={self.to_model} "
-            f"error={type(self.error).__name__}"
-        )
+    _line = "from={e.from_model} to={e.to_model} error={e.error.__class__.__name__}"
 
 
 @dataclass(frozen=True)
@@ -173,11 +174,7 @@ class ProfileDowngraded(Event):
     to_enforcement: str
     reason: str
 
-    def describe(self, *, content: bool = False) -> str:
-        return (
-            f"{super().describe()} model={self.model} endpoint={self.endpoint} "
-            f"from={self.from_enforcement} to={self.to_enforcement}"
-        )
+    _line = "model={e.model} endpoint={e.endpoint} from={e.from_enforcement} to={e.to_enforcement}"
 
 
 @dataclass(frozen=True)
@@ -194,18 +191,15 @@ class ToolCallFinished(Event):
     call: ToolCall
     result: ToolResult
 
-    def describe(self, *, content: bool = False) -> str:
-        base = f"{super().describe()} tool={self.call.name} id={self.call.id} error={self.result.is_error}"
-        return f"{base} result={self.result.content!r}" if content else base
+    _line = "tool={e.call.name} id={e.call.id} error={e.result.is_error}"
+    _content = "result={e.result.content!r}"
 
 
 @dataclass(frozen=True)
 class OutputParsed(Event):
     value: Any
     raw: str
-
-    def describe(self, *, content: bool = False) -> str:
-        return f"{super().describe()} value={self.value!r}" if content else super().describe()
+    _content = "value={e.value!r}"
 
 
 @dataclass(frozen=True)
@@ -216,9 +210,8 @@ class OutputRejected(Event):
     feedback: str
     raw: str
 
-    def describe(self, *, content: bool = False) -> str:
-        base = f"{super().describe()} reason={self.reason!r}"
-        return f"{base} feedback={self.feedback!r}" if content else base
+    _line = "reason={e.reason!r}"
+    _content = "feedback={e.feedback!r}"
 
 
 @dataclass(frozen=True)
@@ -240,9 +233,8 @@ class PartialOutput(Event):
     attempt: int
     partial: Any
 
-    def describe(self, *, content: bool = False) -> str:
-        base = f"{super().describe()} attempt={self.attempt}"
-        return f"{base} data={self.partial.data!r}" if content else base
+    _line = "attempt={e.attempt}"
+    _content = "data={e.partial.data!r}"
 
 
 @dataclass(frozen=True)
@@ -252,17 +244,14 @@ class OutputItem(Event):
     attempt: int
     item: Any
 
-    def describe(self, *, content: bool = False) -> str:
-        base = f"{super().describe()} attempt={self.attempt}"
-        return f"{base} item={self.item!r}" if content else base
+    _line = "attempt={e.attempt}"
+    _content = "item={e.item!r}"
 
 
 @dataclass(frozen=True)
 class OutputReady(Event):
     value: Any
-
-    def describe(self, *, content: bool = False) -> str:
-        return f"{super().describe()} value={self.value!r}" if content else super().describe()
+    _content = "value={e.value!r}"
 
 
 @dataclass(frozen=True)
@@ -271,12 +260,10 @@ class CommandFinished(Event):
     transcript: Transcript
     duration: float
 
-    def describe(self, *, content: bool = False) -> str:
-        usage = self.transcript.usage
-        return (
-            f"{super().describe()} attempts={self.transcript.attempts} tokens={usage.total_tokens} "
-            f"duration={self.duration:.3f}s"
-        )
+    _line = (
+        "attempts={e.transcript.attempts} tokens={e.transcript.usage.total_tokens} "
+        "duration={e.duration:.3f}s"
+    )
 
 
 @dataclass(frozen=True)
@@ -284,8 +271,7 @@ class CommandFailed(Event):
     error: BaseException
     duration: float
 
-    def describe(self, *, content: bool = False) -> str:
-        return f"{super().describe()} error={type(self.error).__name__}: {self.error}"
+    _line = "error={e.error.__class__.__name__}: {e.error}"
 
 
 @dataclass(frozen=True)
@@ -297,8 +283,7 @@ class CommandCancelled(Event):
     reason: str
     duration: float
 
-    def describe(self, *, content: bool = False) -> str:
-        return f"{super().describe()} reason={self.reason!r}"
+    _line = "reason={e.reason!r}"
 
 
 @dataclass(frozen=True)
@@ -327,9 +312,7 @@ class MapFinished(Event):
 
     summary: Any
 
-    def describe(self, *, content: bool = False) -> str:
-        s = self.summary
-        return f"{super().describe()} rows={s.rows} failed={s.failed} seconds={s.seconds:.1f}"
+    _line = "rows={e.summary.rows} failed={e.summary.failed} seconds={e.summary.seconds:.1f}"
 
 
 @dataclass(frozen=True)
@@ -341,10 +324,7 @@ class BatchSubmitted(Event):
     provider: str
     requests: int
 
-    def describe(self, *, content: bool = False) -> str:
-        return (
-            f"{super().describe()} job={self.job} provider={self.provider} requests={self.requests}"
-        )
+    _line = "job={e.job} provider={e.provider} requests={e.requests}"
 
 
 @dataclass(frozen=True)
