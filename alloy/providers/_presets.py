@@ -1,58 +1,55 @@
 """OpenAI-compatible endpoints as presets over the Chat Completions adapter (issue 30 item 1).
 
 Each is a descriptor only: the ``openai-chat`` adapter with its own default base URL, key
-variable, base URL variable, declared capability profile (:class:`~alloy.providers.Profile`)
-and prices. Local servers (vLLM, llama.cpp, LM Studio, SGLang) need no key and take
-``base_url=`` or their own ``*_BASE_URL`` variable; hosted ones read their vendor's key
-variable. Declared profiles are what each vendor documents (sources in docs/providers.md,
-"OpenAI-compatible presets"); a probe or what the process observes overrides them. Prices are
-list prices in USD per million tokens, for the example models, when the vendor publishes them.
+variable (``<NAME>_API_KEY``), base URL variable (``<NAME>_BASE_URL``), declared capability
+profile (:class:`~alloy.providers.Profile`, by model id prefix, ``""`` for every model) and
+prices. Local servers (vLLM, llama.cpp, LM Studio, SGLang) need no key and are free; hosted ones
+need their vendor's key. Declared profiles are what each vendor documents (sources in
+docs/providers.md, "OpenAI-compatible presets"); a probe or what the process observes overrides
+them. Prices are list prices in USD per million tokens for the example models.
 """
 
 from __future__ import annotations
 
-from .._profile import Profile
+from .._profile import Profile, ToolChoice
 from ._descriptor import Provider
 from ._price import Price
-from ._profiles_declared import (
-    DEEPSEEK,
-    FIREWORKS,
-    GROQ,
-    LLAMACPP,
-    LMSTUDIO,
-    MISTRAL,
-    OPENROUTER,
-    SGLANG,
-    TOGETHER,
-    VLLM,
-    XAI,
-)
 
 __all__ = ["PRESETS"]
 
-_CHAT = "alloy.providers.openai_chat:create"
-_DIALECT = "alloy.providers._dialects:openai"
-_FREE = {"": Price(0.0, 0.0, 0.0)}
+_NO_NAMED: frozenset[ToolChoice] = frozenset({"auto", "required", "none"})
+_NAMED_ONLY: frozenset[ToolChoice] = frozenset({"named", "none"})
+
+
+def _local(name: str, port: int, example: str, profile: Profile) -> Provider:
+    """A server on this machine: no key, no price."""
+    url = f"http://localhost:{port}/v1"
+    return _preset(name, url, {"": profile}, (example,), {"": Price(0.0, 0.0, 0.0)})
+
+
+def _hosted(
+    name: str, url: str, profiles: dict[str, Profile], prices: dict[str, Price]
+) -> Provider:
+    """A vendor's service: its key, and a price for each example model."""
+    return _preset(name, url, profiles, tuple(prices), prices)
 
 
 def _preset(
     name: str,
-    *,
     base_url: str,
-    key_env: tuple[str, ...],
     profiles: dict[str, Profile],
     example_models: tuple[str, ...],
     prices: dict[str, Price],
 ) -> Provider:
     return Provider(
         name,
-        _CHAT,
+        "alloy.providers.openai_chat:create",
         extra="openai",
         sdk_module="openai",
         needs_model_id=True,
-        key_env=key_env,
+        key_env=(f"{name.upper()}_API_KEY",),
         base_url_env=(f"{name.upper()}_BASE_URL",),
-        dialect=_DIALECT,
+        dialect="alloy.providers._dialects:openai",
         example_models=example_models,
         prices=prices,
         wire="openai",
@@ -62,95 +59,69 @@ def _preset(
 
 
 PRESETS: tuple[Provider, ...] = (
-    _preset(
-        "vllm",
-        base_url="http://localhost:8000/v1",
-        key_env=("VLLM_API_KEY",),
-        profiles=VLLM,
-        example_models=("Qwen/Qwen3-8B",),
-        prices=_FREE,
+    # Guided decoding for json_schema and json_object; a named tool_choice is guided too, while
+    # "auto" and "required" need --enable-auto-tool-choice and a tool parser.
+    _local("vllm", 8000, "Qwen/Qwen3-8B", Profile(tool_choice=_NAMED_ONLY)),
+    # llama-server: json_schema and json_object through grammars; tools with --jinja; a named
+    # tool_choice is treated as "auto".
+    _local("llamacpp", 8080, "qwen3-8b", Profile(tool_choice=_NO_NAMED)),
+    # json_schema only: json_object is refused with a 400.
+    _local(
+        "lmstudio", 1234, "openai/gpt-oss-20b", Profile(json_object=False, tool_choice=_NO_NAMED)
     ),
-    _preset(
-        "llamacpp",
-        base_url="http://localhost:8080/v1",
-        key_env=("LLAMACPP_API_KEY",),
-        profiles=LLAMACPP,
-        example_models=("qwen3-8b",),
-        prices=_FREE,
-    ),
-    _preset(
-        "lmstudio",
-        base_url="http://localhost:1234/v1",
-        key_env=("LMSTUDIO_API_KEY",),
-        profiles=LMSTUDIO,
-        example_models=("openai/gpt-oss-20b",),
-        prices=_FREE,
-    ),
-    _preset(
-        "sglang",
-        base_url="http://localhost:30000/v1",
-        key_env=("SGLANG_API_KEY",),
-        profiles=SGLANG,
-        example_models=("Qwen/Qwen3-8B",),
-        prices=_FREE,
-    ),
-    _preset(
+    # json_schema through its grammar backends; tools with a tool-call parser.
+    _local("sglang", 30000, "Qwen/Qwen3-8B", Profile()),
+    # Strict (constrained decoding) only on the gpt-oss models, best-effort elsewhere; no
+    # schema on a stream.
+    _hosted(
         "groq",
-        base_url="https://api.groq.com/openai/v1",
-        key_env=("GROQ_API_KEY",),
-        profiles=GROQ,
-        example_models=("llama-3.3-70b-versatile", "openai/gpt-oss-120b"),
-        prices={
+        "https://api.groq.com/openai/v1",
+        {
+            "": Profile(json_schema="best-effort", schema_with_streaming=False),
+            "openai/gpt-oss": Profile(schema_with_streaming=False, strict_tools=True),
+        },
+        {
             "llama-3.3-70b-versatile": Price(0.59, 0.79),
             "openai/gpt-oss-120b": Price(0.15, 0.75),
         },
     ),
-    _preset(
+    # Routes to a provider that may lack a feature, so schemas are best-effort.
+    _hosted(
         "openrouter",
-        base_url="https://openrouter.ai/api/v1",
-        key_env=("OPENROUTER_API_KEY",),
-        profiles=OPENROUTER,
-        example_models=("openai/gpt-4o-mini",),
-        prices={"openai/gpt-4o-mini": Price(0.15, 0.60)},
+        "https://openrouter.ai/api/v1",
+        {"": Profile(json_schema="best-effort")},
+        {"openai/gpt-4o-mini": Price(0.15, 0.60)},
     ),
-    _preset(
+    # JSON Output (json_object) only, no JSON Schema; function calling.
+    _hosted(
         "deepseek",
-        base_url="https://api.deepseek.com",
-        key_env=("DEEPSEEK_API_KEY",),
-        profiles=DEEPSEEK,
-        example_models=("deepseek-chat",),
-        prices={"deepseek-chat": Price(0.28, 0.42, 0.028)},
+        "https://api.deepseek.com",
+        {"": Profile(json_schema="no")},
+        {"deepseek-chat": Price(0.28, 0.42, 0.028)},
     ),
-    _preset(
+    # Custom structured outputs (json_schema) and JSON mode; function calling.
+    _hosted(
         "mistral",
-        base_url="https://api.mistral.ai/v1",
-        key_env=("MISTRAL_API_KEY",),
-        profiles=MISTRAL,
-        example_models=("mistral-small-latest",),
-        prices={"mistral-small-latest": Price(0.10, 0.30)},
+        "https://api.mistral.ai/v1",
+        {"": Profile()},
+        {"mistral-small-latest": Price(0.10, 0.30)},
     ),
-    _preset(
-        "xai",
-        base_url="https://api.x.ai/v1",
-        key_env=("XAI_API_KEY",),
-        profiles=XAI,
-        example_models=("grok-3-mini",),
-        prices={"grok-3-mini": Price(0.30, 0.50, 0.075)},
+    # Structured outputs (json_schema) and function calling.
+    _hosted(
+        "xai", "https://api.x.ai/v1", {"": Profile()}, {"grok-3-mini": Price(0.30, 0.50, 0.075)}
     ),
-    _preset(
+    # JSON mode with a schema on its supported models, best-effort elsewhere.
+    _hosted(
         "together",
-        base_url="https://api.together.xyz/v1",
-        key_env=("TOGETHER_API_KEY",),
-        profiles=TOGETHER,
-        example_models=("meta-llama/Llama-3.3-70B-Instruct-Turbo",),
-        prices={"meta-llama/Llama-3.3-70B-Instruct-Turbo": Price(0.88, 0.88)},
+        "https://api.together.xyz/v1",
+        {"": Profile(json_schema="best-effort")},
+        {"meta-llama/Llama-3.3-70B-Instruct-Turbo": Price(0.88, 0.88)},
     ),
-    _preset(
+    # JSON mode with a schema through grammar-based decoding; function calling.
+    _hosted(
         "fireworks",
-        base_url="https://api.fireworks.ai/inference/v1",
-        key_env=("FIREWORKS_API_KEY",),
-        profiles=FIREWORKS,
-        example_models=("accounts/fireworks/models/llama-v3p1-8b-instruct",),
-        prices={"accounts/fireworks/models/llama-v3p1-8b-instruct": Price(0.20, 0.20)},
+        "https://api.fireworks.ai/inference/v1",
+        {"": Profile()},
+        {"accounts/fireworks/models/llama-v3p1-8b-instruct": Price(0.20, 0.20)},
     ),
 )

@@ -87,7 +87,6 @@ IMPORT_ALLOY = [
     "alloy.providers._presets",
     "alloy.providers._price",
     "alloy.providers._profiles",
-    "alloy.providers._profiles_declared",
     "alloy.streaming",
     "alloy.tool",
 ]
