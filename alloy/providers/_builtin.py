@@ -9,6 +9,7 @@ order each SDK reads them (google-genai prefers ``GOOGLE_API_KEY`` over ``GEMINI
 
 from __future__ import annotations
 
+from . import _profiles_cloud as cloud
 from ._descriptor import Provider
 from ._price import Price
 
@@ -179,6 +180,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "gemini-2.5-flash": Price(0.30, 2.50, 0.03),
             "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
         },
+        profiles=cloud.VERTEX,
         wire="gemini",
         genai_name="gcp.vertex_ai",
     ),
@@ -193,6 +195,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         dialect="alloy.providers._dialects:anthropic",
         example_models=("claude-sonnet-4-6", "claude-haiku-4-5"),
         prices=_CLAUDE_PRICES,
+        profiles=cloud.ANTHROPIC_FOUNDRY,
         wire="anthropic",
         genai_name="anthropic",
     ),
@@ -207,6 +210,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         dialect="alloy.providers._dialects:anthropic",
         example_models=("claude-haiku-4-5@20251001", "claude-sonnet-4-6"),
         prices=_CLAUDE_PRICES,
+        profiles=cloud.ANTHROPIC_VERTEX,
         wire="anthropic",
         genai_name="gcp.vertex_ai",
     ),
@@ -224,6 +228,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "global.anthropic.claude-sonnet-4-6",
         ),
         prices=_claude_on_bedrock(),
+        profiles=cloud.ANTHROPIC_BEDROCK,
         wire="anthropic",
         genai_name="aws.bedrock",
     ),
@@ -238,6 +243,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         dialect="alloy.providers._dialects:bedrock",
         example_models=("us.anthropic.claude-haiku-4-5-20251001-v1:0", "amazon.nova-lite-v1:0"),
         prices=_converse_prices(),
+        profiles=cloud.BEDROCK,
         wire="bedrock",
         genai_name="aws.bedrock",
     ),

@@ -23,7 +23,9 @@ as a retry). Every token it returns is redacted from alloy's errors and logs. No
 
 A deployment's name says nothing of its model: it is taken to be a current one (native
 structured output, strict tools) unless the factories' ``model=`` hint names the OpenAI model
-it serves (``model="gpt-4-turbo"`` has no native schema). It has no price until
+it serves (``model="gpt-4-turbo"`` has no native schema). On the classic API, structured
+outputs and strict tools need API version ``2024-08-01-preview`` or later: an older version
+declares neither, so typed calls use a forced tool call from the start. It has no price until
 :func:`alloy.pricing.set_price` gives it one.
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -47,9 +50,11 @@ __all__ = [
     "AzureChatModel",
     "AzureEndpoint",
     "AzureResponsesModel",
+    "STRUCTURED_OUTPUTS_VERSION",
     "TokenProvider",
     "create",
     "create_chat",
+    "has_structured_outputs",
 ]
 
 #: A Microsoft Entra ID token provider: called for each request, returns a bearer token.
@@ -58,6 +63,18 @@ TokenProvider = Callable[[], str]
 KEY_ENV = "AZURE_OPENAI_API_KEY"
 ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 VERSION_ENV = "OPENAI_API_VERSION"
+#: The first API version taking ``response_format`` ``json_schema`` and strict tools.
+STRUCTURED_OUTPUTS_VERSION = "2024-08-01-preview"
+
+
+def has_structured_outputs(api_version: str) -> bool:
+    """Whether a classic API version takes structured outputs. Versions compare by date, a
+    ``-preview`` before the release of its date."""
+
+    def order(version: str) -> tuple[str, bool]:
+        return version[:10], "-preview" not in version
+
+    return order(api_version) >= order(STRUCTURED_OUTPUTS_VERSION)
 
 
 def is_v1(endpoint: str) -> bool:
@@ -169,8 +186,11 @@ class _OnAzure(RefreshesOn401):
         super().__init__(model_id, base_url=base_url)  # type: ignore[call-arg]
         api_key = azure_ad_token_provider or api_key or os.environ.get(KEY_ENV) or None
         self.azure = AzureEndpoint(base_url, api_key, api_version, self.redact)
-        if model:
-            self.capabilities = capabilities_for(model)
+        profile = capabilities_for(model) if model else self.capabilities
+        version = api_version or os.environ.get(VERSION_ENV)
+        if base_url and not is_v1(base_url) and version and not has_structured_outputs(version):
+            profile = replace(profile, json_schema="no", strict_tools=False)
+        self.capabilities = profile
 
     def make_client(self, *, asynchronous: bool) -> Any:
         return self.azure.client(asynchronous=asynchronous)

@@ -320,3 +320,36 @@ def test_a_deployment_takes_an_openai_models_price(classic: Any) -> None:
     assert gpt_4o is not None
     set_price("azure:my-gpt-4o-deployment", gpt_4o)
     assert price_for("azure:my-gpt-4o-deployment") == gpt_4o
+
+
+# -- structured outputs by API version ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "native"),
+    [("2024-06-01", False), ("2024-07-01-preview", False), ("2024-08-01-preview", True)],
+)
+def test_classic_api_versions_before_2024_08_01_preview_declare_no_schema(
+    classic: Any, monkeypatch: pytest.MonkeyPatch, version: str, native: bool
+) -> None:
+    monkeypatch.setenv("OPENAI_API_VERSION", version)
+    profile = azure.create_chat("my-gpt-4o").capabilities
+    assert (profile.native_schema, profile.strict_tools) == (native, native)
+    assert azure.create_chat("my-gpt-4o", api_version=VERSION).capabilities.native_schema
+
+
+def test_an_old_api_version_goes_straight_to_a_tool_call_without_a_400(classic: Any) -> None:
+    classic.persona("azure-old-api")
+    model = azure.create_chat("my-gpt-4o", api_version="2024-06-01")
+    classic.push("openai", ReplyJson({"city": "Paris", "country": "France"}))
+    result = capital_command(model).run("France")
+    assert result.value == Capital("Paris", "France") and result.enforcement == "tool"
+    assert len(classic.requests) == 1
+    assert "response_format" not in classic.requests[0].body
+
+
+def test_the_v1_api_has_no_version_and_declares_a_schema(
+    v1: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-06-01")  # not read for v1
+    assert azure.create_chat("my-gpt-4o").capabilities.native_schema

@@ -111,27 +111,9 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "alloy"]
 
 
-#: What the step-down does not meet yet; each reason names what is missing. Not strict: a fix
-#: shows as XPASS, and its entry should then go.
-_SILENT_DROP_UNWATCHED = (
-    "prose under a schema is only watched where the provider declares profiles "
-    "(declares_profiles), and bedrock: declares none"
-)
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **{("bedrock-silent", v): _SILENT_DROP_UNWATCHED for v in VARIANTS},
-}
-
-
 def _cases() -> list[Any]:
     return [
-        pytest.param(
-            name,
-            variant,
-            id=f"{name}-{variant}",
-            marks=[pytest.mark.xfail(strict=False, reason=KNOWN_GAPS[(name, variant)])]
-            if (name, variant) in KNOWN_GAPS
-            else [],
-        )
+        pytest.param(name, variant, id=f"{name}-{variant}")
         for name in sorted(PERSONAS)
         for variant in VARIANTS
     ]
@@ -151,6 +133,7 @@ def test_a_typed_command_gets_a_valid_value_and_every_downgrade_is_announced(
     clear_model_cache()
     emu.persona(name)
     expected = expected_enforcement(persona, model, variant)
+    declared = profile_for(get_model(model))
     if variant == "tools":
         script_a_tool_round(emu, persona, expected)
 
@@ -159,11 +142,10 @@ def test_a_typed_command_gets_a_valid_value_and_every_downgrade_is_announced(
     assert isinstance(result.value, Capital)
     assert result.enforcement == expected
     assert len(events) == len(warnings_of(caplog))
-    stepped = result.enforcement != "native-strict"
+    stepped = result.enforcement != declared.enforcement(declared.default_output_mode())
     assert len(events) == (1 if stepped else 0)
 
 
-@pytest.mark.xfail(strict=False, reason=_SILENT_DROP_UNWATCHED)
 def test_bedrock_silent_is_asked_again_in_tool_mode_once_then_goes_straight_to_it(
     emu: Emulator,
     monkeypatch: pytest.MonkeyPatch,
