@@ -22,8 +22,9 @@ import os
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from .._profile import Profile, observed
@@ -119,8 +120,24 @@ def resolve_profile(
 # -- stored probes -----------------------------------------------------------------------------
 
 _LOCK = threading.Lock()
-#: The store as last read: (path, modification time, entries).
-_READ: list[tuple[str, float, dict[str, Any]]] = []
+#: How long the store as last read is trusted before its file is looked at again (seconds):
+#: calls resolve a profile each, and a ``stat`` per call is not free. A save in this process
+#: replaces what is kept at once; another process's save is seen within this time.
+RECHECK_SECONDS = 1.0
+
+
+@dataclass
+class _Store:
+    """The store file as last read: its modification time (None: no file), when it was last
+    looked at, its entries, and the profiles already parsed from them."""
+
+    mtime: int | None
+    checked: float
+    entries: dict[str, Any]
+    parsed: dict[tuple[str, str | None], Profile | None] = field(default_factory=dict)
+
+
+_STORES: dict[str, _Store] = {}
 
 
 def _store_path(path: str | os.PathLike[str] | None) -> Path:
@@ -137,23 +154,37 @@ def _key(base_url: str, model: str) -> str:
     return f"{base_url.rstrip('/')} {model}"
 
 
-def _entries(path: Path) -> dict[str, Any]:
+def _mtime(path: Path) -> int | None:
     try:
-        mtime = path.stat().st_mtime
+        return path.stat().st_mtime_ns
     except OSError:
-        return {}
-    with _LOCK:
-        if _READ and _READ[0][:2] == (str(path), mtime):
-            return _READ[0][2]
+        return None
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(entries, dict):
-        return {}
+    return entries if isinstance(entries, dict) else {}
+
+
+def _store(path: Path) -> _Store:
+    """The store at ``path``: as last read while that is recent, or while the file has not
+    changed since; read again otherwise."""
+    now = monotonic()
     with _LOCK:
-        _READ[:] = [(str(path), mtime, entries)]
-    return entries
+        kept = _STORES.get(str(path))
+        if kept is not None and now - kept.checked < RECHECK_SECONDS:
+            return kept
+    mtime = _mtime(path)
+    if kept is not None and kept.mtime == mtime:
+        kept.checked = now
+        return kept
+    store = _Store(mtime, now, _read(path) if mtime is not None else {})
+    with _LOCK:
+        _STORES[str(path)] = store
+    return store
 
 
 def _to_json(profile: Profile) -> dict[str, Any]:
@@ -185,7 +216,7 @@ def store_probe(
     ``~/.cache/alloy/profiles.json``). The newest probe of a (base URL, model) is what calls
     use. Returns the file written."""
     target = _store_path(path)
-    entries = dict(_entries(target))
+    entries = _read(target)  # as on disk now: another process may have saved since
     key = _key(base_url, model)
     versions = dict(entries.get(key) or {})
     versions[server_version or ""] = _to_json(replace(profile, source="probed"))
@@ -195,6 +226,8 @@ def store_probe(
     temporary = target.with_suffix(target.suffix + ".tmp")
     temporary.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
     temporary.replace(target)
+    with _LOCK:
+        _STORES[str(target)] = _Store(_mtime(target), monotonic(), entries)
     return target
 
 
@@ -207,9 +240,17 @@ def load_probe(
 ) -> Profile | None:
     """The stored probe of ``model`` at ``base_url`` for ``server_version`` (None: the newest
     probe), or None when there is none (or the server has changed version since)."""
-    versions = _entries(_store_path(path)).get(_key(base_url, model))
-    if not isinstance(versions, dict):
-        return None
-    version = versions.get("latest", "") if server_version is None else server_version
-    data = versions.get(version)
-    return _from_json(data) if isinstance(data, dict) else None
+    store = _store(_store_path(path))
+    key = _key(base_url, model)
+    with _LOCK:
+        if (key, server_version) in store.parsed:
+            return store.parsed[key, server_version]
+    versions = store.entries.get(key)
+    profile = None
+    if isinstance(versions, dict):
+        version = versions.get("latest", "") if server_version is None else server_version
+        data = versions.get(version)
+        profile = _from_json(data) if isinstance(data, dict) else None
+    with _LOCK:
+        store.parsed[key, server_version] = profile
+    return profile
