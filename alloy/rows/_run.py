@@ -130,6 +130,8 @@ class Settings:
 
 @dataclass
 class _Tally:
+    """The counts of a run so far: the first fields of its :class:`Summary`."""
+
     rows: int = 0
     ok: int = 0
     failed: int = 0
@@ -425,15 +427,8 @@ class Run:
         return PacedModel(model, pacer)
 
     def _summary(self) -> Summary:
-        tally = self._tally
         return Summary(
-            rows=tally.rows,
-            ok=tally.ok,
-            failed=tally.failed,
-            resumed=tally.resumed,
-            invalidated=tally.invalidated,
-            usage=tally.usage,
-            cost=tally.cost,
+            **vars(self._tally),  # rows, ok, failed, resumed, invalidated, usage, cost
             seconds=time.monotonic() - self._started if self._started else 0.0,
             waited=sum(p.stats.waited for p in self._pacers.values()),
             rate_limited=sum(p.stats.rate_limited for p in self._pacers.values()),
