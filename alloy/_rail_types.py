@@ -84,6 +84,7 @@ class Rail:
     afn: Callable[..., Any] | None = None
     blocking: bool = False
     _context_param: str | None = field(default=None, init=False, repr=False, compare=False)
+    _wants_media: bool = field(default=False, init=False, repr=False, compare=False)
 
     # -- sync and async application; both return the new subject or a Block --
     def __post_init__(self) -> None:
@@ -96,8 +97,11 @@ class Rail:
                 f"rail {self.name!r} is async: blocking=True is for synchronous rails that would "
                 "stall the event loop while they wait; an async rail already yields it"
             )
-        # The parameter that receives the call's Context (deps=), found once.
-        object.__setattr__(self, "_context_param", context_parameter(self.fn))
+        # The parameter that receives the call's Context (deps=), and whether an input rail
+        # takes the media parts too, found once: a signature costs more than a cheap rail.
+        context = context_parameter(self.fn)
+        object.__setattr__(self, "_context_param", context)
+        object.__setattr__(self, "_wants_media", arity_without(self.fn, context) >= 2)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled by its module and name when they find this very rail (``@input_rail`` on a
@@ -139,9 +143,9 @@ class Rail:
         match subject:
             case PromptSubject(parts):
                 text = "".join([p.text for p in parts if isinstance(p, Text)])
-                media = tuple([p for p in parts if isinstance(p, Media)])
-                wants_media = arity_without(self.fn, self._context_param) >= 2
-                return (text, media) if wants_media else (text,)
+                if not self._wants_media:
+                    return (text,)
+                return (text, tuple([p for p in parts if isinstance(p, Media)]))
             case OutputSubject(value):
                 return (value,)
             case ToolCallSubject(call):

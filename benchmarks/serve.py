@@ -8,7 +8,9 @@ emulator in another; this process is the client. Three comparisons:
 - throughput: ``serve_load`` requests, ``serve_concurrency`` in flight, over HTTP against the
   same calls made in-process on one event loop;
 - ``/v1/chat/completions`` through a rail config without rails against the same openai SDK
-  call made to the emulator directly: p50 and p99.
+  call made to the emulator directly: p50 and p99;
+- what one rail adds: ``/v1/chat/completions`` through the same config with one cheap
+  synchronous rail (the built-in blocklist) against it without, p50 (target ≤ 1.05).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._measure import Figure, SuiteResult, compare, interleave
+from ._measure import Figure, SuiteResult, Target, compare, interleave
 from ._scale import Scale
 from ._subjects import API_KEY, emulator_env, pointing_at
 
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGES = [{"role": "user", "content": "Greet Ada warmly."}]
+ONE_RAIL = Target("max", 1.05)  # issue 33: a rail adds at most 5% to p50
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -131,6 +134,30 @@ def _throughput(url: str, scale: Scale) -> tuple[float, float]:
     return asyncio.run(run())
 
 
+def rail_cost(url: str, *, n: int, warmup: int) -> Figure:
+    """What one cheap synchronous rail adds to a proxied call: ``bench-rail`` (the blocklist's
+    input rail) against ``bench`` (no rails) on the same server, interleaved, p50."""
+    import openai
+
+    proxied = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+    railed, bare = interleave(
+        lambda: proxied.chat.completions.create(model="bench-rail", messages=MESSAGES),
+        lambda: proxied.chat.completions.create(model="bench", messages=MESSAGES),
+        n=n,
+        warmup=warmup,
+    )
+    return compare(
+        "serve",
+        "/v1/chat/completions with one rail (blocklist), p50",
+        railed,
+        bare,
+        baseline_label="the same call through the config without rails",
+        unit="ms",
+        scale=1e3,
+        target=ONE_RAIL,
+    )
+
+
 def run(root: str, scale: Scale) -> SuiteResult:
     started = time.perf_counter()
     result = SuiteResult("serve", "alloy serve: a command over HTTP against the call in-process")
@@ -201,6 +228,7 @@ def run(root: str, scale: Scale) -> SuiteResult:
             result.figures.append(
                 tail("serve", "/v1/chat/completions, p99", through, straight, label)
             )
+            result.figures.append(rail_cost(server.url, n=n, warmup=warmup))
     finally:
         server.stop()
     result.notes.append(
@@ -208,7 +236,9 @@ def run(root: str, scale: Scale) -> SuiteResult:
         f"(`{serve_app.MODEL}`); the client is this process (httpx, keep-alive). The HTTP side "
         "pays a loopback hop, JSON request validation, the call, and response serialization; "
         "the in-process side only the call. Throughput runs the HTTP side in one server "
-        "process and the in-process side on this process's event loop."
+        "process and the in-process side on this process's event loop. The one-rail row sends "
+        "the same request to two rail configs of that server, `bench-rail` (the built-in "
+        "blocklist's input rail, which runs inline on the event loop) and `bench` (no rails)."
     )
     result.seconds = time.perf_counter() - started
     return result

@@ -1,11 +1,13 @@
-"""What the ``serve`` suite's server serves: one typed command and one rail config without
-rails, both on OpenAI Chat Completions (the emulator, through the variables the suite sets)."""
+"""What the ``serve`` suite's server serves: one typed command, one rail config without rails
+and the same config with one cheap synchronous rail (the built-in blocklist, on the input), all
+on OpenAI Chat Completions (the emulator, through the variables the suite sets)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from alloy import command
+from alloy.rails import blocklist
 from alloy.serve import RailConfig
 
 MODEL = "openai-chat:gpt-4o-mini"
@@ -24,3 +26,7 @@ def greet(name: str) -> str:
 
 
 bench = RailConfig("bench", model=MODEL)
+# One rail: the blocklist's input rail alone (it makes one rail per kind asked for).
+bench_rail = RailConfig(
+    "bench-rail", rails=blocklist(words=["casino"], kinds=("input",)), model=MODEL
+)

@@ -153,12 +153,14 @@ def test_serve_suite_against_the_emulator() -> None:
     pytest.importorskip("fastapi")
     with Emulator() as emulator:
         result = serve.run(emulator.url, TINY)
-    well_formed(result, 5)
+    well_formed(result, 6)
     assert [f.name for f in result.figures] == [
         "POST /commands/greet, p50",
         "POST /commands/greet, p99",
         f"POST /commands/greet, requests/s at {TINY.serve_concurrency} in flight",
         "/v1/chat/completions, p50",
         "/v1/chat/completions, p99",
+        "/v1/chat/completions with one rail (blocklist), p50",
     ]
-    assert [f.unit for f in result.figures] == ["ms", "ms", "req/s", "ms", "ms"]
+    assert [f.unit for f in result.figures] == ["ms", "ms", "req/s", "ms", "ms", "ms"]
+    assert str(result.figures[5].target) == "≤ 1.05"

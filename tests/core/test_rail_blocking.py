@@ -169,3 +169,26 @@ def test_an_async_rail_marked_blocking_is_refused_with_the_reason() -> None:
 
     with pytest.raises(ConfigurationError, match="is async: blocking=True is for synchronous"):
         input_rail(blocking=True)(lookup)
+
+
+def test_a_rail_s_signature_is_read_once_not_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cheap rail must stay cheap (issue 33: one rail adds at most 5% to p50): reading its
+    signature on every call cost more than the check itself."""
+    import inspect
+
+    read: list[object] = []
+    signature = inspect.signature
+
+    def counted(fn: Any, *args: Any, **kwargs: Any) -> inspect.Signature:
+        read.append(fn)
+        return signature(fn, *args, **kwargs)
+
+    @input_rail
+    def screen(text: str, media: Any) -> None:
+        return None
+
+    monkeypatch.setattr(inspect, "signature", counted)
+    with override_model(script("ok", "ok")):
+        assert echo([screen])("hi") == "ok"
+        assert asyncio.run(echo([screen]).acall("hi")) == "ok"
+    assert screen.fn not in read
