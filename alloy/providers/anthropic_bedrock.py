@@ -15,8 +15,11 @@ The region is ``aws_region=``, ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (or the 
 The credential is a Bedrock API key (``api_key=`` or ``AWS_BEARER_TOKEN_BEDROCK``, sent as a
 Bearer token), else SigV4 signing with ``aws_access_key=``/``aws_secret_key=``
 (``aws_session_token=``), ``aws_profile=``, or the AWS credential chain, which botocore
-refreshes itself. Signing and event streams need botocore: ``pip install
-'alloy[anthropic-bedrock]'``. No key, secret or session token is ever logged or raised.
+refreshes itself. After a 401 the chain is read again (a rotated key, a renewed session
+token), its credentials given to the model's clients and the request sent once more, which is
+not counted as a retry; a Bedrock API key or keys given to ``create`` are fixed, so their 401
+is final. Signing and event streams need botocore: ``pip install 'alloy[anthropic-bedrock]'``.
+No key, secret or session token is ever logged or raised.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from __future__ import annotations
 import importlib.util
 import logging
 import re
+import weakref
 from typing import Any, ClassVar
 
 from pydantic import SecretStr
 
 from ..errors import AlloyError, ConfigurationError
+from ._refresh import RefreshesOn401
 from .anthropic import AnthropicModel
 
 __all__ = ["AnthropicBedrockModel", "create"]
@@ -61,7 +66,7 @@ _SESSION_TOKEN = re.compile(r"(x-amz-security-token:)[^\n]*", re.IGNORECASE)
 _SECRETS = _BotocoreSecrets()
 
 
-class AnthropicBedrockModel(AnthropicModel):
+class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
     """A Claude model on Amazon Bedrock (``anthropic-bedrock:MODEL_ID``)."""
 
     provider = "anthropic-bedrock"
@@ -90,6 +95,9 @@ class AnthropicBedrockModel(AnthropicModel):
         }
         self.redact.add(aws_secret_key, aws_session_token)
         self.mantle = mantle
+        #: Signed with the AWS credential chain (no API key, no keys given): refreshable.
+        self.signs_with_chain = not api_key and not aws_access_key and not aws_secret_key
+        self.clients: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def make_client(self, *, asynchronous: bool) -> Any:
         import anthropic
@@ -119,14 +127,41 @@ class AnthropicBedrockModel(AnthropicModel):
         else:
             cls = anthropic.AsyncAnthropicBedrock if asynchronous else anthropic.AnthropicBedrock
         try:
-            return cls(**options)
+            client = cls(**options)
         except (ValueError, anthropic.AnthropicError) as exc:
             problem = self.redact(str(exc))
+        else:
+            self.clients.add(client)
+            return client
         variables = " or ".join(REGION_ENV)
         raise ConfigurationError(
             f"{self.name} cannot make its Bedrock client: {problem} (the region is aws_region= "
             f"or {variables}; the credential api_key= / {KEY_ENV}, AWS keys, or a profile)"
         )
+
+    def refresh_credential(self) -> bool:
+        """Read the AWS credential chain again and have every client sign with what it gives
+        now: the SDK keeps one boto3 session per set of options, whose credentials it read once.
+        An API key, or keys given to ``create``, cannot be refreshed."""
+        if not self.signs_with_chain:
+            return False
+        import boto3
+
+        found = boto3.Session(profile_name=self.aws["aws_profile"]).get_credentials()
+        if found is None:
+            return False
+        fresh = found.get_frozen_credentials()
+        self.redact.add(fresh.access_key, fresh.secret_key, fresh.token)
+        self.aws.update(
+            aws_access_key=fresh.access_key,
+            aws_secret_key=SecretStr(fresh.secret_key),
+            aws_session_token=SecretStr(fresh.token) if fresh.token else None,
+        )
+        for client in list(self.clients):
+            client.aws_access_key = fresh.access_key
+            client.aws_secret_key = fresh.secret_key
+            client.aws_session_token = fresh.token
+        return True
 
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         return (

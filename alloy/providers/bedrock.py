@@ -860,7 +860,7 @@ class BedrockModel(RefreshesOn401, SDKModel):
             status = _STATUS.get(code, 500)
         if code in _RATE_LIMITS:
             return self.status_error(429, message, request_id=request_id)
-        if code in _EXPIRED:  # a 401: the chain's credentials are asked for anew, once
+        if code in _EXPIRED or status == 401:  # the chain's credentials are read anew, once
             return self.status_error(401, message, request_id=request_id)
         if code in _AUTH:
             return self.status_error(403, message, request_id=request_id)

@@ -30,8 +30,8 @@ class Capital:
     country: str
 
 
-def capital_command(model: Any) -> Any:
-    @command(output=Capital, model=model)
+def capital_command(model: Any, **options: Any) -> Any:
+    @command(output=Capital, model=model, **options)
     def capital(country: str) -> str:
         return f"What is the capital of {country}?"
 
@@ -294,6 +294,56 @@ def test_bedrock_signs_with_aws_keys(emu: Any, monkeypatch: pytest.MonkeyPatch) 
         assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEEXAMPLE/")
         assert "/eu-west-1/bedrock/aws4_request" in authorization
         assert secret not in str(request.headers)
+
+
+def test_bedrock_reads_the_credential_chain_again_once_after_a_401(
+    emu: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name in ("AWS_BEARER_TOKEN_BEDROCK", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFIRSTKEY00000000")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "first-secret-0123456789abcdefghij")
+    # A region of its own: the SDK keeps one boto3 session per set of options, process-wide.
+    model = anthropic_bedrock.create(BEDROCK_MODEL, base_url=emu.url, aws_region="mx-central-1")
+    emu.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
+    assert capital_command(model)("France") == Capital("Paris", "France")
+    rotated = "rotated-secret-0123456789abcdefghij"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAROTATEDKEY000000")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", rotated)
+    caplog.set_level(logging.DEBUG)
+    emu.push("anthropic", Unauthorized(), ReplyJson({"city": "Oslo", "country": "Norway"}))
+
+    assert capital_command(model, retries=0).run("Norway").value == Capital("Oslo", "Norway")
+
+    signed = [r.header("authorization") or "" for r in emu.requests_for("anthropic")]
+    assert len(signed) == 3 and "Credential=AKIAFIRSTKEY00000000/" in signed[1]
+    assert "Credential=AKIAROTATEDKEY000000/" in signed[2]
+    assert all(rotated not in r.getMessage() for r in caplog.records)
+    emu.push("anthropic", Unauthorized(), ReplyJson({"city": "Rome", "country": "Italy"}))
+    assert asyncio.run(capital_command(model).arun("Italy")).value == Capital("Rome", "Italy")
+    emu.push("anthropic", Unauthorized(), Unauthorized())
+    with pytest.raises(CommandError) as raised:
+        capital_command(model, retries=0).run("France")
+    assert len(emu.requests_for("anthropic")) == 7 and rotated not in str(raised.value)
+
+
+def test_bedrock_keys_given_to_create_are_not_refreshed(
+    emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)  # a key would win
+    model = anthropic_bedrock.create(
+        BEDROCK_MODEL,
+        base_url=emu.url,
+        aws_access_key="AKIAEXAMPLEEXAMPLE",
+        aws_secret_key="aws-secret-key-0123456789abcdefghij",
+        aws_region="eu-west-1",
+    )
+    emu.push("anthropic", Unauthorized())
+    with pytest.raises(CommandError):
+        capital_command(model, retries=0).run("France")
+    assert len(emu.requests_for("anthropic")) == 1
 
 
 def test_bedrock_mantle_sends_messages_to_its_anthropic_endpoint(emu: Any) -> None:

@@ -677,6 +677,30 @@ def test_expired_credentials_are_read_again_once_without_a_retry(
     assert len(sigv4.requests) == 4
 
 
+def test_a_401_reads_the_credential_chain_again_once_without_a_retry(
+    sigv4: Emulator, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    sigv4.push("bedrock", ReplyJson({"city": "Paris", "country": "France"}))
+    assert capital_command(retries=0)("France") == Capital("Paris", "France")
+    rotated = "rotated-secret-0123456789abcdefghij"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAROTATEDKEY654321")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", rotated)
+    caplog.set_level(logging.DEBUG)
+    sigv4.push("bedrock", Unauthorized(), ReplyJson({"city": "Oslo", "country": "Norway"}))
+
+    assert capital_command(retries=0)("Norway") == Capital("Oslo", "Norway")
+
+    signed = [r.header("authorization") or "" for r in sigv4.requests]
+    assert len(signed) == 3 and "Credential=AKIAEXAMPLEKEY123456/" in signed[1]
+    assert "Credential=AKIAROTATEDKEY654321/" in signed[2]
+    assert all(rotated not in r.getMessage() for r in caplog.records)
+    sigv4.push("bedrock", Unauthorized(), Unauthorized())
+    with pytest.raises(AuthenticationError) as raised:
+        capital_command(retries=0)("France")
+    assert len(sigv4.requests) == 5 and rotated not in str(raised.value)
+
+
 def test_a_bedrock_api_key_is_not_refreshed(emu: Emulator) -> None:
     emu.push("bedrock", EXPIRED)
     with pytest.raises(AuthenticationError):
