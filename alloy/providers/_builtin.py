@@ -9,6 +9,8 @@ order each SDK reads them (google-genai prefers ``GOOGLE_API_KEY`` over ``GEMINI
 
 from __future__ import annotations
 
+from functools import partial
+
 from . import _profiles_cloud as cloud
 from ._descriptor import Provider
 from ._price import Price
@@ -75,87 +77,74 @@ def _converse_prices() -> dict[str, Price]:
     }
 
 
+def _behind(wire: str, sdk: str) -> partial[Provider]:
+    """A Provider speaking the ``wire`` API through the ``sdk`` package: the pip extra named after
+    the wire (unless it gives its own), the wire's schema dialect, and a model id to name."""
+    dialect = f"alloy.providers._dialects:{wire}"
+    return partial(
+        Provider, extra=wire, sdk_module=sdk, needs_model_id=True, dialect=dialect, wire=wire
+    )
+
+
+_OPENAI_SDK, _ANTHROPIC_SDK = _behind("openai", "openai"), _behind("anthropic", "anthropic")
+_GEMINI_SDK, _BEDROCK_SDK = _behind("gemini", "google.genai"), _behind("bedrock", "boto3")
+_OLLAMA_SDK = _behind("ollama", "ollama")
+
+
 BUILTIN_PROVIDERS: tuple[Provider, ...] = (
-    Provider(
+    _OPENAI_SDK(
         "openai",
         "alloy.providers.openai_responses:create",
-        extra="openai",
-        sdk_module="openai",
-        needs_model_id=True,
         prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
         key_env=("OPENAI_API_KEY",),
         base_url_env=("OPENAI_BASE_URL",),
-        dialect="alloy.providers._dialects:openai",
         batch_wire="alloy.providers.openai_batch:responses_wire",
         example_models=("gpt-5-mini", "gpt-4o", "gpt-4-turbo"),
         prices=_OPENAI_PRICES,
-        wire="openai",
     ),
-    Provider(
+    _OPENAI_SDK(
         "openai-chat",
         "alloy.providers.openai_chat:create",
-        extra="openai",
-        sdk_module="openai",
-        needs_model_id=True,
         key_env=("OPENAI_API_KEY",),
         base_url_env=("OPENAI_BASE_URL",),
-        dialect="alloy.providers._dialects:openai",
         batch_wire="alloy.providers.openai_batch:chat_wire",
         example_models=("gpt-4.1-mini", "o1-mini"),
         prices=_OPENAI_PRICES,
-        wire="openai",
         genai_name="openai",
     ),
-    Provider(
+    _OPENAI_SDK(
         "azure",
         "alloy.providers.azure:create",
-        extra="openai",
-        sdk_module="openai",
-        needs_model_id=True,
         key_env=("AZURE_OPENAI_API_KEY",),
         base_url_env=("AZURE_OPENAI_ENDPOINT",),
-        dialect="alloy.providers._dialects:openai",
         example_models=("my-gpt-4o-deployment",),
-        wire="openai",
         genai_name="azure.ai.openai",
     ),
-    Provider(
+    _OPENAI_SDK(
         "azure-chat",
         "alloy.providers.azure:create_chat",
-        extra="openai",
-        sdk_module="openai",
-        needs_model_id=True,
         key_env=("AZURE_OPENAI_API_KEY",),
         base_url_env=("AZURE_OPENAI_ENDPOINT",),
-        dialect="alloy.providers._dialects:openai",
         example_models=("my-gpt-4o-deployment",),
-        wire="openai",
         genai_name="azure.ai.openai",
     ),
-    Provider(
+    _ANTHROPIC_SDK(
         "anthropic",
         "alloy.providers.anthropic:create",
-        extra="anthropic",
-        sdk_module="anthropic",
-        needs_model_id=True,
         prefixes=("claude-",),
         key_env=("ANTHROPIC_API_KEY",),
         base_url_env=("ANTHROPIC_BASE_URL",),
-        dialect="alloy.providers._dialects:anthropic",
         batch_wire="alloy.providers.anthropic_batch:AnthropicWire",
         example_models=("claude-sonnet-4-6", "claude-opus-4-1", "claude-sonnet-4-0"),
         prices=_CLAUDE_PRICES,
-        wire="anthropic",
     ),
-    Provider(
+    _GEMINI_SDK(
         "gemini",
         "alloy.providers.gemini:create",
-        extra="gemini",
-        sdk_module="google.genai",
+        needs_model_id=False,
         prefixes=("gemini-",),
         key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
         base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-        dialect="alloy.providers._dialects:gemini",
         batch_wire="alloy.providers.gemini_batch:GeminiWire",
         example_models=("gemini-2.5-flash",),
         prices={
@@ -163,17 +152,14 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "gemini-2.5-flash": Price(0.30, 2.50, 0.075),
             "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.025),
         },
-        wire="gemini",
         genai_name="gcp.gemini",
     ),
-    Provider(
+    _GEMINI_SDK(
         "vertex",
         "alloy.providers.vertex:create",
-        extra="gemini",
-        sdk_module="google.genai",
+        needs_model_id=False,
         key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
         base_url_env=("GOOGLE_VERTEX_BASE_URL",),
-        dialect="alloy.providers._dialects:gemini",
         example_models=("gemini-2.5-flash",),
         prices={
             "gemini-2.5-pro": Price(1.25, 10.0, 0.125),
@@ -181,84 +167,60 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
         },
         profiles=cloud.VERTEX,
-        wire="gemini",
         genai_name="gcp.vertex_ai",
     ),
-    Provider(
+    _ANTHROPIC_SDK(
         "anthropic-foundry",
         "alloy.providers.anthropic_foundry:create",
-        extra="anthropic",
-        sdk_module="anthropic",
-        needs_model_id=True,
         key_env=("ANTHROPIC_FOUNDRY_API_KEY",),
         base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",),
-        dialect="alloy.providers._dialects:anthropic",
         example_models=("claude-sonnet-4-6", "claude-haiku-4-5"),
         prices=_CLAUDE_PRICES,
         profiles=cloud.ANTHROPIC_FOUNDRY,
-        wire="anthropic",
         genai_name="anthropic",
     ),
-    Provider(
+    _ANTHROPIC_SDK(
         "anthropic-vertex",
         "alloy.providers.anthropic_vertex:create",
         extra="anthropic-vertex",
-        sdk_module="anthropic",
-        needs_model_id=True,
         key_env=("ANTHROPIC_VERTEX_ACCESS_TOKEN",),
         base_url_env=("ANTHROPIC_VERTEX_BASE_URL",),
-        dialect="alloy.providers._dialects:anthropic",
         example_models=("claude-haiku-4-5@20251001", "claude-sonnet-4-6"),
         prices=_CLAUDE_PRICES,
         profiles=cloud.ANTHROPIC_VERTEX,
-        wire="anthropic",
         genai_name="gcp.vertex_ai",
     ),
-    Provider(
+    _ANTHROPIC_SDK(
         "anthropic-bedrock",
         "alloy.providers.anthropic_bedrock:create",
         extra="anthropic-bedrock",
-        sdk_module="anthropic",
-        needs_model_id=True,
         key_env=("AWS_BEARER_TOKEN_BEDROCK",),
         base_url_env=("ANTHROPIC_BEDROCK_BASE_URL",),
-        dialect="alloy.providers._dialects:anthropic",
         example_models=(
             "us.anthropic.claude-haiku-4-5-20251001-v1:0",
             "global.anthropic.claude-sonnet-4-6",
         ),
         prices=_claude_on_bedrock(),
         profiles=cloud.ANTHROPIC_BEDROCK,
-        wire="anthropic",
         genai_name="aws.bedrock",
     ),
-    Provider(
+    _BEDROCK_SDK(
         "bedrock",
         "alloy.providers.bedrock:create",
-        extra="bedrock",
-        sdk_module="boto3",
-        needs_model_id=True,
         key_env=("AWS_BEARER_TOKEN_BEDROCK",),
         base_url_env=("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL"),
-        dialect="alloy.providers._dialects:bedrock",
         example_models=("us.anthropic.claude-haiku-4-5-20251001-v1:0", "amazon.nova-lite-v1:0"),
         prices=_converse_prices(),
         profiles=cloud.BEDROCK,
-        wire="bedrock",
         genai_name="aws.bedrock",
     ),
-    Provider(
+    _OLLAMA_SDK(
         "ollama",
         "alloy.providers.ollama:create",
-        extra="ollama",
-        sdk_module="ollama",
-        needs_model_id=True,
         key_env=("OLLAMA_API_KEY",),
         base_url_env=("OLLAMA_HOST",),
-        dialect="alloy.providers._dialects:ollama",
         example_models=("llama3.2",),
         prices=_FREE,
-        wire="ollama",
     ),
     Provider("offline", "alloy.providers.offline:create", example_models=("",), prices=_FREE),
     Provider("fake", "alloy.providers.offline:create", prices=_FREE),
