@@ -132,21 +132,17 @@ def _part(part: Part) -> list[Any]:
     raise TypeError(f"not a part: {type(part).__name__}")
 
 
+#: Each part's class by the letter :func:`_part` writes before its fields.
+_PART_KINDS: dict[str, type[Part]] = {
+    "t": Text, "c": ToolCall, "o": Opaque, "m": Media, "r": ToolResult, "p": RetryPrompt
+}  # fmt: skip
+
+
 def _read_part(item: Sequence[Any]) -> Part:
     kind, *fields = item
-    if kind == "t":
-        return Text(*fields)
-    if kind == "c":
-        return ToolCall(*fields)
-    if kind == "o":
-        return Opaque(*fields)
-    if kind == "m":
-        return Media(*fields)
-    if kind == "r":
-        return ToolResult(*fields)
-    if kind == "p":
-        return RetryPrompt(*fields)
-    raise ValueError(f"unknown part kind {kind!r}")
+    if kind not in _PART_KINDS:
+        raise ValueError(f"unknown part kind {kind!r}")
+    return _PART_KINDS[kind](*fields)
 
 
 def _delta(delta: Delta) -> list[Any]:
