@@ -115,43 +115,28 @@ def _iso_datetime(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
 
 
-def _read_date(text: str, pattern: str | None) -> datetime.date:
-    if pattern:
-        try:
-            return datetime.datetime.strptime(text.strip(), pattern).date()
-        except ValueError:
-            pass
+def _read_date(text: str) -> datetime.date:
     try:
-        return datetime.date.fromisoformat(text.strip())
+        return datetime.date.fromisoformat(text)
     except ValueError:
         return _iso_datetime(text).date()
 
 
-def _read_time(text: str, pattern: str | None) -> datetime.time:
-    if pattern:
-        try:
-            return datetime.datetime.strptime(text.strip(), pattern).time()
-        except ValueError:
-            pass
-    stripped = text.strip()
-    if stripped[-1:] in "zZ":
-        stripped = stripped[:-1] + "+00:00"
-    return datetime.time.fromisoformat(stripped)
+def _read_time(text: str) -> datetime.time:
+    return datetime.time.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
 
 
-def _read_datetime(text: str, pattern: str | None) -> datetime.datetime:
-    if pattern:
-        try:
-            return datetime.datetime.strptime(text.strip(), pattern)
-        except ValueError:
-            pass
-    return _iso_datetime(text)
-
-
-_READERS: dict[str, tuple[type, Callable[[str, str | None], Any], str]] = {
-    "date": (datetime.date, _read_date, "a date like 2024-05-31"),
-    "time": (datetime.time, _read_time, "a time like 14:30:00"),
-    "date-time": (datetime.datetime, _read_datetime, "a date-time like 2024-05-31T14:30:00"),
+#: Per tag: the type, how ISO text is read, what of a ``strptime`` result is kept (for a
+#: ``*-format`` pattern, tried first), and an example for the error.
+_READERS: dict[str, tuple[type, Callable[[str], Any], Callable[[Any], Any], str]] = {
+    "date": (datetime.date, _read_date, datetime.datetime.date, "a date like 2024-05-31"),
+    "time": (datetime.time, _read_time, datetime.datetime.time, "a time like 14:30:00"),
+    "date-time": (
+        datetime.datetime,
+        _iso_datetime,
+        lambda moment: moment,
+        "a date-time like 2024-05-31T14:30:00",
+    ),
 }
 
 
@@ -160,13 +145,19 @@ def temporal(tag: str, pattern: str | None) -> Any:
     it; ``pattern`` is the element's ``*-format`` attribute, if any."""
     from pydantic import BeforeValidator
 
-    base, read, example = _READERS[tag]
+    base, read, kept, example = _READERS[tag]
     wanted = example + (f" or in the format {pattern}" if pattern else "")
 
     def parse(value: Any) -> Any:
         if isinstance(value, str):
+            text = value.strip()
+            if pattern:
+                try:
+                    return kept(datetime.datetime.strptime(text, pattern))
+                except ValueError:
+                    pass
             try:
-                return read(value, pattern)
+                return read(text)
             except ValueError:
                 raise ValueError(f"expected {wanted}") from None
         if isinstance(value, base):
