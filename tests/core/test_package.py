@@ -87,6 +87,7 @@ IMPORT_ALLOY = [
     "alloy.providers._presets",
     "alloy.providers._price",
     "alloy.providers._profiles",
+    "alloy.providers._profiles_cloud",
     "alloy.streaming",
     "alloy.tool",
 ]
