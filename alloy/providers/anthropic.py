@@ -66,8 +66,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from typing_extensions import assert_never
-
 from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator
 from .._types import (
@@ -75,21 +73,17 @@ from .._types import (
     FinishReason,
     Media,
     Message,
-    ModelTurn,
     Opaque,
     Part,
     Request,
     Response,
-    RetryPrompt,
     StreamEvent,
     Text,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolDefinition,
-    ToolResult,
     Usage,
-    UserTurn,
 )
 from ..errors import (
     AlloyError,
@@ -102,9 +96,9 @@ from ..errors import (
     ServerError,
     UnreadableResponseError,
 )
+from . import _blocks
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._efforts import ANTHROPIC
-from ._parts import misplaced
 from ._ratelimits import stated_limits
 from ._settings import refuse_cache_names
 
@@ -269,7 +263,7 @@ def build(request: Request, model_id: str, capabilities: Profile) -> dict[str, A
         else:
             tool_choice = {"type": "tool", "name": spec.name}
     if not tools:
-        used = _tool_names_in_history(request.messages)
+        used = _blocks.tool_names_in_history(request.messages)
         if used:
             # Tool blocks in the history need tool definitions, even when none may be called.
             tools = [
@@ -386,93 +380,14 @@ def tool_param(tool: ToolDefinition, strict_ok: bool) -> dict[str, Any]:
 
 
 def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages, as the API takes them: blank text and the turns
-    left empty are dropped (it refuses empty content and text blocks of whitespace alone),
-    same-role turns merged; none left at all is a ConfigurationError (it needs one)."""
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []  # tool_use ids of the last assistant turn without a result yet
-    for message in messages:
-        match message:
-            case ModelTurn():
-                role = "assistant"
-                blocks = [b for b in map(_assistant_block, message.parts) if b is not None]
-                pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
-            case UserTurn():
-                role = "user"
-                blocks = _user_blocks(message, pending)
-                pending = []
-            case _:
-                assert_never(message)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    if not out:
-        raise ConfigurationError(
-            "anthropic: nothing to send: the prompt and history hold no text, media or tool "
-            "results (blank text is dropped, and the Messages API needs one message)"
-        )
+    """Alternating user/assistant messages, as the API takes them (see :mod:`._blocks`), a lone
+    text block as a plain string, the form the SDK's own examples send."""
+    out = _blocks.build_messages(messages, MESSAGES_BLOCKS)
     for entry in out:
-        # A lone text block goes as a plain string, the form the SDK's own examples send.
         content = entry["content"]
         if len(content) == 1 and content[0].get("type") == "text" and len(content[0]) == 2:
             entry["content"] = content[0]["text"]
     return out
-
-
-def _assistant_block(part: Part) -> dict[str, Any] | None:
-    match part:
-        case Text():
-            return {"type": "text", "text": part.text} if part.text.strip() else None
-        case ToolCall():
-            return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.args)}
-        case Opaque():
-            if part.provider == PROVIDER and isinstance(part.payload, Mapping):
-                return dict(part.payload)  # thinking and server-tool blocks, sent back as they came
-            return None
-        case Media() | ToolResult() | RetryPrompt():
-            raise misplaced(part, "model")
-        case _:
-            assert_never(part)
-
-
-def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    others: list[dict[str, Any]] = []
-    answered: set[str] = set()
-    for part in turn.parts:
-        match part:
-            case ToolResult():
-                results.append(_tool_result(part.call_id, part.content, part.is_error))
-                answered.add(part.call_id)
-            case RetryPrompt():
-                text = part.render()
-                unanswered = [i for i in pending if i not in answered]
-                if unanswered:
-                    # The invalid answer was a tool call: the re-ask is its (error) result.
-                    results.extend(_tool_result(i, text, True) for i in unanswered)
-                    answered.update(unanswered)
-                else:
-                    others.append({"type": "text", "text": text})
-            case Text():
-                if part.text.strip():
-                    others.append({"type": "text", "text": part.text})
-            case Media():
-                others.append(_media_block(part))
-            case Opaque():
-                if part.provider == PROVIDER:
-                    others.append(dict(part.payload))
-            case ToolCall():
-                raise misplaced(part, "user")
-            case _:
-                assert_never(part)
-    for call_id in pending:
-        if call_id not in answered:
-            results.append(_tool_result(call_id, "No result was produced for this call.", True))
-    # tool_result blocks must come first in the user message that follows the tool_use.
-    return results + others
 
 
 def _tool_result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
@@ -491,13 +406,19 @@ def _media_block(media: Media) -> dict[str, Any]:
     return {"type": kind, "source": source}
 
 
-def _tool_names_in_history(messages: Sequence[Message]) -> list[str]:
-    names: list[str] = []
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, (ToolCall, ToolResult)) and part.name and part.name not in names:
-                names.append(part.name)
-    return names
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.args)}
+
+
+MESSAGES_BLOCKS = _blocks.BlockWire(
+    provider=PROVIDER,
+    api="the Messages API",
+    text=lambda text: {"type": "text", "text": text},
+    tool_call=_tool_use,
+    tool_result=_tool_result,
+    media=_media_block,
+    call_id=lambda block: block["id"] if block["type"] == "tool_use" else None,
+)
 
 
 def sdk_kwargs(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,8 +59,6 @@ import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from typing_extensions import assert_never
-
 from .._model import CacheKeyParts, CacheScope
 from .._profile import Profile
 from .._stream_accumulator import StreamAccumulator
@@ -68,20 +66,16 @@ from .._types import (
     FinishReason,
     Media,
     Message,
-    ModelTurn,
     Opaque,
     Part,
     Request,
     Response,
-    RetryPrompt,
     Text,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolDefinition,
-    ToolResult,
     Usage,
-    UserTurn,
 )
 from ..errors import (
     AlloyError,
@@ -91,8 +85,8 @@ from ..errors import (
     ProviderTimeoutError,
     ServerError,
 )
+from . import _blocks
 from ._base import Redactor, Reply, SDKModel, Streamed, merge_extra
-from ._parts import misplaced
 from ._refresh import RefreshesOn401
 from ._settings import refuse_cache_names, unsupported
 
@@ -237,7 +231,7 @@ def build(request: Request, model_id: str, capabilities: Profile) -> dict[str, A
                     "inputSchema": {"json": {"type": "object", "properties": {}}},
                 }
             }
-            for name in _tool_names_in_history(request.messages)
+            for name in _blocks.tool_names_in_history(request.messages)
         ]
     if tools:
         config: dict[str, Any] = {"tools": tools}
@@ -277,86 +271,8 @@ def mark_cache_points(body: dict[str, Any]) -> None:
 
 
 def build_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages, as Converse takes them: blank text and empty turns
-    dropped, same-role turns merged; none at all is a ConfigurationError."""
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []  # toolUse ids of the last assistant turn without a result yet
-    for message in messages:
-        match message:
-            case ModelTurn():
-                role = "assistant"
-                blocks = [b for b in map(_assistant_block, message.parts) if b is not None]
-                pending = [b["toolUse"]["toolUseId"] for b in blocks if "toolUse" in b]
-            case UserTurn():
-                role = "user"
-                blocks = _user_blocks(message, pending)
-                pending = []
-            case _:
-                assert_never(message)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    if not out:
-        raise ConfigurationError(
-            "bedrock: nothing to send: the prompt and history hold no text, media or tool "
-            "results (blank text is dropped, and Converse needs one message)"
-        )
-    return out
-
-
-def _assistant_block(part: Part) -> dict[str, Any] | None:
-    match part:
-        case Text():
-            return {"text": part.text} if part.text.strip() else None
-        case ToolCall():
-            return {"toolUse": {"toolUseId": part.id, "name": part.name, "input": dict(part.args)}}
-        case Opaque():
-            if part.provider == PROVIDER and isinstance(part.payload, Mapping):
-                return dict(part.payload)  # reasoning blocks, sent back as they came
-            return None
-        case Media() | ToolResult() | RetryPrompt():
-            raise misplaced(part, "model")
-        case _:
-            assert_never(part)
-
-
-def _user_blocks(turn: UserTurn, pending: list[str]) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    others: list[dict[str, Any]] = []
-    answered: set[str] = set()
-    for part in turn.parts:
-        match part:
-            case ToolResult():
-                results.append(_tool_result(part.call_id, part.content, part.is_error))
-                answered.add(part.call_id)
-            case RetryPrompt():
-                text = part.render()
-                unanswered = [i for i in pending if i not in answered]
-                if unanswered:
-                    # The invalid answer was a tool call: the re-ask is its (error) result.
-                    results.extend(_tool_result(i, text, True) for i in unanswered)
-                    answered.update(unanswered)
-                else:
-                    others.append({"text": text})
-            case Text():
-                if part.text.strip():
-                    others.append({"text": part.text})
-            case Media():
-                others.append(media_block(part))
-            case Opaque():
-                if part.provider == PROVIDER and isinstance(part.payload, Mapping):
-                    others.append(dict(part.payload))
-            case ToolCall():
-                raise misplaced(part, "user")
-            case _:
-                assert_never(part)
-    for call_id in pending:
-        if call_id not in answered:
-            results.append(_tool_result(call_id, "No result was produced for this call.", True))
-    return results + others
+    """Alternating user/assistant messages, as Converse takes them (see :mod:`._blocks`)."""
+    return _blocks.build_messages(messages, CONVERSE_BLOCKS)
 
 
 def _tool_result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
@@ -386,13 +302,19 @@ def media_block(media: Media) -> dict[str, Any]:
     return {"document": {"format": fmt, "name": "document", "source": {"bytes": media.data}}}
 
 
-def _tool_names_in_history(messages: Sequence[Message]) -> list[str]:
-    names: list[str] = []
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, (ToolCall, ToolResult)) and part.name and part.name not in names:
-                names.append(part.name)
-    return names
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    return {"toolUse": {"toolUseId": call.id, "name": call.name, "input": dict(call.args)}}
+
+
+CONVERSE_BLOCKS = _blocks.BlockWire(
+    provider=PROVIDER,
+    api="Converse",
+    text=lambda text: {"text": text},
+    tool_call=_tool_use,
+    tool_result=_tool_result,
+    media=media_block,
+    call_id=lambda block: block["toolUse"]["toolUseId"] if "toolUse" in block else None,
+)
 
 
 def sdk_params(body: Mapping[str, Any]) -> dict[str, Any]:
