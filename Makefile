@@ -92,7 +92,8 @@ interop: $(STAMP_DEV) $(INTEROP)/js/node_modules/.installed $(INTEROP_VENV)/.ins
 	$(BIN)/python -m tests.interop.run --instructor-python $(INTEROP_VENV)/bin/python
 
 ## Hostile-input runs at full size (not part of `make test`, which runs them small): reply
-## fuzzing through the real SDKs, parser growth checks, and 1,000-loop resource checks.
+## fuzzing through the real SDKs, parser growth checks, and 1,000-loop resource checks; and the
+## full provider cross of the matrices (`cross` cells: the clouds sharing an adapter).
 fuzz: $(STAMP_DEV)
 	$(BIN)/python -m pytest -m fuzz --fuzz-scale=50 --timeout=1800 -q
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from alloy import command
 from alloy.providers import providers
@@ -17,6 +20,25 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     # another endpoint: tests/providers/test_presets.py covers it, not every matrix again.
     if p.wire is not None and p.default_base_url is None
 }
+#: One provider per adapter and wire code path: OpenAI's Responses and Chat, Anthropic's
+#: Messages (and, on Bedrock, its AWS event-stream framing), Gemini, Bedrock's Converse and
+#: Ollama. The other clouds (Azure, Vertex AI, Foundry, Claude on Vertex) run one of these
+#: adapters through another endpoint and credential: the suite runs a matrix once per adapter,
+#: keeps what differs for a cloud (credentials, request paths, key leaks, error mapping) in
+#: its own tests, and runs the full cross under `make fuzz`.
+ADAPTERS = frozenset(
+    {"openai", "openai-chat", "anthropic", "anthropic-bedrock", "gemini", "bedrock", "ollama"}
+)
+#: The marks of a cell only the full cross runs (see ``pytest_collection_modifyitems``).
+CROSS = (pytest.mark.fuzz, pytest.mark.cross)
+
+
+def per_adapter(names: Iterable[str] = PROVIDERS) -> list[Any]:
+    """``names`` to parametrize a matrix with: each adapter's provider in the suite, the
+    providers that share an adapter only under `make fuzz`."""
+    return [name if name in ADAPTERS else pytest.param(name, marks=CROSS) for name in sorted(names)]
+
+
 FORMS = ("call", "acall", "stream", "astream")
 STREAMED = ("stream", "astream")
 #: The typed streams: partial values of the answer, and the elements of a list answer.

@@ -32,7 +32,7 @@ from alloy.testing.emulator import (
     ReplyToolCalls,
 )
 
-from ..hardening.conftest import PROVIDERS
+from ..hardening.conftest import PROVIDERS, per_adapter
 from .helpers import Collect, check_partials
 
 
@@ -134,7 +134,7 @@ def random_split(seed: int) -> Any:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_partials_on_every_transport(
     provider: str, mode: str, emu: Emulator, partials: Collect
 ) -> None:
@@ -159,7 +159,7 @@ def test_partials_on_every_transport(
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_items_on_every_transport(provider: str, mode: str, emu: Emulator, items: Collect) -> None:
     model, queue, _ = PROVIDERS[provider]
     listing = items_command(model, mode)
@@ -167,7 +167,7 @@ def test_items_on_every_transport(provider: str, mode: str, emu: Emulator, items
     assert items(listing, "x") == [Item(**item) for item in ITEMS]  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_partials_start_after_the_tool_rounds(
     provider: str, emu: Emulator, partials: Collect
 ) -> None:
@@ -193,7 +193,7 @@ def test_partials_start_after_the_tool_rounds(
     assert got[-1].value.customer == ORDER["customer"]
 
 
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
     provider: str, emu: Emulator, partials: Collect
 ) -> None:
@@ -216,7 +216,7 @@ def test_a_cut_connection_raises_what_a_call_raises_or_streams_again(
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_truncation_raises_on_every_transport(
     provider: str, mode: str, emu: Emulator, partials: Collect, items: Collect
 ) -> None:
@@ -254,7 +254,7 @@ class _Final:
 
 @pytest.mark.fuzz
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_every_split_point_on_every_transport(
     provider: str, mode: str, emu: Emulator, items: Collect, fuzz_scale: int
 ) -> None:
@@ -332,7 +332,7 @@ def items_and_restarts(driver: str, listing: Any) -> tuple[list[tuple[int, Item]
 
 @pytest.mark.parametrize("driver", ["sync", "async"])
 @pytest.mark.parametrize("case", PROSE)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_prompt_mode_shows_only_the_answer_the_call_returns(
     provider: str, case: str, driver: str, emu: Emulator
 ) -> None:
@@ -408,7 +408,7 @@ CONTACT = {
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("provider", per_adapter())
 def test_unions_without_a_discriminator_stream(
     provider: str, mode: str, emu: Emulator, partials: Collect, items: Collect
 ) -> None:
