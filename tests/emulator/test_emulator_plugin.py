@@ -108,7 +108,8 @@ def test_plugin_is_available_through_its_entry_point(tmp_path: Path) -> None:
         ("Json", "ReplyJson"),
         ("Text", "ReplyText"),
         ("ToolResult", "ReceivedToolResult"),
-        ("Provider", "Wire"),
+        ("Provider", "APIFamily"),
+        ("Wire", "APIFamily"),
     ],
 )
 def test_old_reply_names_still_import_with_a_warning(old: str, new: str) -> None:

@@ -39,6 +39,7 @@ from ._personas import PERSONAS, Persona, PersonaRefusal
 from ._script import (
     DEFAULT_TEXT,
     PROVIDERS,
+    APIFamily,
     CutStream,
     Disconnect,
     Fault,
@@ -62,7 +63,6 @@ from ._script import (
     Slow,
     StreamError,
     Unauthorized,
-    Wire,
 )
 
 #: The names these types had before they were renamed for shadowing alloy's own (``alloy.Text``,
@@ -79,7 +79,8 @@ _RENAMED = {
     "Auto": "ReplyAuto",
     "Raw": "ReplyRaw",
     "ToolResult": "ReceivedToolResult",
-    "Provider": "Wire",
+    "Provider": "APIFamily",
+    "Wire": "APIFamily",
 }
 
 
@@ -87,9 +88,13 @@ def __getattr__(name: str) -> Any:
     new = _RENAMED.get(name)
     if new is None:
         raise AttributeError(f"module 'alloy.testing.emulator' has no attribute {name!r}")
+    why = (
+        "the name says what it is: the family of HTTP APIs a provider speaks"
+        if new == "APIFamily"
+        else "the emulator's names no longer shadow alloy's own types"
+    )
     warnings.warn(
-        f"alloy.testing.emulator.{name} is now {new}: the emulator's names no longer shadow "
-        f"alloy's own types",
+        f"alloy.testing.emulator.{name} is now {new}: {why}",
         DeprecationWarning,
         stacklevel=2,
     )
@@ -102,6 +107,7 @@ __all__ = [
     "PERSONAS",
     "PROVIDERS",
     "SDK_ENV_PREFIXES",
+    "APIFamily",
     "Call",
     "CutStream",
     "Disconnect",
@@ -133,6 +139,5 @@ __all__ = [
     "ToolDef",
     "Turn",
     "Unauthorized",
-    "Wire",
     "serve_forever",
 ]

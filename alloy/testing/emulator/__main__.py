@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ._emulator import serve_forever
-from ._script import PROVIDERS, Wire
+from ._script import PROVIDERS, APIFamily
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,9 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def rate_limits(given: Sequence[str]) -> dict[Wire, tuple[float | None, float | None]]:
+def rate_limits(given: Sequence[str]) -> dict[APIFamily, tuple[float | None, float | None]]:
     """``WIRE:RPM[:TPM]`` flags as a mapping; ValueError naming a bad one."""
-    limits: dict[Wire, tuple[float | None, float | None]] = {}
+    limits: dict[APIFamily, tuple[float | None, float | None]] = {}
     for flag in given:
         wire, _, numbers = flag.partition(":")
         rpm_text, _, tpm_text = numbers.partition(":")

@@ -9,19 +9,21 @@ SDK drops frames without one) and include a ``ping``.  Errors use
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ._api import (
     BadRequest,
-    Reason,
+    EmulatedAPI,
+    Failure,
     SchemaProblem,
-    WireAPI,
     count_tokens,
     new_id,
     output_tokens,
     pieces,
 )
+from ._batches import BatchAPI, Job, json_body, stamp
 from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._prompt_cache import CacheUse, prefixes
@@ -57,7 +59,7 @@ _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
 MAX_CACHE_BREAKPOINTS = 4
 
 
-class AnthropicMessages(WireAPI):
+class AnthropicMessages(EmulatedAPI):
     """``/v1/messages`` (``?beta=true`` is accepted and ignored)."""
 
     provider = "anthropic"
@@ -159,26 +161,17 @@ class AnthropicMessages(WireAPI):
             return json_send(200, message, (("request-id", rid),))
         return Stream(200, tuple(_events(message, completion)), headers=(("request-id", rid),))
 
-    def error(
-        self,
-        status: int,
-        reason: Reason,
-        message: str | None = None,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-        retry_after: float | None = None,
-    ) -> Send:
+    def envelope(self, failure: Failure) -> Send:
         """``{"type": "error", "error": {…}, "request_id"}`` plus the ``request-id`` header."""
+        status = failure.status
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         rid = new_id("req_011C", 20, _ALPHABET)
         body = {
             "type": "error",
-            "error": {"type": kind, "message": message or _MESSAGES[reason]},
+            "error": {"type": kind, "message": failure.message or _MESSAGES[failure.reason]},
             "request_id": rid,
         }
-        return json_send(status, body, (("request-id", rid), *headers))
+        return json_send(status, body, (("request-id", rid),))
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An ``error`` event: the SDK raises it as ``APIStatusError`` with status 200."""
@@ -414,3 +407,91 @@ def _events(message: dict[str, Any], completion: int) -> list[bytes]:
     )
     emit("message_stop")
     return frames
+
+
+class AnthropicBatches(BatchAPI):
+    """Message Batches: ``POST /v1/messages/batches`` (``requests: [{custom_id, params}]``),
+    ``GET /v1/messages/batches[/{id}]``, ``POST .../{id}/cancel``, and ``GET .../{id}/results``,
+    JSON Lines of ``{custom_id, result: {type: succeeded|errored|canceled|expired, ...}}``."""
+
+    name = "anthropic"
+    server_error: ClassVar[dict[str, Any]] = {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Internal server error"},
+    }
+
+    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
+        if "/v1/messages/batches" not in path:
+            return None
+        if path.endswith("/v1/messages/batches"):
+            if method == "POST":
+                return json_send(200, self._json(self._create(json_body(incoming))))
+            jobs = self.jobs()
+            data = [self._json(j) for j in jobs[: int(incoming.query_value("limit") or 20)]]
+            first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+            page = {"data": data, "has_more": len(jobs) > len(data)}
+            return json_send(200, {**page, "first_id": first, "last_id": last})
+        tail = path.split("/v1/messages/batches/", 1)[1].split("/")
+        job = self.job(tail[0])
+        if len(tail) == 2 and tail[1] == "cancel" and method == "POST":
+            self.store.cancel(job)
+        if len(tail) == 2 and tail[1] == "results":
+            self.store.advance(job)
+            if job.done is None:
+                raise BadRequest(f"Batch {job.id} is still processing", status=404)
+            lines = "".join(job.line(r[0], _batch_result(r)) for r in job.results)
+            return Send(200, lines.encode(), "application/binary")
+        return json_send(200, self._json(job))
+
+    def online(self, job: Job) -> tuple[str, str]:
+        return AnthropicMessages.name, "/v1/messages"
+
+    def _create(self, body: Mapping[str, Any]) -> Job:
+        items = body.get("requests")
+        if not isinstance(items, list) or not items:
+            raise BadRequest("requests: Field required")
+        if len(items) > 100_000:
+            raise BadRequest("requests: a batch may hold 100,000 requests at most")
+        requests: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for item in items:
+            custom_id = item.get("custom_id") if isinstance(item, Mapping) else None
+            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 64 or custom_id in seen:
+                raise BadRequest("custom_id must be 1 to 64 characters and unique in a batch")
+            seen.add(custom_id)
+            requests.append((custom_id, dict(item.get("params") or {})))
+        return self.add(Job(self.name, new_id("msgbatch_", 24), requests, time.time()))
+
+    def _json(self, job: Job) -> dict[str, Any]:
+        self.store.advance(job)
+        counts = job.counts()
+        ended = job.done is not None
+        return {
+            "id": job.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else len(job.requests),
+                "succeeded": counts["ok"],
+                "errored": counts["error"],
+                "canceled": counts["canceled"],
+                "expired": counts["expired"],
+            },
+            "ended_at": stamp(job.done) if job.done is not None else None,
+            "created_at": stamp(job.created),
+            "expires_at": stamp(job.created + 86400),
+            "archived_at": None,
+            "cancel_initiated_at": stamp(job.done) if job.cancelled and job.done else None,
+            "results_url": (
+                f"{self.store.base}/v1/messages/batches/{job.id}/results" if ended else None
+            ),
+        }
+
+
+def _batch_result(result: tuple[str, str, Any]) -> dict[str, Any]:
+    custom_id, kind, payload = result
+    if kind == "ok":
+        return {"custom_id": custom_id, "result": {"type": "succeeded", "message": payload}}
+    if kind == "error":
+        return {"custom_id": custom_id, "result": {"type": "errored", "error": payload[1]}}
+    return {"custom_id": custom_id, "result": {"type": kind}}

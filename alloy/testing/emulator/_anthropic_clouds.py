@@ -25,7 +25,7 @@ from typing import Any
 
 from . import _eventstream
 from ._anthropic import _MESSAGES, AnthropicMessages
-from ._api import BadRequest, Reason, new_id
+from ._api import BadRequest, Failure, new_id
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send, Stream, dumps, json_send
 
@@ -106,21 +106,12 @@ class BedrockInvoke(AnthropicMessages):
         frames = tuple(_chunk(frame) for frame in outcome.frames if b"event: ping" not in frame)
         return replace(outcome, frames=frames, content_type=_eventstream.CONTENT_TYPE)
 
-    def error(
-        self,
-        status: int,
-        reason: Reason,
-        message: str | None = None,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-        retry_after: float | None = None,
-    ) -> Send:
+    def envelope(self, failure: Failure) -> Send:
         """``{"message": ...}`` with the exception's name in ``x-amzn-ErrorType``."""
-        kind = _BEDROCK_ERRORS.get(status, "InternalServerException")
+        kind = _BEDROCK_ERRORS.get(failure.status, "InternalServerException")
         own = (("x-amzn-errortype", f"{kind}:"), ("x-amzn-requestid", new_id("", 32)))
-        return json_send(status, {"message": message or _MESSAGES[reason]}, (*own, *headers))
+        body = {"message": failure.message or _MESSAGES[failure.reason]}
+        return json_send(failure.status, body, own)
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An ``exception`` message, which the SDK raises as an in-stream ``error`` event."""

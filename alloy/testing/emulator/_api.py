@@ -2,7 +2,7 @@
 
 A provider module reads its wire body into a :class:`Call`, renders a :class:`Turn` in its own
 JSON and streaming formats, and wraps failures in its own error envelope.  The dispatcher in
-``_app`` only talks to this interface, so adding a wire API is one new module.
+``_app`` only talks to this interface, so adding an API is one new module.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send
-from ._script import Wire
+from ._script import APIFamily
 
 if TYPE_CHECKING:
     from ._prompt_cache import PromptCache
@@ -61,10 +62,24 @@ class SchemaProblem(BadRequest):
         self.code = code
 
 
-class WireAPI(ABC):
-    """One provider wire API (OpenAI Responses, Chat Completions, Anthropic, Gemini, Ollama)."""
+@dataclass(frozen=True)
+class Failure:
+    """An error to send: its status, why, and what the envelope may carry."""
 
-    provider: ClassVar[Wire]
+    status: int
+    reason: Reason
+    message: str | None = None
+    param: str | None = None
+    code: str | None = None
+    retry_after: float | None = None
+
+
+class EmulatedAPI(ABC):
+    """One HTTP API the emulator plays (OpenAI Responses, Chat Completions, Anthropic Messages,
+    Gemini, Ollama...): it reads a body, renders a turn and wraps failures in the provider's
+    envelope. ``provider`` is the script queue it answers from; ``name`` is the API's own."""
+
+    provider: ClassVar[APIFamily]
     name: ClassVar[str]
 
     def __init__(self, prompt_cache: PromptCache) -> None:
@@ -88,7 +103,6 @@ class WireAPI(ABC):
     def render(self, call: Call, turn: Turn) -> Outcome:
         """The successful response for ``turn``: JSON, or a stream if ``call.stream``."""
 
-    @abstractmethod
     def error(
         self,
         status: int,
@@ -100,11 +114,17 @@ class WireAPI(ABC):
         headers: tuple[tuple[str, str], ...] = (),
         retry_after: float | None = None,
     ) -> Send:
-        """An error response in this provider's envelope.
+        """An error response in this provider's envelope, followed by ``headers``.
 
         ``retry_after`` is only for envelopes that carry the delay in the body (Gemini's
         ``RetryInfo``); the headers are passed in ``headers``.
         """
+        sent = self.envelope(Failure(status, reason, message, param, code, retry_after))
+        return replace(sent, headers=(*sent.headers, *headers)) if headers else sent
+
+    @abstractmethod
+    def envelope(self, failure: Failure) -> Send:
+        """``failure`` in this provider's error envelope, with the provider's own headers."""
 
     def missing_key(self) -> Send:
         """The answer to a request without credentials (401 unless the provider differs)."""

@@ -23,27 +23,29 @@ from math import ceil
 from typing import Any
 from urllib.parse import unquote
 
-from ._anthropic import AnthropicMessages
+from ._anthropic import AnthropicBatches, AnthropicMessages
 from ._anthropic_clouds import BEDROCK_PATH as BEDROCK_INVOKE_PATH
 from ._anthropic_clouds import VERTEX_PATH as VERTEX_CLAUDE_PATH
 from ._anthropic_clouds import BedrockInvoke, VertexRawPredict
-from ._api import BadRequest, Reason, Splitter, WireAPI, count_tokens, output_tokens, splitting
-from ._batches import Batches
+from ._api import BadRequest, EmulatedAPI, Reason, Splitter, count_tokens, output_tokens, splitting
+from ._batches import BatchStore
 from ._bedrock import PATH as BEDROCK_PATH
 from ._bedrock import BedrockConverse
 from ._call import Call, Turn
 from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
 from ._gemini import PATH as GEMINI_PATH
-from ._gemini import GeminiGenerate
+from ._gemini import GeminiBatches, GeminiGenerate
 from ._http import Drop, Incoming, Outcome, Send, Stream, json_send
 from ._limits import Limits
 from ._ollama import VERSION, OllamaChat, tags
+from ._openai import OpenAIBatches
 from ._openai_chat import OpenAIChat
 from ._openai_responses import OpenAIResponses
 from ._personas import Persona
 from ._prompt_cache import PromptCache
 from ._script import (
     DEFAULT_TEXT,
+    APIFamily,
     CutStream,
     Disconnect,
     HttpError,
@@ -59,7 +61,6 @@ from ._script import (
     Slow,
     StreamError,
     Unauthorized,
-    Wire,
     reaches_model,
     resolve_turn,
 )
@@ -89,17 +90,22 @@ class App:
         self.ollama = OllamaChat(self.prompt_cache)
         self.bedrock = BedrockConverse(self.prompt_cache)
         #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
-        self.limits: dict[Wire, Limits] = {}
+        self.limits: dict[APIFamily, Limits] = {}
         #: Whether default answers differ per request (``Emulator.vary_answers``).
         self.vary = False
-        #: The batch APIs' files and jobs (``_batches``).
-        self.batches = Batches(self)
+        #: The batch APIs' files and jobs (``_batches``), asked in this order.
+        self.batches = BatchStore(self, (OpenAIBatches, AnthropicBatches, GeminiBatches))
         #: The endpoint whose quirks the emulator plays (``Emulator.persona``); None: none.
         self.persona: Persona | None = None
 
     # -- routing ---------------------------------------------------------------------------
 
-    def route(self, method: str, path: str) -> WireAPI | None:
+    def api_named(self, name: str) -> EmulatedAPI:
+        """The online API called ``name`` (``EmulatedAPI.name``)."""
+        apis = (self.openai_responses, self.openai_chat, self.anthropic, self.gemini)
+        return next(api for api in (*apis, self.ollama, self.bedrock) if api.name == name)
+
+    def route(self, method: str, path: str) -> EmulatedAPI | None:
         """The wire API serving ``POST path`` (a path prefix before ``/v1`` is allowed)."""
         if method != "POST":
             return None
@@ -188,7 +194,7 @@ class App:
             outcome = replace(outcome, headers=(*outcome.headers, *limits.headers(api.provider)))
         return outcome
 
-    def _answer(self, api: WireAPI, call: Call, key: str, turns: list[Turn] | None) -> Outcome:
+    def _answer(self, api: EmulatedAPI, call: Call, key: str, turns: list[Turn] | None) -> Outcome:
         """A fault its model names, else the next queued item (or the default answer)."""
         fault = _fault_for_model(call.model)
         if fault is not None:
@@ -204,7 +210,7 @@ class App:
     def apply(
         self,
         item: Item | None,
-        api: WireAPI,
+        api: EmulatedAPI,
         call: Call,
         key: str = "",
         turns: list[Turn] | None = None,
@@ -306,7 +312,7 @@ class App:
     def _info(self, incoming: Incoming) -> Outcome:
         """Health and listing endpoints, and a 404 in the right dialect for anything else."""
         path, method = incoming.path, incoming.method
-        provider: Wire | None = None
+        provider: APIFamily | None = None
         outcome: Outcome
         described = self.persona.describe(method, path) if self.persona is not None else None
         if described is not None:
@@ -363,7 +369,7 @@ class App:
     def _record(
         self,
         incoming: Incoming,
-        provider: Wire | None,
+        provider: APIFamily | None,
         api: str | None,
         body: Any,
         call: Call | None,

@@ -22,7 +22,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _eventstream as eventstream
-from ._api import BadRequest, Reason, SchemaProblem, WireAPI, count_tokens, new_id, output_tokens
+from ._api import (
+    BadRequest,
+    EmulatedAPI,
+    Failure,
+    Reason,
+    SchemaProblem,
+    count_tokens,
+    new_id,
+    output_tokens,
+)
 from ._api import pieces as split_text
 from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, dumps, json_send
@@ -84,7 +93,7 @@ _STATUS_TYPES = {
 }
 
 
-class BedrockConverse(WireAPI):
+class BedrockConverse(EmulatedAPI):
     """Converse and ConverseStream."""
 
     provider = "bedrock"
@@ -174,18 +183,9 @@ class BedrockConverse(WireAPI):
             return json_send(200, reply, headers)
         return Stream(200, tuple(_events(blocks, stop, usage)), eventstream.CONTENT_TYPE, headers)
 
-    def error(
-        self,
-        status: int,
-        reason: Reason,
-        message: str | None = None,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-        retry_after: float | None = None,
-    ) -> Send:
+    def envelope(self, failure: Failure) -> Send:
         """``{"message": ...}`` with the error's type in ``x-amzn-ErrorType``."""
+        status, reason = failure.status, failure.reason
         kind, default = _ERRORS[reason]
         if reason in ("other", "bad_request") or status not in (400, 403):
             kind = _STATUS_TYPES.get(status, kind if status < 500 else "InternalServerException")
@@ -193,7 +193,7 @@ class BedrockConverse(WireAPI):
             ("x-amzn-ErrorType", f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"),
         )
         rid = (("x-amzn-RequestId", request_id()),)
-        return json_send(status, {"message": message or default}, (*names, *rid, *headers))
+        return json_send(status, {"message": failure.message or default}, (*names, *rid))
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """A ``modelStreamErrorException`` message, as Bedrock sends when a model fails mid-way."""

@@ -18,11 +18,11 @@ from typing import Any
 from ...providers import providers
 from ...providers._builtin import BUILTIN_PROVIDERS
 from ._app import App
-from ._batches import Batches, BatchOptions
+from ._batches import BatchOptions, BatchStore
 from ._limits import Limits
 from ._personas import Persona, persona_named
 from ._replay import load_recording, recording_provider, replies
-from ._script import DEFAULT_TEXT, Item, RecordedRequest, Wire
+from ._script import DEFAULT_TEXT, APIFamily, Item, RecordedRequest
 from ._server import EmulatorHTTPServer
 
 DEFAULT_API_KEY = "alloy-emulator-key"
@@ -187,7 +187,7 @@ class Emulator:
 
     # -- scripting -------------------------------------------------------------------------
 
-    def push(self, provider: Wire, *items: Item) -> Emulator:
+    def push(self, provider: APIFamily, *items: Item) -> Emulator:
         """Queue replies and faults for ``provider``; one is consumed per request, in order.
 
         ``"openai"`` serves both ``/v1/responses`` and ``/v1/chat/completions``.
@@ -195,12 +195,12 @@ class Emulator:
         self.app.script.push(provider, items)
         return self
 
-    def pending(self, provider: Wire) -> list[Item]:
+    def pending(self, provider: APIFamily) -> list[Item]:
         """The items still queued for ``provider``."""
         return self.app.script.pending(provider)
 
     def replay(
-        self, recording: str | Path | Mapping[str, Any], provider: Wire | None = None
+        self, recording: str | Path | Mapping[str, Any], provider: APIFamily | None = None
     ) -> int:
         """Queue a recorded exchange's responses, in order; returns how many were queued."""
         data = load_recording(recording)
@@ -231,7 +231,7 @@ class Emulator:
 
     def rate_limit(
         self,
-        provider: Wire,
+        provider: APIFamily,
         *,
         rpm: float | None = None,
         tpm: float | None = None,
@@ -293,7 +293,7 @@ class Emulator:
         return self
 
     @property
-    def batches(self) -> Batches:
+    def batches(self) -> BatchStore:
         """The batches and files received (``jobs`` by id, ``files`` by id)."""
         return self.app.batches
 
@@ -316,7 +316,7 @@ class Emulator:
         return self.app.script.requests()
 
     def requests_for(
-        self, provider: Wire | None = None, *, api: str | None = None
+        self, provider: APIFamily | None = None, *, api: str | None = None
     ) -> list[RecordedRequest]:
         """Requests for one provider (and optionally one API, e.g. ``"openai.chat"``)."""
         return [
@@ -325,7 +325,7 @@ class Emulator:
             if (provider is None or r.provider == provider) and (api is None or r.api == api)
         ]
 
-    def last_request(self, provider: Wire | None = None) -> RecordedRequest:
+    def last_request(self, provider: APIFamily | None = None) -> RecordedRequest:
         """The most recent request (for ``provider``); ``LookupError`` if there is none."""
         found = self.requests_for(provider)
         if not found:
@@ -347,7 +347,7 @@ def serve_forever(
     port: int = 8765,
     *,
     announce: Callable[[str], None] | None = None,
-    rate_limits: Mapping[Wire, tuple[float | None, float | None]] | None = None,
+    rate_limits: Mapping[APIFamily, tuple[float | None, float | None]] | None = None,
     vary_answers: bool = False,
     **options: Any,
 ) -> None:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from ._script import Wire
+from ._script import APIFamily
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Limits:
                 self._tokens.refill(time.monotonic())
                 self._tokens.level -= tokens
 
-    def headers(self, wire: Wire) -> tuple[tuple[str, str], ...]:
+    def headers(self, wire: APIFamily) -> tuple[tuple[str, str], ...]:
         """The limits as ``wire``'s provider states them (none for Gemini and Ollama)."""
         with self._lock:
             now = time.monotonic()

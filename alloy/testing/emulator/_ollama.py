@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ._api import BadRequest, Reason, WireAPI, count_tokens, new_id, output_tokens, pieces
+from ._api import BadRequest, EmulatedAPI, Failure, count_tokens, new_id, output_tokens, pieces
 from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import NDJSON, Incoming, Outcome, Send, Stream, json_send, ndjson_line
 
@@ -31,7 +31,7 @@ _MESSAGES: dict[str, str] = {
 }
 
 
-class OllamaChat(WireAPI):
+class OllamaChat(EmulatedAPI):
     """``/api/chat``."""
 
     provider = "ollama"
@@ -127,24 +127,10 @@ class OllamaChat(WireAPI):
         )
         return Stream(200, tuple(lines), content_type=NDJSON)
 
-    def error(
-        self,
-        status: int,
-        reason: Reason,
-        message: str | None = None,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-        retry_after: float | None = None,
-    ) -> Send:
+    def envelope(self, failure: Failure) -> Send:
         """``{"error": "…"}``; the SDK raises ``ResponseError`` with the status."""
-        return json_send(
-            status,
-            {"error": message or _MESSAGES[reason]},
-            headers,
-            content_type="application/json; charset=utf-8",
-        )
+        body = {"error": failure.message or _MESSAGES[failure.reason]}
+        return json_send(failure.status, body, content_type="application/json; charset=utf-8")
 
     def stream_error(self, message: str | None, sequence: int) -> bytes:
         """An error line mid-stream; the SDK raises ``ResponseError`` with status -1."""

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ._http import JSON, NDJSON, SSE
-from ._script import ReplyRaw, Wire
+from ._script import APIFamily, ReplyRaw
 
-_BY_DIRECTORY: dict[str, Wire] = {
+_BY_DIRECTORY: dict[str, APIFamily] = {
     "openai_responses": "openai",
     "openai_chat": "openai",
     "openai": "openai",
@@ -33,7 +33,7 @@ def load_recording(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(Path(source).read_text(encoding="utf-8")))
 
 
-def recording_provider(recording: Mapping[str, Any], path: str | Path | None = None) -> Wire:
+def recording_provider(recording: Mapping[str, Any], path: str | Path | None = None) -> APIFamily:
     """Which provider served a recording: ``_source.provider``, the directory, or the URL."""
     declared = str((recording.get("_source") or {}).get("provider", "")).lower()
     for key, provider in _BY_DIRECTORY.items():

@@ -20,8 +20,10 @@ from ...providers.offline import sample_value
 from ._call import Call, ReplyToolCall, Turn
 from ._http import JSON, NDJSON, SSE
 
-Wire = Literal["openai", "anthropic", "gemini", "ollama", "bedrock"]
-PROVIDERS: tuple[Wire, ...] = ("openai", "anthropic", "gemini", "ollama", "bedrock")
+#: The families of HTTP APIs the emulator plays, one script queue each ("openai" serves
+#: Responses, Chat Completions and Azure; "anthropic" Messages and Claude on the clouds).
+APIFamily = Literal["openai", "anthropic", "gemini", "ollama", "bedrock"]
+PROVIDERS: tuple[APIFamily, ...] = ("openai", "anthropic", "gemini", "ollama", "bedrock")
 
 DEFAULT_TEXT = "Hello from the alloy emulator."
 
@@ -377,7 +379,7 @@ class RecordedRequest:
     is the provider-neutral reading of the body (schema, tools, tool results) when it parsed.
     """
 
-    provider: Wire | None
+    provider: APIFamily | None
     api: str | None
     method: str
     path: str
@@ -417,7 +419,7 @@ class Script:
         self._queues: dict[str, deque[Item]] = {p: deque() for p in PROVIDERS}
         self._log: list[RecordedRequest] = []
 
-    def push(self, provider: Wire, items: Sequence[Item]) -> None:
+    def push(self, provider: APIFamily, items: Sequence[Item]) -> None:
         """Queue ``items`` for ``provider``, after what is already queued."""
         queue = self._queue(provider)
         for item in items:
@@ -441,7 +443,7 @@ class Script:
                 return head
             return queue.popleft()
 
-    def pending(self, provider: Wire) -> list[Item]:
+    def pending(self, provider: APIFamily) -> list[Item]:
         """What is still queued for ``provider``."""
         with self._lock:
             return list(self._queue(provider))
