@@ -11,6 +11,8 @@ them. Prices are list prices in USD per million tokens for the example models.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .._profile import Profile, ToolChoice
 from ._descriptor import Provider
 from ._price import Price
@@ -18,7 +20,8 @@ from ._price import Price
 __all__ = ["PRESETS"]
 
 _NO_NAMED: frozenset[ToolChoice] = frozenset({"auto", "required", "none"})
-_NAMED_ONLY: frozenset[ToolChoice] = frozenset({"named", "none"})
+_GUIDED: frozenset[ToolChoice] = frozenset({"named", "required", "none"})
+_GROQ = Profile(schema_with_tools=False, schema_with_streaming=False)
 
 
 def _local(name: str, port: int, example: str, profile: Profile) -> Provider:
@@ -59,9 +62,10 @@ def _preset(
 
 
 PRESETS: tuple[Provider, ...] = (
-    # Guided decoding for json_schema and json_object; a named tool_choice is guided too, while
-    # "auto" and "required" need --enable-auto-tool-choice and a tool parser.
-    _local("vllm", 8000, "Qwen/Qwen3-8B", Profile(tool_choice=_NAMED_ONLY)),
+    # Structured outputs (json_schema) by default; named and "required" tool_choice are guided
+    # too, "auto" needs --enable-auto-tool-choice and a tool parser; a schema suppresses tool
+    # calls (pydantic-ai#6552).
+    _local("vllm", 8000, "Qwen/Qwen3-8B", Profile(tool_choice=_GUIDED, schema_with_tools=False)),
     # llama-server: json_schema and json_object through grammars; tools with --jinja; a named
     # tool_choice is treated as "auto".
     _local("llamacpp", 8080, "qwen3-8b", Profile(tool_choice=_NO_NAMED)),
@@ -71,18 +75,18 @@ PRESETS: tuple[Provider, ...] = (
     ),
     # json_schema through its grammar backends; tools with a tool-call parser.
     _local("sglang", 30000, "Qwen/Qwen3-8B", Profile()),
-    # Strict (constrained decoding) only on the gpt-oss models, best-effort elsewhere; no
-    # schema on a stream.
+    # Strict (constrained decoding) only on the gpt-oss models, best-effort elsewhere; a schema
+    # neither streams nor goes with tools.
     _hosted(
         "groq",
         "https://api.groq.com/openai/v1",
         {
-            "": Profile(json_schema="best-effort", schema_with_streaming=False),
-            "openai/gpt-oss": Profile(schema_with_streaming=False, strict_tools=True),
+            "": replace(_GROQ, json_schema="best-effort"),
+            "openai/gpt-oss": replace(_GROQ, strict_tools=True),
         },
         {
             "llama-3.3-70b-versatile": Price(0.59, 0.79),
-            "openai/gpt-oss-120b": Price(0.15, 0.75),
+            "openai/gpt-oss-120b": Price(0.15, 0.60, 0.075),
         },
     ),
     # Routes to a provider that may lack a feature, so schemas are best-effort.
