@@ -76,7 +76,7 @@ class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
         self,
         model_id: str,
         *,
-        api_key: str | None = None,
+        api_key: str | SecretStr | None = None,
         base_url: str | None = None,
         aws_access_key: str | None = None,
         aws_secret_key: str | None = None,
@@ -85,6 +85,13 @@ class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
         aws_profile: str | None = None,
         mantle: bool = False,
     ) -> None:
+        if not model_id:
+            raise ConfigurationError(
+                "Name the Bedrock model id, e.g. "
+                "'anthropic-bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0'"
+            )
+        if isinstance(api_key, SecretStr):
+            api_key = api_key.get_secret_value()
         super().__init__(model_id, api_key=api_key, base_url=base_url or None)
         self.aws = {
             "aws_access_key": aws_access_key,
@@ -179,35 +186,6 @@ class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
         return super().map_error(exc)
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | SecretStr | None = None,
-    base_url: str | None = None,
-    aws_access_key: str | None = None,
-    aws_secret_key: str | None = None,
-    aws_session_token: str | None = None,
-    aws_region: str | None = None,
-    aws_profile: str | None = None,
-    mantle: bool = False,
-) -> AnthropicBedrockModel:
-    """Registry factory for ``anthropic-bedrock:MODEL_ID``
-    (e.g. ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``)."""
-    if not model_id:
-        raise ConfigurationError(
-            "Name the Bedrock model id, e.g. "
-            "'anthropic-bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0'"
-        )
-    if isinstance(api_key, SecretStr):
-        api_key = api_key.get_secret_value()
-    return AnthropicBedrockModel(
-        model_id,
-        api_key=api_key,
-        base_url=base_url,
-        aws_access_key=aws_access_key,
-        aws_secret_key=aws_secret_key,
-        aws_session_token=aws_session_token,
-        aws_region=aws_region,
-        aws_profile=aws_profile,
-        mantle=mantle,
-    )
+#: Registry factory for ``anthropic-bedrock:MODEL_ID``
+#: (e.g. ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``).
+create = AnthropicBedrockModel

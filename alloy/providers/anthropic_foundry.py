@@ -66,11 +66,17 @@ class AnthropicFoundryModel(RefreshesOn401, AnthropicModel):
         self,
         model_id: str,
         *,
-        api_key: str | TokenProvider | None = None,
+        api_key: str | TokenProvider | SecretStr | None = None,
         base_url: str | None = None,
         resource: str | None = None,
         azure_ad_token_provider: TokenProvider | None = None,
     ) -> None:
+        if not model_id:
+            raise ConfigurationError(
+                "Name the Claude model, e.g. 'anthropic-foundry:claude-sonnet-4-5'"
+            )
+        if isinstance(api_key, SecretStr):
+            api_key = api_key.get_secret_value()
         provider = azure_ad_token_provider or (api_key if callable(api_key) else None)
         key = api_key if isinstance(api_key, str) and api_key else None
         super().__init__(model_id, api_key=key, base_url=base_url or None)
@@ -121,25 +127,5 @@ class AnthropicFoundryModel(RefreshesOn401, AnthropicModel):
         return (getattr(client, "api_key", None),)
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | TokenProvider | SecretStr | None = None,
-    base_url: str | None = None,
-    resource: str | None = None,
-    azure_ad_token_provider: TokenProvider | None = None,
-) -> AnthropicFoundryModel:
-    """Registry factory for ``anthropic-foundry:MODEL`` (e.g. ``claude-sonnet-4-5``)."""
-    if not model_id:
-        raise ConfigurationError(
-            "Name the Claude model, e.g. 'anthropic-foundry:claude-sonnet-4-5'"
-        )
-    if isinstance(api_key, SecretStr):
-        api_key = api_key.get_secret_value()
-    return AnthropicFoundryModel(
-        model_id,
-        api_key=api_key,
-        base_url=base_url,
-        resource=resource,
-        azure_ad_token_provider=azure_ad_token_provider,
-    )
+#: Registry factory for ``anthropic-foundry:MODEL`` (e.g. ``claude-sonnet-4-5``).
+create = AnthropicFoundryModel

@@ -49,12 +49,18 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         self,
         model_id: str,
         *,
-        api_key: str | None = None,
+        api_key: str | SecretStr | None = None,
         base_url: str | None = None,
         region: str | None = None,
         project_id: str | None = None,
         credentials: Any = None,
     ) -> None:
+        if not model_id:
+            raise ConfigurationError(
+                "Name the Claude model, e.g. 'anthropic-vertex:claude-sonnet-4-5@20250929'"
+            )
+        if isinstance(api_key, SecretStr):
+            api_key = api_key.get_secret_value()
         super().__init__(model_id, api_key=api_key, base_url=base_url or None)
         self.region = region
         self.project_id = project_id
@@ -114,27 +120,5 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         return credentials_error(self, exc) or super().map_error(exc)
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | SecretStr | None = None,
-    base_url: str | None = None,
-    region: str | None = None,
-    project_id: str | None = None,
-    credentials: Any = None,
-) -> AnthropicVertexModel:
-    """Registry factory for ``anthropic-vertex:MODEL`` (e.g. ``claude-sonnet-4-5@20250929``)."""
-    if not model_id:
-        raise ConfigurationError(
-            "Name the Claude model, e.g. 'anthropic-vertex:claude-sonnet-4-5@20250929'"
-        )
-    if isinstance(api_key, SecretStr):
-        api_key = api_key.get_secret_value()
-    return AnthropicVertexModel(
-        model_id,
-        api_key=api_key,
-        base_url=base_url,
-        region=region,
-        project_id=project_id,
-        credentials=credentials,
-    )
+#: Registry factory for ``anthropic-vertex:MODEL`` (e.g. ``claude-sonnet-4-5@20250929``).
+create = AnthropicVertexModel

@@ -169,6 +169,7 @@ class _OnAzure(RefreshesOn401):
     again once after a 401."""
 
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+    provider: ClassVar[str]
     redact: Any
     capabilities: Any
 
@@ -182,6 +183,8 @@ class _OnAzure(RefreshesOn401):
         model: str | None = None,
         azure_ad_token_provider: TokenProvider | None = None,
     ) -> None:
+        if not model_id:
+            raise ConfigurationError(f"Name the Azure deployment, e.g. '{self.provider}:my-gpt-4o'")
         base_url = base_url or os.environ.get(ENDPOINT_ENV) or None
         super().__init__(model_id, base_url=base_url)  # type: ignore[call-arg]
         api_key = azure_ad_token_provider or api_key or os.environ.get(KEY_ENV) or None
@@ -213,45 +216,7 @@ class AzureChatModel(_OnAzure, OpenAIChatModel):
     provider = "azure-chat"
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | TokenProvider | None = None,
-    base_url: str | None = None,
-    api_version: str | None = None,
-    model: str | None = None,
-    azure_ad_token_provider: TokenProvider | None = None,
-) -> AzureResponsesModel:
-    """Registry factory for ``azure:DEPLOYMENT`` (the Responses API)."""
-    if not model_id:
-        raise ConfigurationError("Name the Azure deployment, e.g. 'azure:my-gpt-4o'")
-    return AzureResponsesModel(
-        model_id,
-        api_key=api_key,
-        base_url=base_url,
-        api_version=api_version,
-        model=model,
-        azure_ad_token_provider=azure_ad_token_provider,
-    )
-
-
-def create_chat(
-    model_id: str,
-    *,
-    api_key: str | TokenProvider | None = None,
-    base_url: str | None = None,
-    api_version: str | None = None,
-    model: str | None = None,
-    azure_ad_token_provider: TokenProvider | None = None,
-) -> AzureChatModel:
-    """Registry factory for ``azure-chat:DEPLOYMENT`` (Chat Completions)."""
-    if not model_id:
-        raise ConfigurationError("Name the Azure deployment, e.g. 'azure-chat:my-gpt-4o'")
-    return AzureChatModel(
-        model_id,
-        api_key=api_key,
-        base_url=base_url,
-        api_version=api_version,
-        model=model,
-        azure_ad_token_provider=azure_ad_token_provider,
-    )
+#: Registry factory for ``azure:DEPLOYMENT`` (the Responses API).
+create = AzureResponsesModel
+#: Registry factory for ``azure-chat:DEPLOYMENT`` (Chat Completions).
+create_chat = AzureChatModel

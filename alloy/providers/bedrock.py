@@ -852,19 +852,9 @@ async def _in_threads(events: Any) -> AsyncIterator[Any]:
         yield event
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    region: str | None = None,
-    profile: str | None = None,
-) -> BedrockModel:
-    """Registry factory for ``bedrock:<model id>``; ``region`` and ``profile`` choose the AWS
-    region and the named profile of boto3's credential chain."""
-    return BedrockModel(
-        model_id, api_key=api_key, base_url=base_url, region=region, profile=profile
-    )
+#: Registry factory for ``bedrock:<model id>``; ``region`` and ``profile`` choose the AWS region
+#: and the named profile of boto3's credential chain.
+create = BedrockModel
 
 
 __all__ = [

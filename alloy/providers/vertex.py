@@ -53,12 +53,15 @@ class VertexModel(RefreshesOn401, GeminiModel):
         self,
         model_id: str,
         *,
-        api_key: str | None = None,
+        api_key: str | SecretStr | None = None,
         base_url: str | None = None,
         project: str | None = None,
         location: str | None = None,
         credentials: Any = None,
     ) -> None:
+        if isinstance(api_key, SecretStr):
+            api_key = api_key.get_secret_value()
+        model_id = model_id or "gemini-2.5-flash"
         super().__init__(model_id, api_key=api_key, base_url=base_url or None)
         # A key read from the environment gives way to a project, as google-genai decides.
         self.key_from_env = bool(api_key) and api_key in {os.environ.get(v) for v in KEY_ENV}
@@ -111,23 +114,5 @@ class VertexModel(RefreshesOn401, GeminiModel):
         return credentials_error(self, exc) or super().map_error(exc)
 
 
-def create(
-    model_id: str,
-    *,
-    api_key: str | SecretStr | None = None,
-    base_url: str | None = None,
-    project: str | None = None,
-    location: str | None = None,
-    credentials: Any = None,
-) -> VertexModel:
-    """Registry factory for ``vertex:MODEL`` (e.g. ``gemini-2.5-flash``)."""
-    if isinstance(api_key, SecretStr):
-        api_key = api_key.get_secret_value()
-    return VertexModel(
-        model_id or "gemini-2.5-flash",
-        api_key=api_key,
-        base_url=base_url,
-        project=project,
-        location=location,
-        credentials=credentials,
-    )
+#: Registry factory for ``vertex:MODEL`` (e.g. ``gemini-2.5-flash``).
+create = VertexModel
