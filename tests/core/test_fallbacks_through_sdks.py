@@ -5,6 +5,10 @@ Ollama), sending each fallback exactly the request a call on that model alone wo
 failures that should move a call on do (5xx, overload, 429, a dropped connection, a timeout)
 and the others do not; a streamed call moves on only before its first text; and no key shows
 in an error, an event, a log line or a span, nor reaches another provider.
+
+The suite runs these once per adapter (see ``per_adapter``): every adapter falls over to every
+adapter, and each cloud sharing an adapter falls over once and is fallen over to once; `make
+fuzz` runs the full cross.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from alloy.testing.emulator import (
 )
 
 from ..conftest import Call
-from ..hardening.conftest import PROVIDERS
+from ..hardening.conftest import ADAPTERS, CROSS, PROVIDERS, per_adapter
 from ..hardening.test_key_leaks import observations, observed, shown  # noqa: F401  (fixture)
 
 NAMES = sorted(PROVIDERS)
@@ -85,8 +89,21 @@ def queue_of(provider: str) -> Any:
     return PROVIDERS[provider][1]
 
 
-@pytest.mark.parametrize("fallback", NAMES)
-@pytest.mark.parametrize("primary", NAMES)
+def pairs() -> list[Any]:
+    """(primary, fallback) pairs: every adapter to every adapter and each cloud once each way
+    in the suite, the rest of the cross under `make fuzz`."""
+    return [
+        (primary, fallback)
+        if {primary, fallback} <= ADAPTERS
+        or fallback == other_queue(primary)
+        or primary == other_queue(fallback)
+        else pytest.param(primary, fallback, marks=CROSS)
+        for primary in NAMES
+        for fallback in NAMES
+    ]
+
+
+@pytest.mark.parametrize(("primary", "fallback"), pairs())
 def test_every_provider_falls_over_to_every_provider(
     primary: str, fallback: str, emu: Emulator, run_result: Call
 ) -> None:
@@ -129,7 +146,7 @@ STAYS: dict[str, Callable[[], Item]] = {
 
 
 @pytest.mark.parametrize("fault", sorted(FALLS_OVER))
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_failures_retries_gave_up_on_move_the_call_on(
     primary: str, fault: str, emu: Emulator, run_result: Call
 ) -> None:
@@ -143,7 +160,7 @@ def test_failures_retries_gave_up_on_move_the_call_on(
 
 
 @pytest.mark.parametrize("fault", sorted(STAYS))
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_other_failures_do_not_move_the_call_on(
     primary: str, fault: str, emu: Emulator, call: Call
 ) -> None:
@@ -218,7 +235,7 @@ def test_when_every_model_fails_the_errors_are_chained_and_the_moves_are_events(
 # -- streamed calls -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_a_stream_moves_on_before_its_first_text(primary: str, emu: Emulator, stream: Call) -> None:
     fallback = other_queue(primary)
     emu.push(queue_of(primary), HttpError(500))
@@ -246,7 +263,7 @@ def collect(say: Any, mode: str) -> tuple[list[str], BaseException | None]:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_a_stream_that_failed_after_text_raises_its_error(
     primary: str, mode: str, emu: Emulator
 ) -> None:
@@ -342,7 +359,7 @@ def assert_spans_show_the_move(spans: Any, command_name: str, primary: str, fall
     assert "error.type" not in command_span.attributes  # the call itself succeeded
 
 
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_spans_show_the_move_through_the_sdks(
     primary: str, emu: Emulator, spans: Any, call: Call
 ) -> None:
@@ -354,7 +371,7 @@ def test_spans_show_the_move_through_the_sdks(
     assert_spans_show_the_move(spans, forecast.name, primary, fallback)
 
 
-@pytest.mark.parametrize("primary", NAMES)
+@pytest.mark.parametrize("primary", per_adapter())
 def test_a_streams_spans_show_the_move_through_the_sdks(
     primary: str, emu: Emulator, spans: Any, stream: Call
 ) -> None:
