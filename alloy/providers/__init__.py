@@ -310,22 +310,18 @@ def _missing_key(provider: Provider, api_key: str | None) -> str | None:
     """What to say when a preset over a hosted service (Groq, DeepSeek...) has no key of its own;
     None when it has one, or when its default endpoint is on this machine (vLLM, llama.cpp, LM
     Studio, SGLang), whose servers take none."""
-    if api_key or not provider.default_base_url:
+    local = urlsplit(provider.default_base_url or "").hostname in ("localhost", "127.0.0.1")
+    if api_key or not provider.default_base_url or local:
         return None
-    if urlsplit(provider.default_base_url).hostname in _THIS_MACHINE:
-        return None
+    variables = " or ".join(provider.key_env)
     return (
-        f"No API key for {provider.name!r}: set the {' or '.join(provider.key_env)} environment"
-        " variable or pass api_key=..."
+        f"No API key for {provider.name!r}: set the {variables} environment variable"
+        " or pass api_key=..."
     )
 
 
-_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
-
-
 def _lacks_key(model: Model, message: str) -> None:
-    """Make the model refuse to build a client, so its first call fails before any request
-    (the placeholder key would be sent to a hosted service otherwise)."""
+    """Make the model refuse to build a client, so its first call fails before any request."""
     from ._base import SDKModel
 
     if isinstance(model, SDKModel):

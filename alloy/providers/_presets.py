@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .._profile import Profile, ToolChoice
+from ._builtin import _OPENAI_SDK
 from ._descriptor import Provider
 from ._price import Price
 
@@ -39,25 +40,23 @@ def _hosted(
 
 def _preset(
     name: str,
-    base_url: str,
+    url: str,
     profiles: dict[str, Profile],
-    example_models: tuple[str, ...],
+    examples: tuple[str, ...],
     prices: dict[str, Price],
 ) -> Provider:
-    return Provider(
+    """The ``openai-chat`` adapter with the preset's own endpoint, variables, profile and prices."""
+    chat, upper = "alloy.providers.openai_chat:create", name.upper()
+    keys, urls = f"{upper}_API_KEY", f"{upper}_BASE_URL"
+    return _OPENAI_SDK(
         name,
-        "alloy.providers.openai_chat:create",
-        extra="openai",
-        sdk_module="openai",
-        needs_model_id=True,
-        key_env=(f"{name.upper()}_API_KEY",),
-        base_url_env=(f"{name.upper()}_BASE_URL",),
-        dialect="alloy.providers._dialects:openai",
-        example_models=example_models,
+        chat,
+        key_env=keys,
+        base_url_env=urls,
+        default_base_url=url,
+        example_models=examples,
         prices=prices,
-        wire="openai",
         profiles=profiles,
-        default_base_url=base_url,
     )
 
 
