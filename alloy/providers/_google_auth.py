@@ -8,11 +8,14 @@ Anthropic's Vertex client it is the ``anthropic-vertex`` extra.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+import threading
+from typing import Any, ClassVar
 
 from ..errors import AuthenticationError, ConfigurationError
+from ._base import Redactor
+from ._refresh import RefreshesOn401
 
-__all__ = ["application_default", "is_auth_error", "refresh"]
+__all__ = ["OnGoogleCredentials", "application_default", "is_auth_error", "refresh"]
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 
@@ -70,3 +73,35 @@ def credentials_error(model: Any, exc: BaseException) -> AuthenticationError | N
         f"({type(exc).__name__}): {model.redact(str(exc))}",
         provider=model.provider,
     )
+
+
+class OnGoogleCredentials(RefreshesOn401):
+    """Mixed in before a Vertex AI model: its credentials (given, or Application Default
+    Credentials loaded once and shared by its clients, so one refresh serves them all),
+    refreshed once after a 401. Its ``map_error`` is to try :func:`credentials_error` first."""
+
+    #: The extra that brings google-auth, named when it is missing.
+    extra: ClassVar[str]
+    name: str
+    redact: Redactor
+
+    def __init__(self, *args: Any, credentials: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.credentials = credentials
+        self._credentials_lock = threading.Lock()
+        self._default_project: str | None = None
+
+    def google_credentials(self) -> tuple[Any, str | None]:
+        """The credentials, and the project they name."""
+        with self._credentials_lock:
+            if self.credentials is None:
+                self.credentials, self._default_project = application_default(self.name, self.extra)
+            project = self._default_project or getattr(self.credentials, "project_id", None)
+            return self.credentials, project
+
+    def refresh_credential(self) -> bool:
+        """Google credentials are refreshed; a key or a bare access token cannot be."""
+        if self.credentials is None:
+            return False
+        self.redact.add(refresh(self.credentials))
+        return True

@@ -20,14 +20,12 @@ for ``global``). Model ids are Vertex's, with their date after ``@`` (``claude-s
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, ClassVar
 
 from pydantic import SecretStr
 
 from ..errors import AlloyError, ConfigurationError
-from ._google_auth import application_default, credentials_error, refresh
-from ._refresh import RefreshesOn401
+from ._google_auth import OnGoogleCredentials, credentials_error
 from .anthropic import AnthropicModel
 
 __all__ = ["AnthropicVertexModel", "create"]
@@ -39,11 +37,12 @@ PROJECT_ENV = "ANTHROPIC_VERTEX_PROJECT_ID"
 EXTRA = "anthropic-vertex"
 
 
-class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
+class AnthropicVertexModel(OnGoogleCredentials, AnthropicModel):
     """A Claude model on Vertex AI (``anthropic-vertex:MODEL@DATE``)."""
 
     provider = "anthropic-vertex"
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+    extra = EXTRA
 
     def __init__(
         self,
@@ -61,12 +60,11 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
             )
         if isinstance(api_key, SecretStr):
             api_key = api_key.get_secret_value()
-        super().__init__(model_id, api_key=api_key, base_url=base_url or None)
+        super().__init__(
+            model_id, api_key=api_key, base_url=base_url or None, credentials=credentials
+        )
         self.region = region
         self.project_id = project_id
-        self.credentials = credentials
-        self._credentials_lock = threading.Lock()
-        self._default_project: str | None = None
 
     def make_client(self, *, asynchronous: bool) -> Any:
         import anthropic
@@ -84,7 +82,7 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         if self.api_key:
             options["access_token"] = self.api_key
         else:
-            credentials, found = self._google_credentials()
+            credentials, found = self.google_credentials()
             options["credentials"] = credentials
             project = project or found
         if project is None:
@@ -96,21 +94,11 @@ class AnthropicVertexModel(RefreshesOn401, AnthropicModel):
         cls = anthropic.AsyncAnthropicVertex if asynchronous else anthropic.AnthropicVertex
         return cls(**options)
 
-    def _google_credentials(self) -> tuple[Any, str | None]:
-        """The credentials given, or Application Default Credentials, loaded once and shared
-        by this model's clients (so one refresh serves them all), with the project they name."""
-        with self._credentials_lock:
-            if self.credentials is None:
-                self.credentials, self._default_project = application_default(self.name, EXTRA)
-            project = self._default_project or getattr(self.credentials, "project_id", None)
-            return self.credentials, project
-
     def refresh_credential(self) -> bool:
         """Google credentials are refreshed; a bare access token cannot be."""
-        if self.api_key or self.credentials is None:
+        if self.api_key:
             return False
-        self.redact.add(refresh(self.credentials))
-        return True
+        return super().refresh_credential()
 
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         credentials = getattr(client, "credentials", None)

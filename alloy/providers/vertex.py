@@ -24,14 +24,12 @@ is not the Gemini API's, so ``vertex`` has no batch wire (runs go online).
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 from pydantic import SecretStr
 
 from ..errors import ConfigurationError, ProviderError
-from ._google_auth import application_default, credentials_error, refresh
-from ._refresh import RefreshesOn401
+from ._google_auth import OnGoogleCredentials, credentials_error
 from .gemini import GeminiModel, http_options
 
 __all__ = ["VertexModel", "create"]
@@ -43,11 +41,12 @@ LOCATION_ENV = "GOOGLE_CLOUD_LOCATION"
 EXTRA = "gemini"
 
 
-class VertexModel(RefreshesOn401, GeminiModel):
+class VertexModel(OnGoogleCredentials, GeminiModel):
     """A Gemini model on Vertex AI (``vertex:MODEL``)."""
 
     provider = "vertex"
     key_env = KEY_ENV
+    extra = EXTRA
 
     def __init__(
         self,
@@ -62,14 +61,13 @@ class VertexModel(RefreshesOn401, GeminiModel):
         if isinstance(api_key, SecretStr):
             api_key = api_key.get_secret_value()
         model_id = model_id or "gemini-2.5-flash"
-        super().__init__(model_id, api_key=api_key, base_url=base_url or None)
+        super().__init__(
+            model_id, api_key=api_key, base_url=base_url or None, credentials=credentials
+        )
         # A key read from the environment gives way to a project, as google-genai decides.
         self.key_from_env = bool(api_key) and api_key in {os.environ.get(v) for v in KEY_ENV}
         self.project = project
         self.location = location
-        self.credentials = credentials
-        self._credentials_lock = threading.Lock()
-        self._default_project: str | None = None
 
     def make_client(self, *, asynchronous: bool) -> Any:
         from google import genai
@@ -80,7 +78,7 @@ class VertexModel(RefreshesOn401, GeminiModel):
         if key and not (self.key_from_env and (project or self.credentials is not None)):
             options["api_key"] = key
         else:
-            credentials, found = self._google_credentials()
+            credentials, found = self.google_credentials()
             project = project or found
             if project is None:
                 raise ConfigurationError(
@@ -91,21 +89,6 @@ class VertexModel(RefreshesOn401, GeminiModel):
             options.update(project=project, location=location, credentials=credentials)
         options["http_options"] = http_options(self.base_url)
         return genai.Client(**options)
-
-    def _google_credentials(self) -> tuple[Any, str | None]:
-        """The credentials given, or Application Default Credentials loaded once."""
-        with self._credentials_lock:
-            if self.credentials is None:
-                self.credentials, self._default_project = application_default(self.name, EXTRA)
-            project = self._default_project or getattr(self.credentials, "project_id", None)
-            return self.credentials, project
-
-    def refresh_credential(self) -> bool:
-        """Google credentials are refreshed; an express-mode key cannot be."""
-        if self.credentials is None:
-            return False
-        self.redact.add(refresh(self.credentials))
-        return True
 
     def client_keys(self, client: Any) -> tuple[str | None, ...]:
         return (*super().client_keys(client), getattr(self.credentials, "token", None))
