@@ -61,6 +61,20 @@ T = TypeVar("T")
 E = TypeVar("E")
 
 Prompt = Union[str, Media, Sequence[str | Media], UserTurn, Sequence[MessageLike]]
+_Q = ParamSpec("_Q")
+
+
+def _keywords_of(written: Callable[_Q, object]) -> Callable[[Callable[..., T]], Callable[_Q, T]]:
+    """The decorated method (an async twin) takes the parameters of ``written``, whose keywords
+    are written out once, there: type checkers and ``inspect.signature`` see them. It returns
+    what it returns itself, and reads its ``**keywords`` with :func:`_keywords`."""
+
+    def twin(method: Callable[..., T]) -> Callable[_Q, T]:
+        returns = inspect.signature(method).return_annotation
+        method.__signature__ = inspect.signature(written).replace(return_annotation=returns)  # type: ignore[attr-defined]
+        return method
+
+    return twin
 
 
 class Options(TypedDict, total=False):
@@ -335,35 +349,13 @@ class Command(Generic[P, R]):
 
         return Rows(self._run_over(inputs, given))
 
-    def amap(
-        self,
-        inputs: Iterable[Any] | AsyncIterable[Any],
-        *,
-        settings: RunSettings | None = None,
-        concurrency: int = 8,
-        rpm: float | None = None,
-        tpm: float | None = None,
-        as_completed: bool = False,
-        errors: Literal["collect", "raise"] = "collect",
-        progress: bool | None = None,
-        checkpoint: str | os.PathLike[str] | None = None,
-        retry_failed: bool = True,
-        total: int | None = None,
-        deps: Any = NO_DEPS,
-        mode: Literal["online", "batch", "auto"] = "online",
-        poll_interval: float = 30.0,
-        batch_retry: Literal["online", "batch"] = "online",
-        batch_rounds: int = 1,
-        batch_min_rows: int = 1000,
-        budget: Budget | None = None,
-        cost_budget: float | None = None,
-    ) -> AsyncRows[R]:
+    @_keywords_of(map)
+    def amap(self, inputs: Any, **keywords: Any) -> AsyncRows[R]:
         """:meth:`map` on the running event loop: ``async for row in cmd.amap(rows)``, or
         ``await cmd.amap(rows)`` for the list of records."""
-        given = locals()
         from .rows import AsyncRows
 
-        return AsyncRows(self._run_over(inputs, given))
+        return AsyncRows(self._run_over(inputs, _keywords(Command.map, keywords)))
 
     # -- measuring --
     def eval(
@@ -396,28 +388,12 @@ class Command(Generic[P, R]):
             settings=settings,
         )  # fmt: skip
 
-    async def aeval(
-        self,
-        cases: Dataset | Iterable[Case | Mapping[str, Any]],
-        *,
-        models: Sequence[str | Model] | Mapping[str, str | Model] | None = None,
-        repeats: int = 1,
-        mode: Literal["online", "batch"] = "online",
-        cache: str | os.PathLike[str] | None = None,
-        checkpoint: str | os.PathLike[str] | None = None,
-        scorers: Mapping[str, Any] | None = None,
-        concurrency: int = 8,
-        seed: int = 0,
-        settings: RunSettings | None = None,
-    ) -> Report:
+    @_keywords_of(eval)
+    async def aeval(self, cases: Any, **keywords: Any) -> Report:
         """:meth:`eval` on the running event loop."""
         from .eval import aevaluate
 
-        return await aevaluate(
-            self, cases, models=models, repeats=repeats, mode=mode, cache=cache,
-            checkpoint=checkpoint, scorers=scorers, concurrency=concurrency, seed=seed,
-            settings=settings,
-        )  # fmt: skip
+        return await aevaluate(self, cases, **_keywords(Command.eval, keywords))
 
     def _run_over(self, inputs: Any, given: Mapping[str, Any]) -> Run:
         from .rows._run import Run
@@ -596,7 +572,7 @@ def _unpickled(
 def _batch_worth(prepared: Prepared, settings: RunSettings, inputs: Any) -> bool:
     """Whether ``mode="auto"`` takes the batch API: enough rows, known in advance, a
     provider with a batch API, and no tools (a batched request cannot run them)."""
-    from .batch import wire_for
+    from .batch import batch_api_for
 
     count = settings.total
     if count is None:
@@ -607,7 +583,7 @@ def _batch_worth(prepared: Prepared, settings: RunSettings, inputs: Any) -> bool
     if count < settings.batch_min_rows or prepared.spec.tools or settings.cost_budget is not None:
         return False  # a batch request cannot run tools, nor be held to a cost cap
     try:
-        wire_for(prepared.model)
+        batch_api_for(prepared.model)
     except ConfigurationError:
         return False
     return True
@@ -618,8 +594,8 @@ def _run_settings(given: Mapping[str, Any]) -> RunSettings:
     keywords made into them, here only. Keywords given beside ``settings=`` are refused."""
     from .rows import Settings
 
-    defaults = _map_defaults()
-    keywords = {name: given[name] for name in defaults}
+    defaults = _keyword_defaults(Command.map)
+    keywords = {name: given[name] for name in defaults if name != "settings"}
     chosen = given["settings"]
     if chosen is None:
         return Settings(**keywords)
@@ -641,12 +617,21 @@ def _run_settings(given: Mapping[str, Any]) -> RunSettings:
 
 
 @functools.cache
-def _map_defaults() -> dict[str, Any]:
-    """``map()``'s keywords that a run's settings are made of, with their defaults."""
-    parameters = inspect.signature(Command.map).parameters.values()
-    return {
-        p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "settings"
-    }
+def _keyword_defaults(written: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword-only parameters of ``written`` (``map()``, ``eval()``), with their defaults."""
+    parameters = inspect.signature(written).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def _keywords(written: Callable[..., Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """A twin's ``**keywords`` as the keyword-only parameters of ``written``, with its defaults
+    for those not given; a TypeError for one it does not take, as a call of ``written`` raises."""
+    defaults = _keyword_defaults(written)
+    unknown = given.keys() - defaults.keys()
+    if unknown:
+        name = written.__name__
+        raise TypeError(f"{name}() and its async twin take no keyword argument {min(unknown)!r}")
+    return {**defaults, **given}
 
 
 class AsyncCommand(Command[P, R]):
