@@ -23,18 +23,21 @@ __all__ = ["PRESETS"]
 _NO_NAMED: frozenset[ToolChoice] = frozenset({"auto", "required", "none"})
 _GUIDED: frozenset[ToolChoice] = frozenset({"named", "required", "none"})
 _GROQ = Profile(schema_with_tools=False, schema_with_streaming=False)
+_ALL = Profile()  # everything a current OpenAI model does
 
 
-def _local(name: str, port: int, example: str, profile: Profile) -> Provider:
+def _local(name: str, port: int, example: str, profile: Profile = _ALL) -> Provider:
     """A server on this machine: no key, no price."""
     url = f"http://localhost:{port}/v1"
     return _preset(name, url, {"": profile}, (example,), {"": Price(0.0, 0.0, 0.0)})
 
 
 def _hosted(
-    name: str, url: str, profiles: dict[str, Profile], prices: dict[str, Price]
+    name: str, url: str, prices: dict[str, Price], profile: Profile | dict[str, Profile] = _ALL
 ) -> Provider:
-    """A vendor's service: its key, and a price for each example model."""
+    """A vendor's service: its key, a price for each example model, and its profile (by model id
+    prefix where models differ)."""
+    profiles = profile if isinstance(profile, dict) else {"": profile}
     return _preset(name, url, profiles, tuple(prices), prices)
 
 
@@ -61,70 +64,58 @@ def _preset(
 
 
 PRESETS: tuple[Provider, ...] = (
-    # Structured outputs (json_schema) by default; named and "required" tool_choice are guided
-    # too, "auto" needs --enable-auto-tool-choice and a tool parser; a schema suppresses tool
-    # calls (pydantic-ai#6552).
+    # json_schema by default; named and "required" tool_choice are guided, "auto" needs
+    # --enable-auto-tool-choice and a parser; a schema suppresses tool calls.
     _local("vllm", 8000, "Qwen/Qwen3-8B", Profile(tool_choice=_GUIDED, schema_with_tools=False)),
-    # llama-server: json_schema and json_object through grammars; tools with --jinja; a named
-    # tool_choice is treated as "auto".
+    # Grammars for json_schema and json_object; tools with --jinja; a named tool_choice acts as auto.
     _local("llamacpp", 8080, "qwen3-8b", Profile(tool_choice=_NO_NAMED)),
     # json_schema only: json_object is refused with a 400.
     _local(
         "lmstudio", 1234, "openai/gpt-oss-20b", Profile(json_object=False, tool_choice=_NO_NAMED)
     ),
     # json_schema through its grammar backends; tools with a tool-call parser.
-    _local("sglang", 30000, "Qwen/Qwen3-8B", Profile()),
-    # Strict (constrained decoding) only on the gpt-oss models, best-effort elsewhere; a schema
-    # neither streams nor goes with tools.
+    _local("sglang", 30000, "Qwen/Qwen3-8B"),
+    # Strict only on the gpt-oss models; a schema neither streams nor goes with tools.
     _hosted(
         "groq",
         "https://api.groq.com/openai/v1",
         {
-            "": replace(_GROQ, json_schema="best-effort"),
-            "openai/gpt-oss": replace(_GROQ, strict_tools=True),
-        },
-        {
             "llama-3.3-70b-versatile": Price(0.59, 0.79),
             "openai/gpt-oss-120b": Price(0.15, 0.60, 0.075),
+        },
+        {
+            "": replace(_GROQ, json_schema="best-effort"),
+            "openai/gpt-oss": replace(_GROQ, strict_tools=True),
         },
     ),
     # Routes to a provider that may lack a feature, so schemas are best-effort.
     _hosted(
         "openrouter",
         "https://openrouter.ai/api/v1",
-        {"": Profile(json_schema="best-effort")},
         {"openai/gpt-4o-mini": Price(0.15, 0.60)},
+        Profile(json_schema="best-effort"),
     ),
     # JSON Output (json_object) only, no JSON Schema; function calling.
     _hosted(
         "deepseek",
         "https://api.deepseek.com",
-        {"": Profile(json_schema="no")},
         {"deepseek-chat": Price(0.28, 0.42, 0.028)},
+        Profile(json_schema="no"),
     ),
-    # Custom structured outputs (json_schema) and JSON mode; function calling.
-    _hosted(
-        "mistral",
-        "https://api.mistral.ai/v1",
-        {"": Profile()},
-        {"mistral-small-latest": Price(0.10, 0.30)},
-    ),
-    # Structured outputs (json_schema) and function calling.
-    _hosted(
-        "xai", "https://api.x.ai/v1", {"": Profile()}, {"grok-3-mini": Price(0.30, 0.50, 0.075)}
-    ),
+    # Structured outputs (json_schema), JSON mode and function calling.
+    _hosted("mistral", "https://api.mistral.ai/v1", {"mistral-small-latest": Price(0.10, 0.30)}),
+    _hosted("xai", "https://api.x.ai/v1", {"grok-3-mini": Price(0.30, 0.50, 0.075)}),
     # JSON mode with a schema on its supported models, best-effort elsewhere.
     _hosted(
         "together",
         "https://api.together.xyz/v1",
-        {"": Profile(json_schema="best-effort")},
         {"meta-llama/Llama-3.3-70B-Instruct-Turbo": Price(0.88, 0.88)},
+        Profile(json_schema="best-effort"),
     ),
-    # JSON mode with a schema through grammar-based decoding; function calling.
+    # Grammar-based JSON mode with a schema, and function calling.
     _hosted(
         "fireworks",
         "https://api.fireworks.ai/inference/v1",
-        {"": Profile()},
         {"accounts/fireworks/models/llama-v3p1-8b-instruct": Price(0.20, 0.20)},
     ),
 )
