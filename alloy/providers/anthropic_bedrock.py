@@ -11,15 +11,11 @@ Anthropic adapter over ``anthropic.AnthropicBedrock`` (Invoke), or over
   ``https://bedrock-mantle.{region}.api.aws/anthropic/v1/messages`` (or
   ``ANTHROPIC_BEDROCK_MANTLE_BASE_URL``).
 
-The region is ``aws_region=``, ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (or the AWS profile's).
-The credential is a Bedrock API key (``api_key=`` or ``AWS_BEARER_TOKEN_BEDROCK``, sent as a
-Bearer token), else SigV4 signing with ``aws_access_key=``/``aws_secret_key=``
-(``aws_session_token=``), ``aws_profile=``, or the AWS credential chain, which botocore
-refreshes itself. After a 401 the chain is read again (a rotated key, a renewed session
-token), its credentials given to the model's clients and the request sent once more, which is
-not counted as a retry; a Bedrock API key or keys given to ``create`` are fixed, so their 401
-is final. Signing and event streams need botocore: ``pip install 'alloy[anthropic-bedrock]'``.
-No key, secret or session token is ever logged or raised.
+The credential is a Bedrock API key (Bearer), else SigV4 with the keys given or the AWS
+credential chain, read again once after a 401 (not a retry). Signing and event streams need
+botocore (``alloy[anthropic-bedrock]``). No key, secret or session token is ever logged or
+raised. Regions and variables: docs/providers.md, "Claude on Microsoft Foundry, Vertex AI and
+Amazon Bedrock".
 """
 
 from __future__ import annotations

@@ -11,22 +11,12 @@ differs, so each model here is the OpenAI adapter with its own ``make_client``:
   header and the API version as ``?api-version=``, from ``api_version=`` or
   ``OPENAI_API_VERSION``.
 
-The endpoint comes from ``base_url=`` or ``AZURE_OPENAI_ENDPOINT``, the key from ``api_key=`` or
-``AZURE_OPENAI_API_KEY`` (read when the model is built, by the registry or the factories here).
-``api_key`` may also be a callable returning a Microsoft Entra ID token
-(``azure.identity.get_bearer_token_provider(...)``), also taken as ``azure_ad_token_provider=``:
-it is the SDK's ``azure_ad_token_provider`` on classic, and the callable ``api_key`` on v1,
-called for every request, and asked again once after a 401 (the request resent, not counted
-as a retry). Every token it returns is redacted from alloy's errors and logs. Nothing falls back to
-``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``: a missing endpoint, key or API version is a
-:class:`~alloy.errors.ConfigurationError` naming its variable.
-
-A deployment's name says nothing of its model: it is taken to be a current one (native
-structured output, strict tools) unless the factories' ``model=`` hint names the OpenAI model
-it serves (``model="gpt-4-turbo"`` has no native schema). On the classic API, structured
-outputs and strict tools need API version ``2024-08-01-preview`` or later: an older version
-declares neither, so typed calls use a forced tool call from the start. It has no price until
-:func:`alloy.pricing.set_price` gives it one.
+The endpoint is ``base_url=`` or ``AZURE_OPENAI_ENDPOINT``, the key ``api_key=`` or
+``AZURE_OPENAI_API_KEY``, or a callable returning a Microsoft Entra ID token (called for every
+request, asked again once after a 401, each token redacted); nothing falls back to ``OPENAI_*``.
+A deployment's name says nothing of its model, so the ``model=`` hint names it, and a classic
+API version before ``2024-08-01-preview`` declares no structured outputs. What users see:
+docs/providers.md, "Azure OpenAI".
 """
 
 from __future__ import annotations

@@ -4,46 +4,14 @@
 id or inference profile (``us.anthropic.claude-haiku-4-5-20251001-v1:0``, ``amazon.nova-lite-v1:0``)
 or an ARN. Field names are botocore's service model (``bedrock-runtime`` 2023-09-30).
 
-Output modes:
-
-- ``native``: ``outputConfig.textFormat = {"type": "json_schema", "structure": {"jsonSchema":
-  {"schema": "<the schema as a JSON string>", "name": ...}}}``; the answer is the text.
-- ``tool``: the schema becomes an output tool in ``toolConfig``, forced with
-  ``toolChoice = {"tool": {"name": ...}}``, or ``{"any": {}}`` when the command has tools too.
-- ``prompt``: nothing special is sent.
-
-Credentials: ``api_key=`` (or ``AWS_BEARER_TOKEN_BEDROCK``) is a Bedrock API key, sent as
-``Authorization: Bearer`` on an unsigned client. Without one, boto3's own credential chain
-signs with SigV4: ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``,
-``AWS_PROFILE`` or ``profile=``, SSO, container and instance roles. The region is ``region=``,
-else ``AWS_REGION``/``AWS_DEFAULT_REGION`` or the profile's; a custom endpoint without one is
-signed for ``us-east-1``. ``base_url=`` (or ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``,
-``AWS_ENDPOINT_URL``) is boto3's ``endpoint_url``. Every credential the chain resolves is
-redacted from alloy's errors and logs.
-
-boto3 is synchronous: the async calls run it in a worker thread (``asyncio.to_thread``), one
-event of a stream at a time. botocore's own retries are off (the engine retries).
-
-Capabilities: Claude models whose Anthropic API has structured outputs (4.1 and later) get native
-output and strict tools; every other model (Nova, Llama, Mistral...) forced-tool output. Model
-ids are read through :func:`base_model_id` (region prefix, ARN and version left out).
-
-Deliberate choices:
-
-- Stop reasons: ``max_tokens`` and ``model_context_window_exceeded`` are ``length`` (a
-  TruncatedOutputError); ``guardrail_intervened`` is a refusal; ``content_filtered`` is
-  ``content_filter``; ``malformed_model_output``/``malformed_tool_use`` are read as they came,
-  so the engine's validation re-asks.
-- Usage: ``inputTokens`` leaves out cache reads and writes, so ``input_tokens`` adds them back
-  (as for Anthropic); ``cached_tokens`` is ``cacheReadInputTokens``.
-- ``prompt_cache=True`` adds ``cachePoint`` blocks after the tools, the system prompt and the
-  last message. ``reasoning_effort`` is refused: Converse takes thinking only through
-  model-specific ``additionalModelRequestFields`` (``extra_json`` reaches the body as it is).
-- Errors: ``ThrottlingException``/``ServiceQuotaExceededException`` are rate limits (retried),
-  ``ValidationException`` a 400 (SchemaRejectedError when it names the schema),
-  ``AccessDenied``/``UnrecognizedClient``/signature and token errors authentication errors,
-  ``ModelError``/``ModelStreamError`` transient server errors. No credentials or no region is a
-  ConfigurationError naming the variables.
+A schema goes as ``outputConfig.textFormat`` (``json_schema``, the schema as a JSON string) or
+as an output tool forced through ``toolConfig``; which one a model gets is its declared profile
+(``alloy.providers._profiles_cloud.BEDROCK``, by the id without region and version). A Bedrock API
+key (``api_key=``, ``AWS_BEARER_TOKEN_BEDROCK``) is sent as a Bearer token on an unsigned
+client; without one boto3's credential chain signs with SigV4, read again once after a 401 or an
+expired token. boto3 is synchronous: the async calls run it in a worker thread, one event of a
+stream at a time; botocore's own retries are off (the engine retries). Credentials, regions,
+stop reasons, usage and errors as users see them: docs/providers.md, "AWS Bedrock (Converse)".
 """
 
 from __future__ import annotations

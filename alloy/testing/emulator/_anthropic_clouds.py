@@ -26,6 +26,7 @@ from typing import Any
 from . import _eventstream
 from ._anthropic import _MESSAGES, AnthropicMessages
 from ._api import BadRequest, Failure, new_id
+from ._bedrock import STATUS_TYPES
 from ._call import Call, Turn
 from ._http import Incoming, Outcome, Send, Stream, dumps, json_send
 
@@ -37,18 +38,6 @@ VERTEX_PATH = re.compile(
 )
 BEDROCK_PATH = re.compile(r"/model/([^/]+)/(invoke|invoke-with-response-stream)$")
 _SSE_DATA = re.compile(rb"^data: ?(.*)$", re.MULTILINE)
-_BEDROCK_ERRORS = {
-    400: "ValidationException",
-    401: "UnrecognizedClientException",
-    403: "AccessDeniedException",
-    404: "ResourceNotFoundException",
-    408: "ModelTimeoutException",
-    424: "ModelErrorException",
-    429: "ThrottlingException",
-    500: "InternalServerException",
-    503: "ServiceUnavailableException",
-    529: "ServiceUnavailableException",
-}
 
 
 def _versioned(body: Mapping[str, Any]) -> None:
@@ -108,7 +97,7 @@ class BedrockInvoke(AnthropicMessages):
 
     def envelope(self, failure: Failure) -> Send:
         """``{"message": ...}`` with the exception's name in ``x-amzn-ErrorType``."""
-        kind = _BEDROCK_ERRORS.get(failure.status, "InternalServerException")
+        kind = STATUS_TYPES.get(failure.status, "InternalServerException")
         own = (("x-amzn-errortype", f"{kind}:"), ("x-amzn-requestid", new_id("", 32)))
         body = {"message": failure.message or _MESSAGES[failure.reason]}
         return json_send(failure.status, body, own)

@@ -79,7 +79,8 @@ _ERRORS: dict[Reason, tuple[str, str]] = {
     "not_found": ("ResourceNotFoundException", "The provided model identifier is invalid."),
     "other": ("ValidationException", "The request failed."),
 }
-_STATUS_TYPES = {
+#: Bedrock's error type by HTTP status (Converse, and Invoke in ``_anthropic_clouds``).
+STATUS_TYPES = {
     400: "ValidationException",
     401: "UnrecognizedClientException",
     403: "AccessDeniedException",
@@ -90,6 +91,7 @@ _STATUS_TYPES = {
     429: "ThrottlingException",
     500: "InternalServerException",
     503: "ServiceUnavailableException",
+    529: "ServiceUnavailableException",
 }
 
 
@@ -188,7 +190,7 @@ class BedrockConverse(EmulatedAPI):
         status, reason = failure.status, failure.reason
         kind, default = _ERRORS[reason]
         if reason in ("other", "bad_request") or status not in (400, 403):
-            kind = _STATUS_TYPES.get(status, kind if status < 500 else "InternalServerException")
+            kind = STATUS_TYPES.get(status, kind if status < 500 else "InternalServerException")
         names = (
             ("x-amzn-ErrorType", f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"),
         )
