@@ -9,6 +9,7 @@ order each SDK reads them (google-genai prefers ``GOOGLE_API_KEY`` over ``GEMINI
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from functools import partial
 
 from . import _profiles_cloud as cloud
@@ -42,23 +43,12 @@ def _claude_on_bedrock() -> dict[str, Price]:
     in-region ids (``anthropic.``) and geographic profiles (``us.``, ``eu.``...) of Claude 4.5
     and later cost 10% more."""
     sonnet, opus = _CLAUDE_PRICES["claude-sonnet-4"], _CLAUDE_PRICES["claude-opus-4-5"]
-    models = {
-        **_CLAUDE_PRICES,
-        "claude-sonnet-4-5": sonnet,
-        "claude-sonnet-4-6": sonnet,
-        "claude-opus-4-6": opus,
-    }
+    later = {"claude-sonnet-4-5": sonnet, "claude-sonnet-4-6": sonnet, "claude-opus-4-6": opus}
     prices = {}
     for geo in ("global.", "", "us.", "eu.", "apac.", "jp.", "au."):
-        for model, p in models.items():
-            later = model.endswith(("-4-5", "-4-6"))
-            factor = 1.1 if geo != "global." and later else 1.0
-            prices[f"{geo}anthropic.{model}"] = Price(
-                round(p.input * factor, 6),
-                round(p.output * factor, 6),
-                round((p.cached_input or p.input) * factor, 6),
-                round((p.cache_write or p.input) * factor, 6),
-            )
+        for model, p in {**_CLAUDE_PRICES, **later}.items():
+            factor = 1.1 if geo != "global." and model.endswith(("-4-5", "-4-6")) else 1.0
+            prices[f"{geo}anthropic.{model}"] = Price(*(round(x * factor, 6) for x in astuple(p)))
     return prices
 
 
