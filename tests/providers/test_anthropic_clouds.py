@@ -7,74 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from alloy import command
 from alloy.errors import CommandError, ConfigurationError
 from alloy.providers import anthropic_bedrock, anthropic_foundry, anthropic_vertex
-from alloy.testing.emulator import HttpError, ReplyJson, ReplyText, Unauthorized
+from alloy.testing.emulator import HttpError, ReplyJson, Unauthorized
+
+from .cloud_fixtures import Capital, Tokens, all_forms, capital_command
 
 KEY = "cloud-test-key-0123456789abcdef"
 PROJECT = "my-project"
 REGION = "us-east5"
 VERTEX_MODEL = "claude-haiku-4-5@20251001"
 BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
-
-
-@dataclass
-class Capital:
-    city: str
-    country: str
-
-
-def capital_command(model: Any, **options: Any) -> Any:
-    @command(output=Capital, model=model, **options)
-    def capital(country: str) -> str:
-        return f"What is the capital of {country}?"
-
-    return capital
-
-
-def text_command(model: Any) -> Any:
-    @command(model=model)
-    def say(topic: str) -> str:
-        return f"Say something about {topic}."
-
-    return say
-
-
-def all_forms(emu: Any, model: Any) -> None:
-    """A typed call sync and async, and a text stream sync and async, all answered."""
-    emu.push("anthropic", ReplyJson({"city": "Paris", "country": "France"}))
-    result = capital_command(model).run("France")
-    assert result.value == Capital("Paris", "France")
-    assert result.cost is not None and result.cost > 0
-    emu.push("anthropic", ReplyJson({"city": "Oslo", "country": "Norway"}))
-    result = asyncio.run(capital_command(model).arun("Norway"))
-    assert result.value == Capital("Oslo", "Norway")
-    emu.push("anthropic", ReplyText("Streams from the cloud."))
-    assert "".join(text_command(model).stream("x")) == "Streams from the cloud."
-
-    async def streamed() -> str:
-        return "".join([chunk async for chunk in text_command(model).astream("x")])
-
-    emu.push("anthropic", ReplyText("Async streams too."))
-    assert asyncio.run(streamed()) == "Async streams too."
-
-
-class Tokens:
-    """A token provider handing out a new token per call, like azure.identity's."""
-
-    def __init__(self) -> None:
-        self.issued: list[str] = []
-
-    def __call__(self) -> str:
-        token = f"entra-token-{len(self.issued)}-abcdefghijklmnop"
-        self.issued.append(token)
-        return token
 
 
 # -- Foundry --------------------------------------------------------------------------------------
@@ -88,7 +35,7 @@ def foundry(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_foundry_sends_messages_to_the_resource_with_its_key(foundry: Any) -> None:
-    all_forms(foundry, "anthropic-foundry:claude-sonnet-4-6")
+    all_forms(foundry, "anthropic-foundry:claude-sonnet-4-6", "anthropic")
     requests = foundry.requests_for("anthropic")
     assert [r.path for r in requests] == ["/anthropic/v1/messages"] * 4
     for request in requests:
@@ -186,7 +133,7 @@ def vertex(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_vertex_sends_raw_predict_with_the_model_in_the_path(vertex: Any) -> None:
-    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}")
+    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}", "anthropic")
     base = f"/v1/projects/{PROJECT}/locations/{REGION}/publishers/anthropic/models/{VERTEX_MODEL}"
     paths = [r.path for r in vertex.requests_for("anthropic")]
     assert paths == [f"{base}:rawPredict"] * 2 + [f"{base}:streamRawPredict"] * 2
@@ -266,7 +213,7 @@ def bedrock(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_bedrock_invokes_the_model_and_streams_event_stream_frames(bedrock: Any) -> None:
-    all_forms(bedrock, f"anthropic-bedrock:{BEDROCK_MODEL}")
+    all_forms(bedrock, f"anthropic-bedrock:{BEDROCK_MODEL}", "anthropic")
     paths = [r.path for r in bedrock.requests_for("anthropic")]
     assert (
         paths
@@ -288,7 +235,7 @@ def test_bedrock_signs_with_aws_keys(emu: Any, monkeypatch: pytest.MonkeyPatch) 
         aws_secret_key=secret,
         aws_region="eu-west-1",
     )
-    all_forms(emu, model)
+    all_forms(emu, model, "anthropic")
     for request in emu.requests_for("anthropic"):
         authorization = request.header("authorization") or ""
         assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEEXAMPLE/")
@@ -354,7 +301,7 @@ def test_bedrock_mantle_sends_messages_to_its_anthropic_endpoint(emu: Any) -> No
         aws_region="us-east-1",
         mantle=True,
     )
-    all_forms(emu, model)
+    all_forms(emu, model, "anthropic")
     assert {r.path for r in emu.requests_for("anthropic")} == {"/anthropic/v1/messages"}
     assert emu.last_request("anthropic").header("authorization") == f"Bearer {KEY}"
 
@@ -396,7 +343,7 @@ def test_vertex_loads_application_default_credentials_once(
     monkeypatch.setattr(google.auth, "default", default)
     monkeypatch.delenv("ANTHROPIC_VERTEX_ACCESS_TOKEN")
     monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID")
-    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}")
+    all_forms(vertex, f"anthropic-vertex:{VERTEX_MODEL}", "anthropic")
     assert loaded == [["https://www.googleapis.com/auth/cloud-platform"]]
     for request in vertex.requests_for("anthropic"):
         assert request.path.startswith(f"/v1/projects/adc-project/locations/{REGION}/")

@@ -6,42 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 import alloy
-from alloy import command
 from alloy.errors import CommandError, ConfigurationError
 from alloy.pricing import Price, price_for, set_price
 from alloy.providers import azure, get_model
 from alloy.testing.emulator import HttpError, ReplyJson, ReplyText, Unauthorized
 
+from .cloud_fixtures import Capital, Tokens, capital_command, streamed, text_command
+
 VERSION = "2024-10-21"
 KEY = "azure-test-key-0123456789"
-
-
-@dataclass
-class Capital:
-    city: str
-    country: str
-
-
-def capital_command(model: Any) -> Any:
-    @command(output=Capital, model=model)
-    def capital(country: str) -> str:
-        return f"What is the capital of {country}?"
-
-    return capital
-
-
-def text_command(model: Any) -> Any:
-    @command(model=model)
-    def say(topic: str) -> str:
-        return f"Say something about {topic}."
-
-    return say
 
 
 @pytest.fixture
@@ -89,14 +67,7 @@ def test_classic_responses_sends_the_deployment_as_the_model(classic: Any) -> No
 
 @pytest.mark.parametrize("model", ["azure:dep", "azure-chat:dep"])
 def test_classic_stream_sync_and_async(classic: Any, model: str) -> None:
-    classic.push("openai", ReplyText("Streaming from Azure works."))
-    assert "".join(text_command(model).stream("Azure")) == "Streaming from Azure works."
-
-    async def streamed() -> str:
-        return "".join([chunk async for chunk in text_command(model).astream("Azure")])
-
-    classic.push("openai", ReplyText("Streaming from Azure works."))
-    assert asyncio.run(streamed()) == "Streaming from Azure works."
+    streamed(model, classic, "openai", "Streaming from Azure works.")
     assert classic.last_request("openai").header("api-key") == KEY
 
 
@@ -138,18 +109,6 @@ def test_v1_stream_and_async(v1: Any) -> None:
 
 
 # -- Entra ID token providers ---------------------------------------------------------------------
-
-
-class Tokens:
-    """A token provider handing out a new token per call, like azure.identity's."""
-
-    def __init__(self) -> None:
-        self.issued: list[str] = []
-
-    def __call__(self) -> str:
-        token = f"entra-token-{len(self.issued)}-abcdefghijklmnop"
-        self.issued.append(token)
-        return token
 
 
 @pytest.mark.parametrize("endpoint", ["classic", "v1"])

@@ -5,61 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from alloy import command
 from alloy.errors import CommandError, ConfigurationError
 from alloy.providers import vertex
-from alloy.testing.emulator import ReplyJson, ReplyText, Unauthorized
+from alloy.testing.emulator import ReplyJson, Unauthorized
+
+from .cloud_fixtures import Capital, all_forms, capital_command
 
 KEY = "vertex-express-key-0123456789abcdef"
 PROJECT = "my-project"
 LOCATION = "europe-west4"
 MODEL = "gemini-2.5-flash"
 PROJECT_PATH = f"/v1beta1/projects/{PROJECT}/locations/{LOCATION}/publishers/google/models/{MODEL}"
-
-
-@dataclass
-class Capital:
-    city: str
-    country: str
-
-
-def capital_command(model: Any) -> Any:
-    @command(output=Capital, model=model)
-    def capital(country: str) -> str:
-        return f"What is the capital of {country}?"
-
-    return capital
-
-
-def text_command(model: Any) -> Any:
-    @command(model=model)
-    def say(topic: str) -> str:
-        return f"Say something about {topic}."
-
-    return say
-
-
-def all_forms(emu: Any, model: Any) -> None:
-    """A typed call sync and async, and a text stream sync and async, all answered."""
-    emu.push("gemini", ReplyJson({"city": "Paris", "country": "France"}))
-    result = capital_command(model).run("France")
-    assert result.value == Capital("Paris", "France")
-    assert result.cost is not None and result.cost > 0
-    emu.push("gemini", ReplyJson({"city": "Oslo", "country": "Norway"}))
-    assert asyncio.run(capital_command(model).acall("Norway")) == Capital("Oslo", "Norway")
-    emu.push("gemini", ReplyText("Vertex streams."))
-    assert "".join(text_command(model).stream("x")) == "Vertex streams."
-
-    async def streamed() -> str:
-        return "".join([chunk async for chunk in text_command(model).astream("x")])
-
-    emu.push("gemini", ReplyText("Async too."))
-    assert asyncio.run(streamed()) == "Async too."
 
 
 def fake_credentials() -> Any:
@@ -88,7 +48,9 @@ def project(emu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def test_a_project_sends_its_path_and_the_credentials_token(project: Any) -> None:
     credentials = fake_credentials()
-    all_forms(project, vertex.create(MODEL, base_url=project.url, credentials=credentials))
+    all_forms(
+        project, vertex.create(MODEL, base_url=project.url, credentials=credentials), "gemini"
+    )
     requests = project.requests_for("gemini")
     assert [r.path for r in requests] == [f"{PROJECT_PATH}:generateContent"] * 2 + [
         f"{PROJECT_PATH}:streamGenerateContent"
@@ -133,7 +95,7 @@ def test_credentials_are_refreshed_once_after_a_401(
 
 def test_express_mode_sends_the_key_and_no_project(emu: Any) -> None:
     model = vertex.create(MODEL, api_key=KEY, base_url=emu.url)
-    all_forms(emu, model)
+    all_forms(emu, model, "gemini")
     for request in emu.requests_for("gemini"):
         assert request.path.startswith(f"/v1beta1/publishers/google/models/{MODEL}:")
         assert request.header("x-goog-api-key") == KEY
