@@ -6,11 +6,12 @@ OpenAI's own error shape (with ``param``) that OpenAI clients expect, not FastAP
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.routing import APIRoute
 from starlette.responses import JSONResponse, Response
 
 from . import _chat, _responses
@@ -66,6 +67,16 @@ def _closer(*generators: AsyncGenerator[Any, None]) -> Callable[[], Awaitable[No
     return close
 
 
+class _OwnRoute(APIRoute):
+    """A route whose endpoint reads the Request and answers a Response itself: FastAPI
+    describes it (OpenAPI) and runs it with no dependency solving or response checks, as
+    FastAPI's custom route classes may (``get_route_handler``)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        endpoint: Callable[[Request], Coroutine[Any, Any, Response]] = self.endpoint
+        return endpoint
+
+
 def _model(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "alloy"}
 
@@ -113,7 +124,7 @@ def add_routes(
             return error_response(error)
 
     tags: list[str | Enum] = ["openai-compatible"]
-    app.add_api_route(
+    app.router.add_api_route(
         "/v1/chat/completions",
         chat_completions,
         methods=["POST"],
@@ -121,8 +132,9 @@ def add_routes(
         summary="Chat Completions, with the rail config named by model",
         responses=_ERRORS,
         openapi_extra=_BODY,
+        route_class_override=_OwnRoute,
     )
-    app.add_api_route(
+    app.router.add_api_route(
         "/v1/responses",
         responses,
         methods=["POST"],
@@ -130,6 +142,7 @@ def add_routes(
         summary="Responses, with the rail config named by model",
         responses=_ERRORS,
         openapi_extra=_BODY,
+        route_class_override=_OwnRoute,
     )
     app.add_api_route("/v1/models", models, methods=["GET"], tags=tags, summary="Rail configs")
     app.add_api_route(

@@ -8,6 +8,7 @@ nothing (``null``, an empty list or object, or OpenAI's default) is taken as abs
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Collection, Mapping
@@ -43,8 +44,14 @@ def read_body(raw: bytes) -> Any:
         raise invalid(f"the body is JSON nested deeper than {MAX_NESTING} levels") from None
     except ValueError:
         raise invalid("the body is not valid JSON") from None
-    refuse_lone_surrogates(value)
+    if _SURROGATE_ESCAPE.search(text):
+        refuse_lone_surrogates(value)
     return value
+
+
+#: A JSON escape of a UTF-16 surrogate (``\ud800`` to ``\udfff``): text decoded from UTF-8
+#: holds a surrogate only through one, so a body without any is not walked for them.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def refuse_lone_surrogates(value: Any) -> None:

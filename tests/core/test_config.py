@@ -404,3 +404,18 @@ def test_a_model_object_missing_part_of_the_protocol_is_named_at_decoration() ->
     with pytest.raises(ConfigurationError) as plain:
         command(output=str, model=42)
     assert "missing" not in str(plain.value)
+
+
+def test_variables_are_read_from_a_plain_mapping_put_in_place_of_os_environ(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The environment is read through ``os.environ``'s own dict when it is the process's;
+    a mapping a program or test puts in its place is read as a mapping."""
+    import os
+
+    from alloy._config import layers_key
+
+    monkeypatch.setattr(os, "environ", {**os.environ, "ALLOY_MAX_TOKENS": "55"})
+    assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "55"
+    os.environ["ALLOY_MAX_TOKENS"] = "56"
+    assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "56"

@@ -67,6 +67,11 @@ def test_deeply_nested_v1_bodies_are_400_not_500(
         ),
         ("/v1/responses", '{"model": "open", "input": "x \\udc00"}', "input"),
         (
+            "/v1/chat/completions",
+            '{"model": "open", "messages": [{"role": "user", "content": "hi \\uDBFF!"}]}',
+            "messages[0].content",
+        ),
+        (
             "/v1/responses",
             '{"model": "open", "input": "hi", "instructions": "\\ud83d"}',
             "instructions",
@@ -84,6 +89,16 @@ def test_a_lone_surrogate_in_a_v1_body_is_a_400_naming_the_field(
     assert error["param"] == param
     assert "lone surrogate" in error["message"] and param in error["message"]
     assert not on_emulator.requests  # refused before anything was sent
+
+
+def test_a_surrogate_pair_escaped_in_a_v1_body_is_text_and_sent(
+    start: Start, on_emulator: Any
+) -> None:
+    url = start()
+    body = '{"model": "open", "messages": [{"role": "user", "content": "hi \\ud83d\\ude00"}]}'
+    answer = httpx.post(url + "/v1/chat/completions", content=body, headers=JSON)
+    assert answer.status_code == 200, answer.text
+    assert "hi \U0001f600" in json.dumps(on_emulator.requests[0].body, ensure_ascii=False)
 
 
 def test_a_v1_body_that_is_not_utf8_is_a_400(start: Start, on_emulator: Any) -> None:
