@@ -28,7 +28,7 @@ class RecordedJob:
     wire: str
     model: str
     #: The provider's job id; None when the run died before recording it (the provider may
-    #: have it: ``Wire.find`` looks for it by ``tag``).
+    #: have it: ``BatchAPI.find`` looks for it by ``tag``).
     job: str | None
     state: str
     requests: int

@@ -46,7 +46,7 @@ from ..rows._checkpoint import Checkpoint
 from ..rows._inputs import KEYED_OPTIONS, row_key
 from ..rows._records import Args, Failed, Ok, Row
 from ..rows._run import Run, _record, _rows_of, _Setup
-from ._wires import BATCH_PRICE, Missed, Outcome, Wire, wire_for
+from ._lookup import BATCH_PRICE, BatchAPI, Missed, Outcome, batch_api_for
 
 
 @dataclass
@@ -75,7 +75,7 @@ class BatchRun(Run):
         held: dict[int, Row[Any]] = {}
         given = 0
         try:
-            wire = wire_for(unwrapped(setup.prepared.runtime.model))
+            api = batch_api_for(unwrapped(setup.prepared.runtime.model))
             self._note(setup, checkpoint)
             if self.spec.tools:
                 raise ConfigurationError(
@@ -101,11 +101,11 @@ class BatchRun(Run):
                 given += 1
                 await self._hand_out(row, setup)
                 yield row
-            await self._recover(setup, wire, pending, checkpoint, held)
-            await self._submit(setup, wire, pending, checkpoint, held)
+            await self._recover(setup, api, pending, checkpoint, held)
+            await self._submit(setup, api, pending, checkpoint, held)
             rounds = 0
             while pending:
-                finished = await self._collect(setup, wire, pending, checkpoint, held)
+                finished = await self._collect(setup, api, pending, checkpoint, held)
                 for row in self._release(held, given, settings.as_completed):
                     given += 1
                     await self._hand_out(row, setup)
@@ -114,7 +114,7 @@ class BatchRun(Run):
                     break
                 if self._all_read(checkpoint):  # what is left, its batches did not answer
                     rounds += 1
-                    await self._retry(setup, wire, pending, checkpoint, held, rounds)
+                    await self._retry(setup, api, pending, checkpoint, held, rounds)
                     continue
                 if not finished:
                     await asyncio.sleep(settings.poll_interval)
@@ -149,25 +149,25 @@ class BatchRun(Run):
         assert checkpoint is not None
         left: Counter[str] = Counter()
         try:
-            wire = wire_for(unwrapped(setup.prepared.runtime.model))
+            api = batch_api_for(unwrapped(setup.prepared.runtime.model))
             for tag, _, _, job, state, requests, intended in checkpoint.batches():
                 keys = checkpoint.unfinished(tag)
                 if not keys:
                     continue
                 if job is None:  # the run died before recording it: the provider may have it
-                    job = await asyncio.to_thread(wire.find, tag, requests, intended - 5)
+                    job = await asyncio.to_thread(api.find, tag, requests, intended - 5)
                     if job is not None:
                         checkpoint.submitted(tag, job)
                 if job is None or state == "read":
                     left["its batch did not answer it" if job else "never submitted"] += len(keys)
                     continue
-                status = await asyncio.to_thread(wire.status, job)
+                status = await asyncio.to_thread(api.status, job)
                 if status.state not in ("done", "cancelled"):
                     left[f"its job is {status.state}"] += len(keys)
                     continue
-                outcomes = dict(await asyncio.to_thread(_read_all, wire, job))
+                outcomes = dict(await asyncio.to_thread(_read_all, api, job))
                 for key in keys:
-                    row = await self._read_one(setup, wire, key, outcomes.get(key), checkpoint)
+                    row = await self._read_one(setup, api, key, outcomes.get(key), checkpoint)
                     if isinstance(row, str):
                         left[row] += 1
                     else:
@@ -177,7 +177,12 @@ class BatchRun(Run):
         return left
 
     async def _read_one(
-        self, setup: _Setup, wire: Wire, key: str, outcome: Outcome | None, checkpoint: Checkpoint
+        self,
+        setup: _Setup,
+        api: BatchAPI,
+        key: str,
+        outcome: Outcome | None,
+        checkpoint: Checkpoint,
     ) -> Row[Any] | str:
         """The row of ``key`` with its batch answer read, or why it needs the run."""
         stored = checkpoint.batch_input(key)
@@ -199,7 +204,7 @@ class BatchRun(Run):
             return "its call stopped before it read the answer"
         if not isinstance(first, CallModel):
             return "its call stopped before it read the answer"
-        reply = _reply(wire, outcome, first.request)
+        reply = _reply(api, outcome, first.request)
         if reply is None:
             call.engine.close()
             return "its answer needs a call online"
@@ -218,7 +223,7 @@ class BatchRun(Run):
     async def _submit(
         self,
         setup: _Setup,
-        wire: Wire,
+        api: BatchAPI,
         pending: dict[str, _Pending],
         checkpoint: Checkpoint,
         held: dict[int, Row[Any]],
@@ -236,16 +241,16 @@ class BatchRun(Run):
             if isinstance(request, BaseException):
                 self._fail(setup, pending.pop(key), key, request, checkpoint, held)
                 continue
-            requests.append((key, wire.model.build(request, stream=False)))
-        chunks = [requests] if given_tag is not None else list(_chunks(requests, wire))
+            requests.append((key, api.model.build(request, stream=False)))
+        chunks = [requests] if given_tag is not None else list(_chunks(requests, api))
         for chunk in chunks:
             if not chunk:
                 continue
             ids = [custom_id for custom_id, _ in chunk]
             tag = given_tag or _tag(setup.run, ids, round_)
             inputs = {key: self._input(pending[key]) for key in ids}
-            checkpoint.intend(tag, wire.name, setup.plan.model, ids, inputs)
-            job = await asyncio.to_thread(wire.submit, chunk, tag)
+            checkpoint.intend(tag, api.name, setup.plan.model, ids, inputs)
+            job = await asyncio.to_thread(api.submit, chunk, tag)
             checkpoint.submitted(tag, job)
             if setup.handlers:
                 await self._tell(
@@ -254,7 +259,7 @@ class BatchRun(Run):
                         self.spec.name,
                         self.run_id,
                         job=job,
-                        provider=wire.name,
+                        provider=api.name,
                         requests=len(chunk),
                     ),
                 )
@@ -278,7 +283,7 @@ class BatchRun(Run):
     async def _recover(
         self,
         setup: _Setup,
-        wire: Wire,
+        api: BatchAPI,
         pending: dict[str, _Pending],
         checkpoint: Checkpoint,
         held: dict[int, Row[Any]],
@@ -288,12 +293,12 @@ class BatchRun(Run):
         for tag, _, _, job, _, requests, intended in checkpoint.batches():
             if job is not None:
                 continue
-            found = await asyncio.to_thread(wire.find, tag, requests, intended - 5)
+            found = await asyncio.to_thread(api.find, tag, requests, intended - 5)
             if found is not None:
                 checkpoint.submitted(tag, found)
                 continue
             keys = [key for key in pending if checkpoint.batch_of(key) == tag]
-            await self._submit(setup, wire, pending, checkpoint, held, keys, given_tag=tag)
+            await self._submit(setup, api, pending, checkpoint, held, keys, given_tag=tag)
 
     async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
         """The row's first model request, made by its call as the online call would make it
@@ -318,7 +323,7 @@ class BatchRun(Run):
     async def _collect(
         self,
         setup: _Setup,
-        wire: Wire,
+        api: BatchAPI,
         pending: dict[str, _Pending],
         checkpoint: Checkpoint,
         held: dict[int, Row[Any]],
@@ -328,12 +333,12 @@ class BatchRun(Run):
         for tag, _, _, job, state, _, _ in checkpoint.batches():
             if state == "read" or job is None:
                 continue
-            status = await asyncio.to_thread(wire.status, job)
+            status = await asyncio.to_thread(api.status, job)
             if status.state == "running":
                 continue
             outcomes: dict[str, Outcome] = {}
             if status.state == "done" or status.state == "cancelled":
-                outcomes = dict(await asyncio.to_thread(_read_all, wire, job))
+                outcomes = dict(await asyncio.to_thread(_read_all, api, job))
             checkpoint.batch_state(tag, "done")
             if setup.handlers:
                 await self._tell(
@@ -342,12 +347,12 @@ class BatchRun(Run):
                         self.spec.name,
                         self.run_id,
                         job=job,
-                        provider=wire.name,
+                        provider=api.name,
                         state=status.state,
                         counts=dict(status.counts),
                     ),
                 )
-            await self._read(setup, wire, tag, outcomes, pending, checkpoint, held, status.detail)
+            await self._read(setup, api, tag, outcomes, pending, checkpoint, held, status.detail)
             checkpoint.batch_state(tag, "read")
             read += 1
         self._show(setup, checkpoint)
@@ -356,7 +361,7 @@ class BatchRun(Run):
     async def _read(
         self,
         setup: _Setup,
-        wire: Wire,
+        api: BatchAPI,
         tag: str,
         outcomes: dict[str, Outcome],
         pending: dict[str, _Pending],
@@ -376,13 +381,13 @@ class BatchRun(Run):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
                 rows = pending.pop(key)
-                row = await self._answer(setup, wire, key, rows, outcome)
+                row = await self._answer(setup, api, key, rows, outcome)
                 self._finish(setup, key, rows, row, checkpoint, held)
 
         await asyncio.gather(*(one(key) for key in keys))
 
     async def _answer(
-        self, setup: _Setup, wire: Wire, key: str, rows: _Pending, outcome: Outcome
+        self, setup: _Setup, api: BatchAPI, key: str, rows: _Pending, outcome: Outcome
     ) -> Row[Any]:
         """The row's call, with the batch's answer as the reply to its first request: a fresh
         call of the row is stepped to that request and sent the answer, and goes on as online
@@ -396,7 +401,7 @@ class BatchRun(Run):
             if not isinstance(first, CallModel):
                 assert isinstance(first, Result)
                 return first
-            reply = _reply(wire, outcome, first.request)
+            reply = _reply(api, outcome, first.request)
             if reply is None:
                 return await started.arun(await started.aask(first))
             answered.append(reply)
@@ -419,7 +424,7 @@ class BatchRun(Run):
     async def _retry(
         self,
         setup: _Setup,
-        wire: Wire,
+        api: BatchAPI,
         pending: dict[str, _Pending],
         checkpoint: Checkpoint,
         held: dict[int, Row[Any]],
@@ -428,7 +433,7 @@ class BatchRun(Run):
         """Rows their batch did not answer: online, or in a follow-up batch while rounds last."""
         keys = list(pending)
         if self.settings.batch_retry == "batch" and round_ <= self.settings.batch_rounds:
-            await self._submit(setup, wire, pending, checkpoint, held, keys, round_)
+            await self._submit(setup, api, pending, checkpoint, held, keys, round_)
             return
         gate = asyncio.Semaphore(self.settings.concurrency)
 
@@ -496,11 +501,11 @@ class BatchRun(Run):
 _SAID_WHY = frozenset({"length", "refusal", "content_filter"})
 
 
-def _reply(wire: Wire, outcome: Outcome, request: Request) -> Response | None:
+def _reply(api: BatchAPI, outcome: Outcome, request: Request) -> Response | None:
     """The batch's answer to ``request``, read by the provider's adapter as an online reply
     is; None for one to ask online instead: a reply the adapter refuses, or one with no output
     at all and no reason for it (a 200 line with no ``choices`` or ``content``)."""
-    adapter = wire.model
+    adapter = api.model
     try:
         response = adapter.read(adapter.parse, outcome, request)
     except CommandError:
@@ -510,19 +515,19 @@ def _reply(wire: Wire, outcome: Outcome, request: Request) -> Response | None:
     return response
 
 
-def _read_all(wire: Wire, job: str) -> list[tuple[str, Outcome]]:
-    return list(wire.results(job))
+def _read_all(api: BatchAPI, job: str) -> list[tuple[str, Outcome]]:
+    return list(api.results(job))
 
 
 def _chunks(
-    requests: list[tuple[str, dict[str, Any]]], wire: Wire
+    requests: list[tuple[str, dict[str, Any]]], api: BatchAPI
 ) -> Iterator[list[tuple[str, dict[str, Any]]]]:
     """The requests in batches within the provider's limits on requests and bytes."""
     chunk: list[tuple[str, dict[str, Any]]] = []
     size = 0
     for custom_id, body in requests:
-        cost = wire.size(body)
-        if chunk and (len(chunk) >= wire.limits.requests or size + cost > wire.limits.bytes):
+        cost = api.size(body)
+        if chunk and (len(chunk) >= api.limits.requests or size + cost > api.limits.bytes):
             yield chunk
             chunk, size = [], 0
         chunk.append((custom_id, body))

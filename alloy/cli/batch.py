@@ -28,7 +28,7 @@ from ..errors import ConfigurationError
 from ._shared import Verbs
 
 if TYPE_CHECKING:
-    from ..batch import JobStatus, RecordedRun, Wire
+    from ..batch import BatchAPI, JobStatus, RecordedRun
 
 #: A job to ask the provider about: (tag, model, the provider's job id if known).
 _Job = tuple[str, str, str | None]
@@ -80,12 +80,12 @@ def handle(args: argparse.Namespace) -> int:
             return 0
         if args.action == "list":
             return _list(run, args.json)
-        wires: dict[str, Wire] = {}
+        apis: dict[str, BatchAPI] = {}
         jobs: list[_Job] = []
         for recorded in run.jobs():
             job = recorded.job
             if job is None:  # the run died before recording it: the provider may have it
-                job = _wire(recorded.model, wires).find(
+                job = _batch_api(recorded.model, apis).find(
                     recorded.tag, recorded.requests, recorded.intended - 5
                 )
             jobs.append((recorded.tag, recorded.model, job))
@@ -93,10 +93,10 @@ def handle(args: argparse.Namespace) -> int:
             print(f"{run.path}: no batch jobs (the run was not a batch run, or submitted nothing)")
             return 0
         if args.action == "cancel":
-            return _cancel(jobs, wires)
+            return _cancel(jobs, apis)
         if args.action == "wait":
-            return _wait(jobs, wires, args.poll_interval)
-        return _status(run, jobs, wires, args.json)
+            return _wait(jobs, apis, args.poll_interval)
+        return _status(run, jobs, apis, args.json)
 
 
 def _list(run: RecordedRun, as_json: bool) -> int:
@@ -126,27 +126,27 @@ def _list(run: RecordedRun, as_json: bool) -> int:
     return 0
 
 
-def _wire(model: str, wires: dict[str, Wire]) -> Wire:
-    if model not in wires:
-        from ..batch import wire_for
+def _batch_api(model: str, apis: dict[str, BatchAPI]) -> BatchAPI:
+    if model not in apis:
+        from ..batch import batch_api_for
         from ..providers import get_model
 
-        wires[model] = wire_for(get_model(model))
-    return wires[model]
+        apis[model] = batch_api_for(get_model(model))
+    return apis[model]
 
 
-def _states(jobs: list[_Job], wires: dict[str, Wire]) -> list[JobStatus]:
+def _states(jobs: list[_Job], apis: dict[str, BatchAPI]) -> list[JobStatus]:
     from ..batch import JobStatus
 
     return [
-        _wire(model, wires).status(job) if job else JobStatus("running", {}, "not submitted")
+        _batch_api(model, apis).status(job) if job else JobStatus("running", {}, "not submitted")
         for _, model, job in jobs
     ]
 
 
-def _status(run: RecordedRun, jobs: list[_Job], wires: dict[str, Wire], as_json: bool) -> int:
+def _status(run: RecordedRun, jobs: list[_Job], apis: dict[str, BatchAPI], as_json: bool) -> int:
     ok, failed = run.counts()
-    states = _states(jobs, wires)
+    states = _states(jobs, apis)
     if as_json:
         shown = [
             {
@@ -168,9 +168,9 @@ def _status(run: RecordedRun, jobs: list[_Job], wires: dict[str, Wire], as_json:
     return 0
 
 
-def _wait(jobs: list[_Job], wires: dict[str, Wire], interval: float) -> int:
+def _wait(jobs: list[_Job], apis: dict[str, BatchAPI], interval: float) -> int:
     while True:
-        states = _states(jobs, wires)
+        states = _states(jobs, apis)
         running = sum(state.state == "running" for state in states)
         print(f"alloy: {len(states) - running} of {len(states)} batch jobs ended", file=sys.stderr)
         if not running:
@@ -178,11 +178,11 @@ def _wait(jobs: list[_Job], wires: dict[str, Wire], interval: float) -> int:
         time.sleep(interval)
 
 
-def _cancel(jobs: list[_Job], wires: dict[str, Wire]) -> int:
+def _cancel(jobs: list[_Job], apis: dict[str, BatchAPI]) -> int:
     cancelled = 0
-    for (_, model, job), state in zip(jobs, _states(jobs, wires), strict=True):
+    for (_, model, job), state in zip(jobs, _states(jobs, apis), strict=True):
         if job and state.state == "running":
-            _wire(model, wires).cancel(job)
+            _batch_api(model, apis).cancel(job)
             cancelled += 1
     print(f"cancelled {cancelled} of {len(jobs)} batch jobs")
     return 0

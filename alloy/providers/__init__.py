@@ -23,13 +23,13 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._profile import ENFORCEMENTS, Profile, forget_observed
 from ..errors import ConfigurationError
 from ._builtin import BUILTIN_PROVIDERS
-from ._descriptor import BatchWireFactory, Dialect, ModelFactory, Provider
+from ._descriptor import BatchAPIFactory, BatchWireFactory, Dialect, ModelFactory, Provider
 from ._presets import PRESETS
 from ._price import Price
 from ._profiles import (
@@ -86,16 +86,19 @@ def register_provider(
     key_env: tuple[str, ...] = (),
     base_url_env: tuple[str, ...] = (),
     dialect: Dialect | str | None = None,
-    batch_wire: BatchWireFactory | str | None = None,
+    batch_api: BatchAPIFactory | str | None = None,
     example_models: tuple[str, ...] = (),
     prices: Mapping[str, Price] | None = None,
-    wire: str | None = None,
+    api_family: str | None = None,
     genai_name: str | None = None,
     profiles: Mapping[str, Profile] | None = None,
+    **renamed: Any,
 ) -> Provider:
     """Add (or replace) a provider, given as a :class:`Provider` or as its fields.
 
     ``factory(model_id, api_key=..., base_url=...)`` returns a Model. Returns the descriptor.
+    ``wire=`` and ``batch_wire=``, the old spellings of ``api_family=`` and ``batch_api=``,
+    still work, with a DeprecationWarning.
     """
     if isinstance(name, Provider):
         if factory is not None:
@@ -114,12 +117,13 @@ def register_provider(
             key_env=key_env,
             base_url_env=base_url_env,
             dialect=dialect,
-            batch_wire=batch_wire,
+            batch_api=batch_api,
             example_models=example_models,
             prices=prices or {},
-            wire=wire,
+            api_family=api_family,
             genai_name=genai_name,
             profiles=profiles or {},
+            **renamed,
         )
     _REGISTRY[provider.name] = provider
     clear_model_cache()
@@ -350,6 +354,7 @@ def _digest(secret: str | None) -> str | None:
 __all__ = [
     "ENFORCEMENTS",
     "PROFILE_STORE_ENV",
+    "BatchAPIFactory",
     "BatchWireFactory",
     "Dialect",
     "ModelFactory",

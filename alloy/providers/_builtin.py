@@ -67,12 +67,17 @@ def _converse_prices() -> dict[str, Price]:
     }
 
 
-def _behind(wire: str, sdk: str) -> partial[Provider]:
-    """A Provider speaking the ``wire`` API through the ``sdk`` package: the pip extra named after
-    the wire (unless it gives its own), the wire's schema dialect, and a model id to name."""
-    dialect = f"alloy.providers._dialects:{wire}"
+def _behind(family: str, sdk: str) -> partial[Provider]:
+    """A Provider speaking an API ``family`` through the ``sdk`` package: the pip extra named
+    after the family (unless it gives its own), its schema dialect, and a model id to name."""
+    dialect = f"alloy.providers._dialects:{family}"
     return partial(
-        Provider, extra=wire, sdk_module=sdk, needs_model_id=True, dialect=dialect, wire=wire
+        Provider,
+        extra=family,
+        sdk_module=sdk,
+        needs_model_id=True,
+        dialect=dialect,
+        api_family=family,
     )
 
 
@@ -88,7 +93,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
         key_env=("OPENAI_API_KEY",),
         base_url_env=("OPENAI_BASE_URL",),
-        batch_wire="alloy.providers.openai_batch:responses_wire",
+        batch_api="alloy.providers.openai_batch:responses_batch_api",
         example_models=("gpt-5-mini", "gpt-4o", "gpt-4-turbo"),
         prices=_OPENAI_PRICES,
     ),
@@ -97,7 +102,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         "alloy.providers.openai_chat:create",
         key_env=("OPENAI_API_KEY",),
         base_url_env=("OPENAI_BASE_URL",),
-        batch_wire="alloy.providers.openai_batch:chat_wire",
+        batch_api="alloy.providers.openai_batch:chat_batch_api",
         example_models=("gpt-4.1-mini", "o1-mini"),
         prices=_OPENAI_PRICES,
         genai_name="openai",
@@ -124,7 +129,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         prefixes=("claude-",),
         key_env=("ANTHROPIC_API_KEY",),
         base_url_env=("ANTHROPIC_BASE_URL",),
-        batch_wire="alloy.providers.anthropic_batch:AnthropicWire",
+        batch_api="alloy.providers.anthropic_batch:AnthropicBatchAPI",
         example_models=("claude-sonnet-4-6", "claude-opus-4-1", "claude-sonnet-4-0"),
         prices=_CLAUDE_PRICES,
     ),
@@ -135,7 +140,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         prefixes=("gemini-",),
         key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
         base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-        batch_wire="alloy.providers.gemini_batch:GeminiWire",
+        batch_api="alloy.providers.gemini_batch:GeminiBatchAPI",
         example_models=("gemini-2.5-flash",),
         prices={
             "gemini-2.5-pro": Price(1.25, 10.0, 0.31),

@@ -2,17 +2,19 @@
 
 The registry (:mod:`alloy.providers`) routes model strings and builds models from it,
 ``alloy providers`` and ``alloy schema`` print from it, :mod:`alloy.pricing` takes its prices,
-:mod:`alloy.batch` its batch wire, and the emulator and the test fixtures point its SDK at a
+:mod:`alloy.batch` its batch API, and the emulator and the test fixtures point its SDK at a
 local server through its variables. Nothing here imports an SDK: the factory, the schema
-dialect and the batch wire may be ``"module:function"`` strings, resolved on first use, so
+dialect and the batch API may be ``"module:function"`` strings, resolved on first use, so
 ``import alloy`` stays light.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -25,14 +27,16 @@ from ._price import Price
 
 if TYPE_CHECKING:
     from .._model import Model
-    from .batch_wire import Wire
+    from .batch_api import BatchAPI
 
-__all__ = ["BatchWireFactory", "Dialect", "ModelFactory", "Provider"]
+__all__ = ["BatchAPIFactory", "BatchWireFactory", "Dialect", "ModelFactory", "Provider"]
 
 #: ``factory(model_id, api_key=..., base_url=...)`` returns a Model.
 ModelFactory = Callable[..., "Model"]
-#: ``batch_wire(model)`` returns the provider's batch API for a model its factory built.
-BatchWireFactory = Callable[[Any], "Wire"]
+#: ``batch_api(model)`` returns the provider's batch API for a model its factory built.
+BatchAPIFactory = Callable[[Any], "BatchAPI"]
+#: The name ``BatchAPIFactory`` had (kept for code that annotates with it).
+BatchWireFactory = BatchAPIFactory
 
 
 @dataclass(frozen=True)
@@ -50,13 +54,17 @@ class Provider:
         base_url_env: the variables the endpoint is read from, in the same order.
         dialect: turns the canonical output schema into what the provider accepts, as
             ``dialect(schema, model_id)``; None means the schema is sent as it is.
-        batch_wire: the provider's batch API (``mode="batch"``), as ``batch_wire(model)``
-            returning a :class:`~alloy.providers.batch_wire.Wire`; a ``"module:function"``
+        batch_api: the provider's batch API (``mode="batch"``), as ``batch_api(model)``
+            returning a :class:`~alloy.providers.batch_api.BatchAPI`; a ``"module:function"``
             string is imported on first use. None: the provider has none (runs go online).
         example_models: model ids shown in the capability matrix (``""``: the provider's default).
         prices: USD per million tokens by model id prefix; the longest matching prefix wins.
-        wire: the wire API it speaks, as the emulator names it (``"openai"`` for Responses and
-            Chat Completions, ``"anthropic"``, ``"gemini"``, ``"ollama"``); None for none.
+        api_family: the family of HTTP APIs it speaks, as the emulator names it (``"openai"``
+            for Responses and Chat Completions, ``"anthropic"``, ``"gemini"``, ``"ollama"``,
+            ``"bedrock"``); None for none.
+
+    ``wire=`` and ``batch_wire=`` are the old spellings of ``api_family=`` and ``batch_api=``,
+    accepted (and read back) with a DeprecationWarning.
         genai_name: its name in the OpenTelemetry GenAI conventions (``gen_ai.provider.name``,
             e.g. ``"gcp.gemini"``) where that differs from ``name``.
         profiles: what the endpoint supports (:class:`~alloy.providers.Profile`) by model id
@@ -77,10 +85,10 @@ class Provider:
     key_env: tuple[str, ...] = ()
     base_url_env: tuple[str, ...] = ()
     dialect: Dialect | str | None = None
-    batch_wire: BatchWireFactory | str | None = None
+    batch_api: BatchAPIFactory | str | None = None
     example_models: tuple[str, ...] = ()
     prices: Mapping[str, Price] = field(default_factory=dict, hash=False)
-    wire: str | None = None
+    api_family: str | None = None
     genai_name: str | None = None
     profiles: Mapping[str, Profile] = field(default_factory=dict, hash=False)
     default_base_url: str | None = None
@@ -139,12 +147,24 @@ class Provider:
         dialect: Dialect = _resolve(self.dialect)
         return dialect
 
-    def load_batch_wire(self) -> BatchWireFactory | None:
-        """The batch wire's factory, importing its module now (None: no batch API)."""
-        if self.batch_wire is None or callable(self.batch_wire):
-            return self.batch_wire
-        factory: BatchWireFactory = _resolve(self.batch_wire)
+    def load_batch_api(self) -> BatchAPIFactory | None:
+        """The batch API's factory, importing its module now (None: no batch API)."""
+        if self.batch_api is None or callable(self.batch_api):
+            return self.batch_api
+        factory: BatchAPIFactory = _resolve(self.batch_api)
         return factory
+
+    @property
+    def wire(self) -> str | None:
+        """Deprecated: :attr:`api_family`."""
+        _renamed("wire", "api_family")
+        return self.api_family
+
+    @property
+    def batch_wire(self) -> BatchAPIFactory | str | None:
+        """Deprecated: :attr:`batch_api`."""
+        _renamed("batch_wire", "batch_api")
+        return self.batch_api
 
     @property
     def dialect_name(self) -> str | None:
@@ -164,6 +184,27 @@ class Provider:
             if model_id.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, price)
         return best
+
+
+_INIT = Provider.__init__
+
+
+@functools.wraps(_INIT)
+def _init(self: Provider, *args: Any, **kwargs: Any) -> None:
+    """The dataclass's ``__init__``, taking ``wire=`` and ``batch_wire=`` too, with a warning."""
+    for old, new in (("wire", "api_family"), ("batch_wire", "batch_api")):
+        if old in kwargs:
+            _renamed(old, new)
+            value = kwargs.pop(old)
+            kwargs[new] = value if kwargs.get(new) is None else kwargs[new]
+    _INIT(self, *args, **kwargs)
+
+
+Provider.__init__ = _init  # type: ignore[method-assign]
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"Provider.{old} is now Provider.{new}", DeprecationWarning, stacklevel=3)
 
 
 def _first_set(variables: tuple[str, ...]) -> str | None:

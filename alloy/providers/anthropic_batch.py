@@ -1,4 +1,4 @@
-"""Anthropic's Message Batches, the batch wire of the Anthropic adapter:
+"""Anthropic's Message Batches, the batch API of the Anthropic adapter:
 ``/v1/messages/batches`` with ``requests: [{custom_id, params}]``; results as JSONL from
 ``results_url``. At most 100,000 requests or 256 MB ("Batch processing" guide). Batches take no
 metadata, so a job is recognised by when it was made and how many requests it holds."""
@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .._renamed import renamed
 from ._base import Reply
 from .anthropic import AnthropicModel
-from .batch_wire import JobStatus, Limits, Missed, Outcome, State, Wire, as_mapping, json_lines
+from .batch_api import BatchAPI, JobStatus, Limits, Missed, Outcome, State, as_mapping, json_lines
 
 
-class AnthropicWire(Wire):
+class AnthropicBatchAPI(BatchAPI):
     """Anthropic's Message Batches."""
 
     name = "anthropic"
@@ -78,4 +79,7 @@ class AnthropicWire(Wire):
         self.call(self.model.client().messages.batches.cancel, job)
 
 
-__all__ = ["AnthropicWire"]
+#: The names these had before "wire" was renamed (importable, with a DeprecationWarning).
+__getattr__ = renamed(__name__, {"AnthropicWire": "AnthropicBatchAPI"}, globals())
+
+__all__ = ["AnthropicBatchAPI"]

@@ -1,4 +1,4 @@
-"""Gemini's batch mode, the batch wire of the Gemini adapter: ``models/{m}:batchGenerateContent``
+"""Gemini's batch mode, the batch API of the Gemini adapter: ``models/{m}:batchGenerateContent``
 with inline ``{request, metadata: {key}}`` up to 20 MB ("keep the total request size under
 20MB", the Batch API guide), a JSONL file of requests above; answers inline in the finished
 batch, or in a responses file."""
@@ -11,12 +11,13 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._renamed import renamed
 from ._base import Reply
-from .batch_wire import JobStatus, Limits, Missed, Outcome, State, Wire, as_mapping, json_lines
+from .batch_api import BatchAPI, JobStatus, Limits, Missed, Outcome, State, as_mapping, json_lines
 from .gemini import GeminiModel
 
 
-class GeminiWire(Wire):
+class GeminiBatchAPI(BatchAPI):
     """Gemini's batch mode: inline requests up to 20 MB, a JSONL file of requests above."""
 
     name = "gemini"
@@ -192,4 +193,7 @@ def _count(value: Any) -> int:
         return 0
 
 
-__all__ = ["GeminiWire"]
+#: The names these had before "wire" was renamed (importable, with a DeprecationWarning).
+__getattr__ = renamed(__name__, {"GeminiWire": "GeminiBatchAPI"}, globals())
+
+__all__ = ["GeminiBatchAPI"]

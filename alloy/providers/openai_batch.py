@@ -1,4 +1,4 @@
-"""OpenAI's Batch API, the batch wire of the Responses and Chat Completions adapters: a JSONL
+"""OpenAI's Batch API, for the Responses and Chat Completions adapters: a JSONL
 file (``custom_id``, ``url``, ``body``) uploaded with ``purpose=batch``, then ``/v1/batches``;
 results in an output and an error file. At most 50,000 requests and 200 MB, one model per file
 (OpenAI's Batch guide and the ``batches.create`` reference)."""
@@ -9,12 +9,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from .._renamed import renamed
 from ._base import Reply, SDKModel
 from ._openai_common import OpenAIModel
-from .batch_wire import JobStatus, Limits, Missed, Outcome, State, Wire, as_mapping, json_lines
+from .batch_api import BatchAPI, JobStatus, Limits, Missed, Outcome, State, as_mapping, json_lines
 
 
-class OpenAIWire(Wire):
+class OpenAIBatchAPI(BatchAPI):
     """OpenAI's Batch API, for Chat Completions and Responses."""
 
     name = "openai"
@@ -98,14 +99,25 @@ class OpenAIWire(Wire):
         self.call(self.model.client().batches.cancel, job)
 
 
-def responses_wire(model: SDKModel) -> OpenAIWire:
-    """The batch wire of a Responses model (``Provider.batch_wire`` of ``openai``)."""
-    return OpenAIWire(model, "/v1/responses")
+def responses_batch_api(model: SDKModel) -> OpenAIBatchAPI:
+    """The batch API of a Responses model (``Provider.batch_api`` of ``openai``)."""
+    return OpenAIBatchAPI(model, "/v1/responses")
 
 
-def chat_wire(model: SDKModel) -> OpenAIWire:
-    """The batch wire of a Chat Completions model (``Provider.batch_wire`` of ``openai-chat``)."""
-    return OpenAIWire(model, "/v1/chat/completions")
+def chat_batch_api(model: SDKModel) -> OpenAIBatchAPI:
+    """The batch API of a Chat Completions model (``Provider.batch_api`` of ``openai-chat``)."""
+    return OpenAIBatchAPI(model, "/v1/chat/completions")
 
 
-__all__ = ["OpenAIWire", "chat_wire", "responses_wire"]
+#: The names these had before "wire" was renamed (importable, with a DeprecationWarning).
+__getattr__ = renamed(
+    __name__,
+    {
+        "OpenAIWire": "OpenAIBatchAPI",
+        "responses_wire": "responses_batch_api",
+        "chat_wire": "chat_batch_api",
+    },
+    globals(),
+)
+
+__all__ = ["OpenAIBatchAPI", "chat_batch_api", "responses_batch_api"]

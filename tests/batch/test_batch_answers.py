@@ -10,8 +10,8 @@ import pytest
 
 from alloy import command
 from alloy.batch import Missed
-from alloy.providers.batch_wire import json_lines
-from alloy.providers.gemini_batch import GeminiWire
+from alloy.providers.batch_api import json_lines
+from alloy.providers.gemini_batch import GeminiBatchAPI
 from alloy.testing.emulator import Emulator, HttpError, ReplyAuto, ReplyRaw
 
 MODELS = {
@@ -73,7 +73,7 @@ def test_a_line_of_the_results_that_does_not_parse_costs_only_its_own_row(
     """One line of the results file cut off halfway: the other 19 rows read their answers
     from the batch, and that one row alone is asked online."""
     wire, model = MODELS[provider]
-    monkeypatch.setattr(GeminiWire, "inline_bytes", 10)  # Gemini answers in a file too
+    monkeypatch.setattr(GeminiBatchAPI, "inline_bytes", 10)  # Gemini answers in a file too
     emu.vary_answers()
     countries = [f"country {i}" for i in range(20)]
     online = list(capital_on(model).map(countries, progress=False))
@@ -93,7 +93,7 @@ def test_a_malformed_line_fails_its_row_when_the_online_call_fails(
     """The batch answers (its line garbled), then the online call is refused: the row fails
     with the online call's error, and the run ends normally."""
     wire, model = MODELS[provider]
-    monkeypatch.setattr(GeminiWire, "inline_bytes", 10)
+    monkeypatch.setattr(GeminiBatchAPI, "inline_bytes", 10)
     emu.batch_options(malformed=1)
     emu.push(wire, ReplyAuto(), HttpError(400, "bad request"))
     (row,) = batch(capital_on(model), ["France"])

@@ -14,8 +14,8 @@ import pytest
 
 from alloy import ConfigurationError, command, tool
 from alloy.batch import Limits
-from alloy.providers.gemini_batch import GeminiWire
-from alloy.providers.openai_batch import OpenAIWire
+from alloy.providers.gemini_batch import GeminiBatchAPI
+from alloy.providers.openai_batch import OpenAIBatchAPI
 from alloy.rows._checkpoint import Checkpoint
 from alloy.testing.emulator import Emulator
 
@@ -106,11 +106,11 @@ def test_unanswered_rows_can_go_in_a_follow_up_batch(emu: Emulator) -> None:
 def test_requests_are_split_at_the_providers_limits(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(OpenAIWire, "limits", Limits(requests=10, bytes=10_000_000))
+    monkeypatch.setattr(OpenAIBatchAPI, "limits", Limits(requests=10, bytes=10_000_000))
     found = batch(capital_on("openai-chat:gpt-4o-mini"), [f"c{i}" for i in range(35)])
     assert len(found) == 35 and all(row.ok for row in found)
     assert sorted(len(job.requests) for job in emu.batches.jobs.values()) == [5, 10, 10, 10]
-    monkeypatch.setattr(OpenAIWire, "limits", Limits(requests=1000, bytes=3_000))
+    monkeypatch.setattr(OpenAIBatchAPI, "limits", Limits(requests=1000, bytes=3_000))
     emu.reset()
     batch(capital_on("openai-chat:gpt-4o-mini"), [f"c{i}" for i in range(35)])
     assert len(emu.batches.jobs) > 1  # by bytes this time
@@ -243,7 +243,7 @@ def test_gemini_batches_above_the_inline_limit_go_in_a_file(
 ) -> None:
     """Over 20 MB of requests go as a JSONL file, each line the GenerateContentRequest the SDK
     sends online, and the answers come back as a file too."""
-    monkeypatch.setattr(GeminiWire, "inline_bytes", 1_000)
+    monkeypatch.setattr(GeminiBatchAPI, "inline_bytes", 1_000)
     emu.vary_answers()
 
     @command(output=City, model="gemini:gemini-2.5-flash", system="Be brief.", temperature=0.2)

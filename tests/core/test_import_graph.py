@@ -280,8 +280,8 @@ def test_nothing_outside_providers_names_a_provider() -> None:
     ``alloy/testing/``, one module per wire API), no module picks behaviour by a provider's
     name (an if-ladder or ``match`` on the names of the providers with an SDK; ``offline`` is
     alloy's own stand-in, which configuration names as its default) or imports an adapter
-    module (the modules the descriptors name: factory, dialect, batch wire). What differs by
-    provider is asked of its descriptor (``Provider.batch_wire``, ``dialect``, ``prices``) or
+    module (the modules the descriptors name: factory, dialect, batch API). What differs by
+    provider is asked of its descriptor (``Provider.batch_api``, ``dialect``, ``prices``) or
     of its model (``cache_key_parts``). Names in messages and docstrings are not choices, and
     are left alone."""
     from alloy.providers import providers
@@ -291,7 +291,7 @@ def test_nothing_outside_providers_names_a_provider() -> None:
     adapters = {
         target.partition(":")[0]
         for provider in described
-        for target in (provider.factory, provider.dialect, provider.batch_wire)
+        for target in (provider.factory, provider.dialect, provider.batch_api)
         if isinstance(target, str)
     }
     assert {"alloy.providers.gemini", "alloy.providers.openai_batch"} <= adapters

@@ -14,11 +14,11 @@ from alloy.providers import providers
 #: alloy provider -> (model string, the emulator queue serving it, the SDK's key variable), for
 #: every provider the emulator speaks to, from its descriptor (its first example model).
 PROVIDERS: dict[str, tuple[str, str, str]] = {
-    p.name: (f"{p.name}:{p.example_models[0]}", p.wire, p.key_env[0])
+    p.name: (f"{p.name}:{p.example_models[0]}", p.api_family, p.key_env[0])
     for p in providers().values()
     # A preset over another provider's adapter (vllm:, deepseek:...) is that adapter's wire with
     # another endpoint: tests/providers/test_presets.py covers it, not every matrix again.
-    if p.wire is not None and p.default_base_url is None
+    if p.api_family is not None and p.default_base_url is None
 }
 #: One provider per adapter and wire code path: OpenAI's Responses and Chat, Anthropic's
 #: Messages (and, on Bedrock, its AWS event-stream framing), Gemini, Bedrock's Converse and

@@ -23,5 +23,5 @@ def register_acme() -> Provider:
         dialect=providers()["openai-chat"].dialect,
         example_models=("acme-llama-3-70b",),
         prices={"acme-llama-3": Price(input=0.60, output=0.60)},
-        wire="openai",
+        api_family="openai",
     )

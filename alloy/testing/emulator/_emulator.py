@@ -32,9 +32,9 @@ DEFAULT_API_KEY = "alloy-emulator-key"
 #: the providers registered since.
 SDK_ENV_PREFIXES = tuple(dict.fromkeys(p for d in BUILTIN_PROVIDERS for p in d.env_prefixes))
 
-#: Per wire API the emulator speaks (a descriptor's ``wire``): the path its SDKs' base URL
-#: ends in, and whether they must present a key (Ollama needs none).
-WIRES: dict[str, tuple[str, bool]] = {
+#: Per API family the emulator speaks (a descriptor's ``api_family``): the path its SDKs' base
+#: URL ends in, and whether they must present a key (Ollama needs none).
+BASE_PATHS: dict[str, tuple[str, bool]] = {
     "openai": ("/v1", True),
     "anthropic": ("", True),
     "gemini": ("", True),
@@ -173,7 +173,7 @@ class Emulator:
         """
         variables: dict[str, str] = {}
         for provider in providers().values():
-            path, keyed = WIRES.get(provider.wire or "", (None, False))
+            path, keyed = BASE_PATHS.get(provider.api_family or "", (None, False))
             if path is None:
                 continue
             if provider.name in CLOUDS:
@@ -403,4 +403,4 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "WIRES", "Emulator", "serve_forever"]
+__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "BASE_PATHS", "Emulator", "serve_forever"]

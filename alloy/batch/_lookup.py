@@ -1,8 +1,8 @@
 """Which batch API a run uses: the one its model's provider names in its descriptor.
 
-A provider with a batch API names its wire beside its factory and dialect
-(``Provider.batch_wire``), and the wire lives with its adapter in :mod:`alloy.providers`; this
-package only looks it up, so a provider added with its own wire needs nothing here.
+A provider with a batch API names it beside its factory and dialect (``Provider.batch_api``),
+and it lives with its adapter in :mod:`alloy.providers`; this package only looks it up, so a
+provider added with its own batch API needs nothing here.
 """
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..providers import provider_of, providers
-from ..providers.batch_wire import BATCH_PRICE, JobStatus, Limits, Missed, Outcome, Wire
+from ..providers.batch_api import BATCH_PRICE, BatchAPI, JobStatus, Limits, Missed, Outcome
 
 
-def wire_for(model: Any) -> Wire:
+def batch_api_for(model: Any) -> BatchAPI:
     """The batch API of ``model``'s provider (the provider it is named after); a
     ConfigurationError naming why there is none."""
     name = getattr(model, "name", None)
     provider = provider_of(name) if isinstance(name, str) else None
-    make = provider.load_batch_wire() if provider is not None else None
+    make = provider.load_batch_api() if provider is not None else None
     if make is not None:
         return make(model)
-    having = [p.name for p in providers().values() if p.batch_wire is not None]
+    having = [p.name for p in providers().values() if p.batch_api is not None]
     shown = name if isinstance(name, str) else type(model).__name__
     raise ConfigurationError(
         f"mode='batch': {shown} has no batch API (of the registered providers, "
@@ -37,4 +37,4 @@ def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-__all__ = ["BATCH_PRICE", "JobStatus", "Limits", "Missed", "Outcome", "Wire", "wire_for"]
+__all__ = ["BATCH_PRICE", "BatchAPI", "JobStatus", "Limits", "Missed", "Outcome", "batch_api_for"]
