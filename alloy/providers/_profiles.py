@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROFILE_STORE_ENV",
+    "declared_in",
     "declared_profile",
     "endpoint_of",
     "family_id",
@@ -77,13 +78,16 @@ def endpoint_of(model: Model) -> str:
 
 
 def declared_profile(provider: Provider | None, model_id: str) -> Profile | None:
-    """What ``provider``'s descriptor declares for ``model_id`` (its longest matching prefix,
-    tried on the id as given and as its family knows it), or None."""
-    if provider is None or not provider.profiles:
-        return None
+    """What ``provider``'s descriptor declares for ``model_id``, or None."""
+    return declared_in(provider.profiles, model_id) if provider is not None else None
+
+
+def declared_in(profiles: Mapping[str, Profile], model_id: str) -> Profile | None:
+    """The profile of ``profiles``' longest prefix of ``model_id``, tried on the id as given
+    and as its family knows it; None when no prefix matches."""
     best: tuple[str, Profile] | None = None
     for candidate in dict.fromkeys((model_id, family_id(model_id))):
-        for prefix, profile in provider.profiles.items():
+        for prefix, profile in profiles.items():
             if candidate.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, profile)
     return best[1] if best is not None else None

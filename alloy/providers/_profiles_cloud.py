@@ -17,7 +17,14 @@ from collections.abc import Mapping
 
 from .._profile import Profile, ToolChoice
 
-__all__ = ["ANTHROPIC_BEDROCK", "ANTHROPIC_FOUNDRY", "ANTHROPIC_VERTEX", "BEDROCK", "VERTEX"]
+__all__ = [
+    "ANTHROPIC_BEDROCK",
+    "ANTHROPIC_FOUNDRY",
+    "ANTHROPIC_VERTEX",
+    "BEDROCK",
+    "CLAUDE_ON_CLOUDS",
+    "VERTEX",
+]
 
 _CLAUDE = Profile(json_object=False, strict_tools=True)
 _CLAUDE_TOOLS_ONLY = Profile(json_schema="no", json_object=False)

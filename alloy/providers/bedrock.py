@@ -55,6 +55,8 @@ from ..errors import (
 )
 from . import _blocks
 from ._base import Redactor, Reply, SDKModel, Streamed, merge_extra
+from ._profiles import declared_in
+from ._profiles_cloud import BEDROCK
 from ._refresh import RefreshesOn401
 from ._settings import refuse_cache_names, unsupported
 
@@ -126,13 +128,8 @@ def base_model_id(model_id: str) -> str:
 
 
 def capabilities_for(model_id: str) -> Profile:
-    """Claude models with structured outputs get native output and strict tools; other
-    families get forced-tool output with non-strict tools."""
-    from .anthropic import supports_native_output
-
-    vendor, _, name = base_model_id(model_id).partition(".")
-    native = vendor == "anthropic" and supports_native_output(name)
-    return Profile(json_schema="strict" if native else "no", strict_tools=native)
+    """What Bedrock declares for the model (:data:`._profiles_cloud.BEDROCK`)."""
+    return declared_in(BEDROCK, model_id) or BEDROCK[""]
 
 
 def dialect(schema: Mapping[str, Any], model_id: str) -> dict[str, Any]:

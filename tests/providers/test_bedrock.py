@@ -152,7 +152,8 @@ def test_model_ids_are_normalised_for_family_and_price(model_id: str, base: str)
     [
         (CLAUDE, True),
         ("global.anthropic.claude-sonnet-4-5-20250929-v1:0", True),
-        ("anthropic.claude-opus-4-1-20250805-v1:0", True),
+        # Bedrock lists structured outputs from Claude 4.5 on (Anthropic's API from 4.1).
+        ("anthropic.claude-opus-4-1-20250805-v1:0", False),
         ("us.anthropic.claude-sonnet-4-20250514-v1:0", False),
         ("anthropic.claude-3-haiku-20240307-v1:0", False),
         (NOVA, False),
