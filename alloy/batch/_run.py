@@ -31,7 +31,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -59,6 +59,18 @@ class _Pending:
     kwargs: dict[str, Any]
 
 
+@dataclass
+class _Batching:
+    """What the steps of one batch run share: its setup and batch API, the rows waiting for an
+    answer by key, and the finished rows held until their turn to be handed out."""
+
+    setup: _Setup
+    api: BatchAPI
+    checkpoint: Checkpoint
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    held: dict[int, Row[Any]] = field(default_factory=dict)
+
+
 class BatchRun(Run):
     """One run over rows through a batch API; iterate it (``async for``) for the records."""
 
@@ -72,17 +84,17 @@ class BatchRun(Run):
         setup = self._setup()
         checkpoint = setup.checkpoint
         assert checkpoint is not None
-        held: dict[int, Row[Any]] = {}
         given = 0
         try:
             api = batch_api_for(unwrapped(setup.prepared.runtime.model))
+            b = _Batching(setup, api, checkpoint)
+            pending, held = b.pending, b.held
             self._note(setup, checkpoint)
             if self.spec.tools:
                 raise ConfigurationError(
                     f"mode='batch': {self.spec.name} has tools, and a batched request cannot "
                     "run tools between its turns; use mode='online'"
                 )
-            pending: dict[str, _Pending] = {}
             async for index, item in _numbered(self.inputs):
                 ready = self._row_call(
                     index, item, setup.signature, setup.run, checkpoint, setup.reader
@@ -101,11 +113,11 @@ class BatchRun(Run):
                 given += 1
                 await self._hand_out(row, setup)
                 yield row
-            await self._recover(setup, api, pending, checkpoint, held)
-            await self._submit(setup, api, pending, checkpoint, held)
+            await self._recover(b)
+            await self._submit(b)
             rounds = 0
             while pending:
-                finished = await self._collect(setup, api, pending, checkpoint, held)
+                finished = await self._collect(b)
                 for row in self._release(held, given, settings.as_completed):
                     given += 1
                     await self._hand_out(row, setup)
@@ -114,7 +126,7 @@ class BatchRun(Run):
                     break
                 if self._all_read(checkpoint):  # what is left, its batches did not answer
                     rounds += 1
-                    await self._retry(setup, api, pending, checkpoint, held, rounds)
+                    await self._retry(b, rounds)
                     continue
                 if not finished:
                     await asyncio.sleep(settings.poll_interval)
@@ -150,6 +162,7 @@ class BatchRun(Run):
         left: Counter[str] = Counter()
         try:
             api = batch_api_for(unwrapped(setup.prepared.runtime.model))
+            b = _Batching(setup, api, checkpoint)
             for tag, _, _, job, state, requests, intended in checkpoint.batches():
                 keys = checkpoint.unfinished(tag)
                 if not keys:
@@ -167,7 +180,7 @@ class BatchRun(Run):
                     continue
                 outcomes = dict(await asyncio.to_thread(_read_all, api, job))
                 for key in keys:
-                    row = await self._read_one(setup, api, key, outcomes.get(key), checkpoint)
+                    row = await self._read_one(b, key, outcomes.get(key))
                     if isinstance(row, str):
                         left[row] += 1
                     else:
@@ -176,16 +189,9 @@ class BatchRun(Run):
             self._close(setup)
         return left
 
-    async def _read_one(
-        self,
-        setup: _Setup,
-        api: BatchAPI,
-        key: str,
-        outcome: Outcome | None,
-        checkpoint: Checkpoint,
-    ) -> Row[Any] | str:
+    async def _read_one(self, b: _Batching, key: str, outcome: Outcome | None) -> Row[Any] | str:
         """The row of ``key`` with its batch answer read, or why it needs the run."""
-        stored = checkpoint.batch_input(key)
+        setup, stored = b.setup, b.checkpoint.batch_input(key)
         if stored is None:
             return "its inputs are not in the checkpoint"
         if outcome is None or isinstance(outcome, Missed):
@@ -204,7 +210,7 @@ class BatchRun(Run):
             return "its call stopped before it read the answer"
         if not isinstance(first, CallModel):
             return "its call stopped before it read the answer"
-        reply = _reply(api, outcome, first.request)
+        reply = _reply(b.api, outcome, first.request)
         if reply is None:
             call.engine.close()
             return "its answer needs a call online"
@@ -222,24 +228,22 @@ class BatchRun(Run):
     # -- submitting --
     async def _submit(
         self,
-        setup: _Setup,
-        api: BatchAPI,
-        pending: dict[str, _Pending],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
+        b: _Batching,
         keys: list[str] | None = None,
         round_: int = 0,
         given_tag: str | None = None,
     ) -> None:
         """Send the rows of ``keys`` (by default every pending row not yet in a batch);
         ``given_tag`` names the one batch they go in (intended before, never submitted)."""
+        setup, api, pending, checkpoint = b.setup, b.api, b.pending, b.checkpoint
         if keys is None:
             keys = [key for key in pending if checkpoint.batch_of(key) is None]
         requests: list[tuple[str, dict[str, Any]]] = []
         for key in keys:
             request = await self._first_request(setup, pending[key])
             if isinstance(request, BaseException):
-                self._fail(setup, pending.pop(key), key, request, checkpoint, held)
+                rows = pending.pop(key)
+                self._finish(b, key, rows, Failed(rows.indices[0], key, rows.items[0], request))
                 continue
             requests.append((key, api.model.build(request, stream=False)))
         chunks = [requests] if given_tag is not None else list(_chunks(requests, api))
@@ -280,25 +284,19 @@ class BatchRun(Run):
             )
         return rows.indices[0], json.dumps(arguments, ensure_ascii=True)
 
-    async def _recover(
-        self,
-        setup: _Setup,
-        api: BatchAPI,
-        pending: dict[str, _Pending],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-    ) -> None:
+    async def _recover(self, b: _Batching) -> None:
         """Batches an earlier process meant to submit but did not record as submitted: the
         provider has the job (it died after submitting) or it does not (before)."""
+        checkpoint = b.checkpoint
         for tag, _, _, job, _, requests, intended in checkpoint.batches():
             if job is not None:
                 continue
-            found = await asyncio.to_thread(api.find, tag, requests, intended - 5)
+            found = await asyncio.to_thread(b.api.find, tag, requests, intended - 5)
             if found is not None:
                 checkpoint.submitted(tag, found)
                 continue
-            keys = [key for key in pending if checkpoint.batch_of(key) == tag]
-            await self._submit(setup, api, pending, checkpoint, held, keys, given_tag=tag)
+            keys = [key for key in b.pending if checkpoint.batch_of(key) == tag]
+            await self._submit(b, keys, given_tag=tag)
 
     async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
         """The row's first model request, made by its call as the online call would make it
@@ -320,15 +318,9 @@ class BatchRun(Run):
         return CommandError("the call ended without asking the model", command=self.spec.name)
 
     # -- collecting --
-    async def _collect(
-        self,
-        setup: _Setup,
-        api: BatchAPI,
-        pending: dict[str, _Pending],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-    ) -> int:
+    async def _collect(self, b: _Batching) -> int:
         """Poll every job not yet read; read the ended ones. Returns how many were read now."""
+        setup, api, checkpoint = b.setup, b.api, b.checkpoint
         read = 0
         for tag, _, _, job, state, _, _ in checkpoint.batches():
             if state == "read" or job is None:
@@ -352,25 +344,17 @@ class BatchRun(Run):
                         counts=dict(status.counts),
                     ),
                 )
-            await self._read(setup, api, tag, outcomes, pending, checkpoint, held, status.detail)
+            await self._read(b, tag, outcomes, status.detail)
             checkpoint.batch_state(tag, "read")
             read += 1
         self._show(setup, checkpoint)
         return read
 
     async def _read(
-        self,
-        setup: _Setup,
-        api: BatchAPI,
-        tag: str,
-        outcomes: dict[str, Outcome],
-        pending: dict[str, _Pending],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-        detail: str,
+        self, b: _Batching, tag: str, outcomes: dict[str, Outcome], detail: str
     ) -> None:
         """Give each answer to its rows' engine; rows the batch did not answer wait for a retry."""
-        keys = [key for key in pending if checkpoint.batch_of(key) == tag]
+        keys = [key for key in b.pending if b.checkpoint.batch_of(key) == tag]
         gate = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(key: str) -> None:
@@ -380,15 +364,12 @@ class BatchRun(Run):
             if isinstance(outcome, Missed):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
-                rows = pending.pop(key)
-                row = await self._answer(setup, api, key, rows, outcome)
-                self._finish(setup, key, rows, row, checkpoint, held)
+                rows = b.pending.pop(key)
+                self._finish(b, key, rows, await self._answer(b, key, rows, outcome))
 
         await asyncio.gather(*(one(key) for key in keys))
 
-    async def _answer(
-        self, setup: _Setup, api: BatchAPI, key: str, rows: _Pending, outcome: Outcome
-    ) -> Row[Any]:
+    async def _answer(self, b: _Batching, key: str, rows: _Pending, outcome: Outcome) -> Row[Any]:
         """The row's call, with the batch's answer as the reply to its first request: a fresh
         call of the row is stepped to that request and sent the answer, and goes on as online
         (a re-ask or a tool round asks the model). An answer the adapter cannot read is asked
@@ -396,12 +377,12 @@ class BatchRun(Run):
         answered: list[Response] = []
 
         async def call() -> Result[Any]:
-            started = await setup.prepared.abegin(rows.args, dict(rows.kwargs))
+            started = await b.setup.prepared.abegin(rows.args, dict(rows.kwargs))
             first = await started.astep()
             if not isinstance(first, CallModel):
                 assert isinstance(first, Result)
                 return first
-            reply = _reply(api, outcome, first.request)
+            reply = _reply(b.api, outcome, first.request)
             if reply is None:
                 return await started.arun(await started.aask(first))
             answered.append(reply)
@@ -421,63 +402,35 @@ class BatchRun(Run):
                 row = replace(row, cost=row.cost - full * (1 - BATCH_PRICE))
         return row
 
-    async def _retry(
-        self,
-        setup: _Setup,
-        api: BatchAPI,
-        pending: dict[str, _Pending],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-        round_: int,
-    ) -> None:
+    async def _retry(self, b: _Batching, round_: int) -> None:
         """Rows their batch did not answer: online, or in a follow-up batch while rounds last."""
-        keys = list(pending)
+        keys = list(b.pending)
         if self.settings.batch_retry == "batch" and round_ <= self.settings.batch_rounds:
-            await self._submit(setup, api, pending, checkpoint, held, keys, round_)
+            await self._submit(b, keys, round_)
             return
         gate = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(key: str) -> None:
             async with gate:
-                rows = pending.pop(key)
-                call = setup.prepared.arun(rows.args, dict(rows.kwargs))
-                row = await self._call(rows.indices[0], rows.items[0], key, call)
-                self._finish(setup, key, rows, row, checkpoint, held)
+                rows = b.pending.pop(key)
+                call = b.setup.prepared.arun(rows.args, dict(rows.kwargs))
+                self._finish(
+                    b, key, rows, await self._call(rows.indices[0], rows.items[0], key, call)
+                )
 
         await asyncio.gather(*(one(key) for key in keys))
 
     # -- rows --
-    def _finish(
-        self,
-        setup: _Setup,
-        key: str,
-        rows: _Pending,
-        row: Row[Any],
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-    ) -> None:
+    def _finish(self, b: _Batching, key: str, rows: _Pending, row: Row[Any]) -> None:
         """Record a key's row, and hold a record for each of its places in the input."""
-        _record(checkpoint, key, rows.indices[0], row, setup.reader)
+        _record(b.checkpoint, key, rows.indices[0], row, b.setup.reader)
         for position, (index, item) in enumerate(zip(rows.indices, rows.items, strict=True)):
             shared = replace(row, index=index, input=item)
             if position:  # one call answered every row of the key: count its cost once
                 shared = replace(
                     shared, usage=type(row.usage)(), cost=0.0 if row.cost is not None else None
                 )
-            held[index] = shared
-
-    def _fail(
-        self,
-        setup: _Setup,
-        rows: _Pending,
-        key: str,
-        error: BaseException,
-        checkpoint: Checkpoint,
-        held: dict[int, Row[Any]],
-    ) -> None:
-        self._finish(
-            setup, key, rows, Failed(rows.indices[0], key, rows.items[0], error), checkpoint, held
-        )
+            b.held[index] = shared
 
     def _all_read(self, checkpoint: Checkpoint) -> bool:
         return all(state == "read" for _, _, _, _, state, _, _ in checkpoint.batches())
