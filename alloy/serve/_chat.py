@@ -34,15 +34,13 @@ from ._wire import (
     as_list,
     as_object,
     as_text,
+    chat_call,
     flag,
     given,
     new_id,
     now,
-    parallel_tool_calls,
     rail_config,
-    temperature,
-    token_limit,
-    tool_choice,
+    text_parts,
     tool_definition,
 )
 
@@ -87,24 +85,16 @@ def read(
     )
     if options and not stream:
         raise invalid("'stream_options' is only allowed when 'stream' is true", "stream_options")
-    system, messages = _messages(as_list(fields.get("messages"), "messages"))
-    tools = tuple(
-        _tool(tool, f"tools[{index}]")
-        for index, tool in enumerate(as_list(fields.get("tools", []), "tools"))
-    )
-    tools, forced = tool_choice(fields, tools, nested=True)
-    call = ChatCall(
-        config=config,
-        messages=messages,
-        system=system,
-        tools=tools,
+    call = chat_call(
+        fields,
+        config,
+        _messages(as_list(fields.get("messages"), "messages")),
+        tool=_tool,
+        nested=True,
         output=_response_format(fields.get("response_format")),
-        temperature=temperature(fields),
-        max_tokens=token_limit(fields, "max_completion_tokens", "max_tokens"),
+        token_fields=("max_completion_tokens", "max_tokens"),
         stream=stream,
         api_key=api_key,
-        tool_choice=forced,
-        parallel_tool_calls=parallel_tool_calls(fields),
     )
     return call, options.get("include_usage") is True
 
@@ -141,16 +131,7 @@ def _response_format(value: Any) -> SchemaOutput | None:
 
 def text_of(content: Any, param: str) -> str:
     """A message's text: a string, or text parts (other parts are refused)."""
-    if isinstance(content, str):
-        return content
-    pieces = []
-    for index, part in enumerate(as_list(content, param)):
-        where = f"{param}[{index}]"
-        fields = given(as_object(part, where), {"type", "text"}, f"{where}.")
-        if fields.get("type") != "text":
-            raise unsupported(f"{where}.type", "only text content parts are")
-        pieces.append(as_text(fields.get("text"), f"{where}.text"))
-    return "".join(pieces)
+    return text_parts(content, param, {"text"}, {"type", "text"}, "only text content parts are")
 
 
 def _messages(items: list[Any]) -> tuple[str | None, tuple[Message, ...]]:

@@ -124,26 +124,20 @@ def add_routes(
             return error_response(error)
 
     tags: list[str | Enum] = ["openai-compatible"]
-    app.router.add_api_route(
-        "/v1/chat/completions",
-        chat_completions,
-        methods=["POST"],
-        tags=tags,
-        summary="Chat Completions, with the rail config named by model",
-        responses=_ERRORS,
-        openapi_extra=_BODY,
-        route_class_override=_OwnRoute,
-    )
-    app.router.add_api_route(
-        "/v1/responses",
-        responses,
-        methods=["POST"],
-        tags=tags,
-        summary="Responses, with the rail config named by model",
-        responses=_ERRORS,
-        openapi_extra=_BODY,
-        route_class_override=_OwnRoute,
-    )
+    for path, endpoint, api in (
+        ("/v1/chat/completions", chat_completions, "Chat Completions"),
+        ("/v1/responses", responses, "Responses"),
+    ):
+        app.router.add_api_route(
+            path,
+            endpoint,
+            methods=["POST"],
+            tags=tags,
+            summary=f"{api}, with the rail config named by model",
+            responses=_ERRORS,
+            openapi_extra=_BODY,
+            route_class_override=_OwnRoute,
+        )
     app.add_api_route("/v1/models", models, methods=["GET"], tags=tags, summary="Rail configs")
     app.add_api_route(
         "/v1/models/{model_id:path}",

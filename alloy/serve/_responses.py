@@ -35,15 +35,13 @@ from ._wire import (
     as_list,
     as_object,
     as_text,
+    chat_call,
     flag,
     given,
     new_id,
     now,
-    parallel_tool_calls,
     rail_config,
-    temperature,
-    token_limit,
-    tool_choice,
+    text_parts,
     tool_definition,
 )
 
@@ -75,23 +73,16 @@ def read(body: Any, configs: Mapping[str, RailConfig], api_key: str | None) -> C
     extra_system, messages = _input(fields.get("input"))
     if extra_system:
         system = "\n\n".join(s for s in (system, extra_system) if s)
-    tools = tuple(
-        _tool(tool, f"tools[{index}]")
-        for index, tool in enumerate(as_list(fields.get("tools", []), "tools"))
-    )
-    tools, forced = tool_choice(fields, tools, nested=False)
-    return ChatCall(
-        config=config,
-        messages=messages,
-        system=system,
-        tools=tools,
+    return chat_call(
+        fields,
+        config,
+        (system, messages),
+        tool=_tool,
+        nested=False,
         output=_format(fields.get("text")),
-        temperature=temperature(fields),
-        max_tokens=token_limit(fields, "max_output_tokens"),
+        token_fields=("max_output_tokens",),
         stream=flag(fields, "stream"),
         api_key=api_key,
-        tool_choice=forced,
-        parallel_tool_calls=parallel_tool_calls(fields),
     )
 
 
@@ -124,18 +115,13 @@ def _format(value: Any) -> SchemaOutput | None:
 
 
 def _content(content: Any, param: str) -> str:
-    if isinstance(content, str):
-        return content
-    pieces = []
-    for index, part in enumerate(as_list(content, param)):
-        where = f"{param}[{index}]"
-        fields = given(
-            as_object(part, where), {"type", "text", "annotations", "logprobs"}, f"{where}."
-        )
-        if fields.get("type") not in ("input_text", "output_text"):
-            raise unsupported(f"{where}.type", "only input_text and output_text parts are")
-        pieces.append(as_text(fields.get("text"), f"{where}.text"))
-    return "".join(pieces)
+    return text_parts(
+        content,
+        param,
+        {"input_text", "output_text"},
+        {"type", "text", "annotations", "logprobs"},
+        "only input_text and output_text parts are",
+    )
 
 
 def _input(value: Any) -> tuple[str | None, tuple[Message, ...]]:

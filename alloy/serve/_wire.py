@@ -11,13 +11,15 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .._nesting import MAX_NESTING, check_nesting
+from .._output import SchemaOutput
 from .._text import lone_surrogate_at
-from .._types import ToolDefinition
+from .._types import Message, ToolDefinition
 from ._errors import ServeError, invalid, unsupported
+from ._proxy import ChatCall
 from ._rails import RailConfig
 
 
@@ -156,8 +158,8 @@ def token_limit(fields: Mapping[str, Any], *names: str) -> int | None:
     return None
 
 
-def flag(fields: Mapping[str, Any], name: str) -> bool:
-    value = fields.get(name, False)
+def flag(fields: Mapping[str, Any], name: str, *, default: bool = False) -> bool:
+    value = fields.get(name, default)
     if not isinstance(value, bool):
         raise invalid(f"{name!r} must be true or false", name)
     return value
@@ -236,11 +238,57 @@ def tool_choice(
     raise unsupported("tool_choice", "use 'auto', 'none', 'required' or a function tool by name")
 
 
-def parallel_tool_calls(fields: Mapping[str, Any]) -> bool:
-    """Whether the model may make more than one tool call in a reply (the default)."""
-    return flag(
-        {"parallel_tool_calls": fields.get("parallel_tool_calls", True)}, "parallel_tool_calls"
+def chat_call(
+    fields: Mapping[str, Any],
+    config: RailConfig,
+    conversation: tuple[str | None, tuple[Message, ...]],
+    *,
+    tool: Callable[[Any, str], ToolDefinition],
+    nested: bool,
+    output: SchemaOutput | None,
+    token_fields: tuple[str, ...],
+    stream: bool,
+    api_key: str | None,
+) -> ChatCall:
+    """The call a body asks for, with the fields both APIs read alike: ``tools`` (each read
+    by ``tool``), ``tool_choice``, ``temperature``, the token limit (the first of
+    ``token_fields``) and ``parallel_tool_calls`` (true unless false)."""
+    tools = tuple(
+        tool(spec, f"tools[{index}]")
+        for index, spec in enumerate(as_list(fields.get("tools", []), "tools"))
     )
+    tools, forced = tool_choice(fields, tools, nested=nested)
+    system, messages = conversation
+    return ChatCall(
+        config=config,
+        messages=messages,
+        system=system,
+        tools=tools,
+        output=output,
+        temperature=temperature(fields),
+        max_tokens=token_limit(fields, *token_fields),
+        stream=stream,
+        api_key=api_key,
+        tool_choice=forced,
+        parallel_tool_calls=flag(fields, "parallel_tool_calls", default=True),
+    )
+
+
+def text_parts(
+    content: Any, param: str, kinds: Collection[str], keys: Collection[str], refusal: str
+) -> str:
+    """A message's text: a string, or content parts of the ``kinds`` given, whose ``keys``
+    are understood; another kind of part is refused with ``refusal``."""
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for index, part in enumerate(as_list(content, param)):
+        where = f"{param}[{index}]"
+        fields = given(as_object(part, where), keys, f"{where}.")
+        if fields.get("type") not in kinds:
+            raise unsupported(f"{where}.type", refusal)
+        pieces.append(as_text(fields.get("text"), f"{where}.text"))
+    return "".join(pieces)
 
 
 def arguments(raw: Any, param: str) -> dict[str, Any]:
