@@ -10,6 +10,7 @@ unanswered gets one saying so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from .._types import (
 from ..errors import ConfigurationError
 from ._parts import misplaced
 
-__all__ = ["BlockWire", "build_messages", "tool_names_in_history"]
+__all__ = ["BlockWire", "build_messages", "tool_call", "tool_names_in_history"]
 
 Block = dict[str, Any]
 
@@ -150,3 +151,11 @@ def tool_names_in_history(messages: Sequence[Message]) -> list[str]:
             if isinstance(part, (ToolCall, ToolResult)) and part.name and part.name not in names:
                 names.append(part.name)
     return names
+
+
+def tool_call(call_id: str, name: str, args: Any) -> ToolCall:
+    """A tool call as the reply holds it: input that is not an object is kept raw, for the
+    engine to re-ask about."""
+    if isinstance(args, Mapping):
+        return ToolCall(call_id, name, dict(args))
+    return ToolCall(call_id, name, {}, raw_args=args if isinstance(args, str) else json.dumps(args))

@@ -489,12 +489,7 @@ def parse(raw: Any, *, request_id: str | None = None) -> Response:
             if block.get("text"):
                 parts.append(Text(block["text"]))
         elif kind == "tool_use":
-            args = block.get("input")
-            if isinstance(args, Mapping):
-                parts.append(ToolCall(block["id"], block["name"], dict(args)))
-            else:
-                raw_args = args if isinstance(args, str) else json.dumps(args)
-                parts.append(ToolCall(block["id"], block["name"], {}, raw_args=raw_args))
+            parts.append(_blocks.tool_call(block["id"], block["name"], block.get("input")))
         else:
             parts.append(Opaque(PROVIDER, _echo_block(block)))
     response = Response(tuple(parts))

@@ -1,14 +1,10 @@
 """Claude on Microsoft Foundry (provider ``anthropic-foundry``): the Anthropic adapter over
-``anthropic.AnthropicFoundry``.
+``anthropic.AnthropicFoundry``, at ``https://RESOURCE.services.ai.azure.com/anthropic/``.
 
-The Messages API is the same as Anthropic's, at ``https://RESOURCE.services.ai.azure.com/anthropic/``
-(``POST .../anthropic/v1/messages``); only the client differs. The endpoint is ``base_url=`` or
-``ANTHROPIC_FOUNDRY_BASE_URL``, else the resource named by ``ANTHROPIC_FOUNDRY_RESOURCE``. The
-credential is ``api_key=`` or ``ANTHROPIC_FOUNDRY_API_KEY`` (sent as ``x-api-key`` and
-``api-key``), or a Microsoft Entra ID token provider: a callable ``api_key`` (or
-``azure_ad_token_provider=``), called for every request and sent as a Bearer token, each token
-redacted from alloy's errors and logs, and asked again once after a 401. Nothing falls back to
-``ANTHROPIC_API_KEY`` or ``ANTHROPIC_BASE_URL``. Foundry has no batch API.
+The credential is a key (sent as ``x-api-key`` and ``api-key``) or a Microsoft Entra ID token
+provider, called for every request (each token redacted) and asked again once after a 401.
+Nothing falls back to ``ANTHROPIC_*``. Variables: docs/providers.md, "Claude on Microsoft
+Foundry, Vertex AI and Amazon Bedrock".
 """
 
 from __future__ import annotations

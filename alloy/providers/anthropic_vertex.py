@@ -1,20 +1,13 @@
 """Claude on Google Cloud Vertex AI (provider ``anthropic-vertex``): the Anthropic adapter over
-``anthropic.AnthropicVertex``.
+``anthropic.AnthropicVertex``, which sends the Messages body to ``...:rawPredict``
+(``:streamRawPredict``) with the model in the path. Model ids are Vertex's
+(``claude-sonnet-4-5@20250929``).
 
-The SDK sends the Messages body to ``POST {base}/projects/{project}/locations/{region}/publishers/
-anthropic/models/{model}:rawPredict`` (``:streamRawPredict`` for a stream), the model in the
-path, and the base ``https://{region}-aiplatform.googleapis.com/v1`` (``aiplatform.googleapis.com``
-for ``global``). Model ids are Vertex's, with their date after ``@`` (``claude-sonnet-4-5@20250929``).
-
-* The region is ``region=`` or ``CLOUD_ML_REGION``; the project ``project_id=`` or
-  ``ANTHROPIC_VERTEX_PROJECT_ID`` (else the one Application Default Credentials name). The
-  endpoint is ``base_url=`` or ``ANTHROPIC_VERTEX_BASE_URL``.
-* The credential is, in this order: an access token (``api_key=``, or
-  ``ANTHROPIC_VERTEX_ACCESS_TOKEN``, a variable alloy reads, e.g. from
-  ``gcloud auth print-access-token``), a ``google.auth`` credentials object
-  (``credentials=``), or Application Default Credentials, loaded once per model with
-  google-auth (``pip install 'alloy[anthropic-vertex]'``). Credentials are refreshed when they
-  expire, and once after a 401 (not counted as a retry); a bare access token cannot be.
+The credential is an access token (``api_key=`` or ``ANTHROPIC_VERTEX_ACCESS_TOKEN``, which
+cannot be refreshed), else credentials given or Application Default Credentials
+(:class:`~._google_auth.OnGoogleCredentials`, google-auth from ``alloy[anthropic-vertex]``).
+Regions, projects and variables: docs/providers.md, "Claude on Microsoft Foundry, Vertex AI and
+Amazon Bedrock".
 """
 
 from __future__ import annotations

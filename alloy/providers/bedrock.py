@@ -349,12 +349,7 @@ def parse(data: Mapping[str, Any], *, request_id: str | None = None) -> Response
                 parts.append(Text(block["text"]))
         elif "toolUse" in block:
             use = block["toolUse"]
-            args = use.get("input")
-            if isinstance(args, Mapping):
-                parts.append(ToolCall(use["toolUseId"], use["name"], dict(args)))
-            else:
-                raw = args if isinstance(args, str) else json.dumps(args)
-                parts.append(ToolCall(use["toolUseId"], use["name"], {}, raw_args=raw))
+            parts.append(_blocks.tool_call(use["toolUseId"], use["name"], use.get("input")))
         else:
             parts.append(Opaque(PROVIDER, dict(block)))
     response = Response(tuple(parts))

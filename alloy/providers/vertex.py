@@ -1,24 +1,14 @@
 """Gemini on Google Cloud Vertex AI (provider ``vertex``): the Gemini adapter over
-``google.genai.Client(vertexai=True)``.
+``google.genai.Client(vertexai=True)``, which sends the Gemini API's request to Vertex AI's
+``projects/{project}/locations/{location}/publishers/google/models/{model}`` paths.
 
-The request and the reply are the Gemini API's; google-genai sends them to
-``POST {base}/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:
-generateContent`` (``:streamGenerateContent?alt=sse`` for a stream), the base
-``https://{location}-aiplatform.googleapis.com/`` (``aiplatform.googleapis.com`` for ``global``),
-or ``base_url=`` / ``GOOGLE_VERTEX_BASE_URL``.
-
-Two ways in, as google-genai decides them:
-
-* **A project**: ``project=`` or ``GOOGLE_CLOUD_PROJECT``, the location ``location=`` or
-  ``GOOGLE_CLOUD_LOCATION`` (``global`` when unset), credentials from ``credentials=`` or
-  Application Default Credentials, loaded once per model, refreshed when they expire and once
-  after a 401 (not counted as a retry).
-* **Express mode**: an API key (``api_key=``, or ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``), sent
-  as ``x-goog-api-key`` to ``/v1beta1/publishers/google/models/{model}:...``, no project.
-
-An ``api_key=`` given to the model wins over a project from the environment; a key from the
-environment gives way to a project (google-genai's own order). Vertex AI's batch prediction
-is not the Gemini API's, so ``vertex`` has no batch wire (runs go online).
+Two ways in, as google-genai decides them: a project (``project=`` or ``GOOGLE_CLOUD_PROJECT``,
+the location ``global`` unless set) with credentials, given or Application Default Credentials
+(:class:`~._google_auth.OnGoogleCredentials`); or express mode, an API key and no project. An
+``api_key=`` given to the model wins over a project from the environment; a key from the
+environment gives way to a project (google-genai's own order). Vertex AI's batch prediction is
+not the Gemini API's, so ``vertex`` has no batch wire. Variables and paths: docs/providers.md,
+"Gemini on Vertex AI".
 """
 
 from __future__ import annotations

@@ -79,10 +79,6 @@ class Persona:
         return None
 
 
-def _schema_sent(call: Call) -> bool:
-    return call.schema is not None
-
-
 def _strict(call: Call) -> bool:
     spec = mapping(mapping(call.body.get("response_format")).get("json_schema"))
     return spec.get("strict") is True
@@ -108,7 +104,7 @@ class DeepSeek(Persona):
     quirks: ClassVar[Mapping[str, Any]] = _NO_SCHEMA
 
     def refusal(self, call: Call, incoming: Incoming) -> PersonaRefusal | None:
-        if _schema_sent(call):
+        if call.schema is not None:
             return PersonaRefusal(
                 "This response_format type is unavailable now", code="invalid_request_error"
             )
@@ -163,7 +159,7 @@ class VLLMBare(Persona):
         return None
 
     def reshape(self, call: Call) -> Call:
-        if _schema_sent(call) and call.tools:
+        if call.schema is not None and call.tools:
             return replace(call, forced_tool=None)
         return call
 
@@ -228,7 +224,7 @@ class Groq(Persona):
     }
 
     def refusal(self, call: Call, incoming: Incoming) -> PersonaRefusal | None:
-        if not _schema_sent(call):
+        if not call.schema is not None:
             return None
         if call.stream:
             return PersonaRefusal("response_format` does not support streaming")
@@ -273,7 +269,7 @@ class VertexClaudePolicy(Persona):
     allowed: bool = False
 
     def refusal(self, call: Call, incoming: Incoming) -> PersonaRefusal | None:
-        if _schema_sent(call) and not self.allowed:
+        if call.schema is not None and not self.allowed:
             return PersonaRefusal("output_config.format: Extra inputs are not permitted")
         return None
 
@@ -297,7 +293,7 @@ class AzureOldAPI(Persona):
 
     def refusal(self, call: Call, incoming: Incoming) -> PersonaRefusal | None:
         version = incoming.query_value("api-version")
-        if _schema_sent(call) and version and _older(version, AZURE_JSON_SCHEMA_VERSION):
+        if call.schema is not None and version and _older(version, AZURE_JSON_SCHEMA_VERSION):
             return PersonaRefusal(
                 f"response_format value as json_schema is enabled only for api versions "
                 f"{AZURE_JSON_SCHEMA_VERSION} and later",
