@@ -99,6 +99,7 @@ from ..errors import (
 from . import _blocks
 from ._base import Reply, SDKModel, Streamed, merge_extra, retry_after_from
 from ._efforts import ANTHROPIC
+from ._profiles import declared_in
 from ._ratelimits import stated_limits
 from ._settings import refuse_cache_names
 
@@ -634,12 +635,15 @@ class AnthropicModel(SDKModel):
     key_env: ClassVar[tuple[str, ...]] = (API_KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
     states_rate_limits = True  # anthropic-ratelimit-* on every reply
     reply_field = ("content", list)
+    #: What a cloud declares of its Claude models, by model id prefix (empty: Claude's family).
+    declared_profiles: ClassVar[Mapping[str, Profile]] = {}
 
     def __init__(
         self, model_id: str, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url)
-        self.capabilities = capabilities_for(model_id)
+        declared = declared_in(self.declared_profiles, model_id)
+        self.capabilities = declared or capabilities_for(model_id)
 
     def make_client(self, *, asynchronous: bool) -> Any:
         import anthropic

@@ -29,7 +29,6 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from ..errors import AlloyError, ConfigurationError
-from ._profiles import declared_in
 from ._profiles_cloud import CLAUDE_ON_CLOUDS
 from ._refresh import RefreshesOn401
 from .anthropic import AnthropicModel
@@ -69,6 +68,7 @@ class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
 
     provider = "anthropic-bedrock"
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV, "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+    declared_profiles = CLAUDE_ON_CLOUDS
 
     def __init__(
         self,
@@ -99,7 +99,6 @@ class AnthropicBedrockModel(RefreshesOn401, AnthropicModel):
             "aws_profile": aws_profile,
         }
         self.redact.add(aws_secret_key, aws_session_token)
-        self.capabilities = declared_in(CLAUDE_ON_CLOUDS, model_id) or self.capabilities
         self.mantle = mantle
         #: Signed with the AWS credential chain (no API key, no keys given): refreshable.
         self.signs_with_chain = not api_key and not aws_access_key and not aws_secret_key

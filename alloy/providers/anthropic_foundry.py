@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from ..errors import ConfigurationError
-from ._profiles import declared_in
 from ._profiles_cloud import CLAUDE_ON_CLOUDS
 from ._refresh import RefreshesOn401
 from .anthropic import AnthropicModel
@@ -59,6 +58,7 @@ class AnthropicFoundryModel(RefreshesOn401, AnthropicModel):
 
     provider = "anthropic-foundry"
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+    declared_profiles = CLAUDE_ON_CLOUDS
 
     def __init__(
         self,
@@ -79,7 +79,6 @@ class AnthropicFoundryModel(RefreshesOn401, AnthropicModel):
         key = api_key if isinstance(api_key, str) and api_key else None
         super().__init__(model_id, api_key=key, base_url=base_url or None)
         self.token_provider = provider
-        self.capabilities = declared_in(CLAUDE_ON_CLOUDS, model_id) or self.capabilities
         self.resource = resource
 
     def make_client(self, *, asynchronous: bool) -> Any:

@@ -19,7 +19,6 @@ from pydantic import SecretStr
 
 from ..errors import AlloyError, ConfigurationError
 from ._google_auth import OnGoogleCredentials, credentials_error
-from ._profiles import declared_in
 from ._profiles_cloud import CLAUDE_ON_CLOUDS
 from .anthropic import AnthropicModel
 
@@ -37,6 +36,7 @@ class AnthropicVertexModel(OnGoogleCredentials, AnthropicModel):
 
     provider = "anthropic-vertex"
     key_env: ClassVar[tuple[str, ...]] = (KEY_ENV,)
+    declared_profiles = CLAUDE_ON_CLOUDS
     extra = EXTRA
 
     def __init__(
@@ -59,7 +59,6 @@ class AnthropicVertexModel(OnGoogleCredentials, AnthropicModel):
             model_id, api_key=api_key, base_url=base_url or None, credentials=credentials
         )
         self.region = region
-        self.capabilities = declared_in(CLAUDE_ON_CLOUDS, model_id) or self.capabilities
         self.project_id = project_id
 
     def make_client(self, *, asynchronous: bool) -> Any:
