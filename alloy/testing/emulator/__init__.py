@@ -28,11 +28,17 @@ Requests whose strict schemas break a provider's rules get that provider's 400 (
 with ``Emulator(strict_schemas=False)``).  Clients that cannot reach the script can ask for a
 fault by model name (``error-429``, ``error-500``, ``error-529``…).  Run
 ``python -m alloy.testing.emulator --port N`` to serve from a shell.
+
+A provider of your own is one :class:`EmulatedAPI` subclass (its paths, its body, its answers
+and error envelope, and its :class:`EmulatedBatchAPI` if it has one), passed as
+``Emulator(apis=[...])``; docs/adding-a-provider.md walks through it.
 """
 
 import warnings
 from typing import Any
 
+from ._api import BadRequest, EmulatedAPI, Failure
+from ._batches import BatchJob, BatchStore, EmulatedBatchAPI
 from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._emulator import DEFAULT_API_KEY, SDK_ENV_PREFIXES, Emulator, serve_forever
 from ._personas import PERSONAS, Persona, PersonaRefusal
@@ -108,10 +114,16 @@ __all__ = [
     "PROVIDERS",
     "SDK_ENV_PREFIXES",
     "APIFamily",
+    "BadRequest",
+    "BatchJob",
+    "BatchStore",
     "Call",
     "CutStream",
     "Disconnect",
+    "EmulatedAPI",
+    "EmulatedBatchAPI",
     "Emulator",
+    "Failure",
     "Fault",
     "HttpError",
     "Item",

@@ -23,7 +23,7 @@ from ._api import (
     output_tokens,
     pieces,
 )
-from ._batches import BatchAPI, Job, json_body, stamp
+from ._batches import BatchJob, EmulatedBatchAPI, json_body, stamp
 from ._call import Call, ReceivedToolResult, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._prompt_cache import CacheUse, prefixes
@@ -59,11 +59,95 @@ _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
 MAX_CACHE_BREAKPOINTS = 4
 
 
+class AnthropicBatches(EmulatedBatchAPI):
+    """Message Batches: ``POST /v1/messages/batches`` (``requests: [{custom_id, params}]``),
+    ``GET /v1/messages/batches[/{id}]``, ``POST .../{id}/cancel``, and ``GET .../{id}/results``,
+    JSON Lines of ``{custom_id, result: {type: succeeded|errored|canceled|expired, ...}}``."""
+
+    name = "anthropic"
+    server_error: ClassVar[dict[str, Any]] = {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Internal server error"},
+    }
+
+    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
+        if "/v1/messages/batches" not in path:
+            return None
+        if path.endswith("/v1/messages/batches"):
+            if method == "POST":
+                return json_send(200, self._json(self._create(json_body(incoming))))
+            jobs = self.jobs()
+            data = [self._json(j) for j in jobs[: int(incoming.query_value("limit") or 20)]]
+            first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+            page = {"data": data, "has_more": len(jobs) > len(data)}
+            return json_send(200, {**page, "first_id": first, "last_id": last})
+        tail = path.split("/v1/messages/batches/", 1)[1].split("/")
+        job = self.job(tail[0])
+        if len(tail) == 2 and tail[1] == "cancel" and method == "POST":
+            self.store.cancel(job)
+        if len(tail) == 2 and tail[1] == "results":
+            self.store.advance(job)
+            if job.done is None:
+                raise BadRequest(f"Batch {job.id} is still processing", status=404)
+            lines = "".join(job.line(r[0], _batch_result(r)) for r in job.results)
+            return Send(200, lines.encode(), "application/binary")
+        return json_send(200, self._json(job))
+
+    def online(self, job: BatchJob) -> tuple[str, str]:
+        return "anthropic.messages", "/v1/messages"
+
+    def _create(self, body: Mapping[str, Any]) -> BatchJob:
+        items = body.get("requests")
+        if not isinstance(items, list) or not items:
+            raise BadRequest("requests: Field required")
+        if len(items) > 100_000:
+            raise BadRequest("requests: a batch may hold 100,000 requests at most")
+        requests: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for item in items:
+            custom_id = item.get("custom_id") if isinstance(item, Mapping) else None
+            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 64 or custom_id in seen:
+                raise BadRequest("custom_id must be 1 to 64 characters and unique in a batch")
+            seen.add(custom_id)
+            requests.append((custom_id, dict(item.get("params") or {})))
+        return self.add(BatchJob(self.name, new_id("msgbatch_", 24), requests, time.time()))
+
+    def _json(self, job: BatchJob) -> dict[str, Any]:
+        self.store.advance(job)
+        counts = job.counts()
+        ended = job.done is not None
+        return {
+            "id": job.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else len(job.requests),
+                "succeeded": counts["ok"],
+                "errored": counts["error"],
+                "canceled": counts["canceled"],
+                "expired": counts["expired"],
+            },
+            "ended_at": stamp(job.done) if job.done is not None else None,
+            "created_at": stamp(job.created),
+            "expires_at": stamp(job.created + 86400),
+            "archived_at": None,
+            "cancel_initiated_at": stamp(job.done) if job.cancelled and job.done else None,
+            "results_url": (
+                f"{self.store.base}/v1/messages/batches/{job.id}/results" if ended else None
+            ),
+        }
+
+
 class AnthropicMessages(EmulatedAPI):
     """``/v1/messages`` (``?beta=true`` is accepted and ignored)."""
 
     provider = "anthropic"
     name = "anthropic.messages"
+    batches = AnthropicBatches
+
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return path.endswith("/v1/messages")
 
     def authorized(self, incoming: Incoming) -> bool:
         """``x-api-key`` (older clients) or ``Authorization: Bearer`` (anthropic 2.12)."""
@@ -407,85 +491,6 @@ def _events(message: dict[str, Any], completion: int) -> list[bytes]:
     )
     emit("message_stop")
     return frames
-
-
-class AnthropicBatches(BatchAPI):
-    """Message Batches: ``POST /v1/messages/batches`` (``requests: [{custom_id, params}]``),
-    ``GET /v1/messages/batches[/{id}]``, ``POST .../{id}/cancel``, and ``GET .../{id}/results``,
-    JSON Lines of ``{custom_id, result: {type: succeeded|errored|canceled|expired, ...}}``."""
-
-    name = "anthropic"
-    server_error: ClassVar[dict[str, Any]] = {
-        "type": "error",
-        "error": {"type": "api_error", "message": "Internal server error"},
-    }
-
-    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
-        if "/v1/messages/batches" not in path:
-            return None
-        if path.endswith("/v1/messages/batches"):
-            if method == "POST":
-                return json_send(200, self._json(self._create(json_body(incoming))))
-            jobs = self.jobs()
-            data = [self._json(j) for j in jobs[: int(incoming.query_value("limit") or 20)]]
-            first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
-            page = {"data": data, "has_more": len(jobs) > len(data)}
-            return json_send(200, {**page, "first_id": first, "last_id": last})
-        tail = path.split("/v1/messages/batches/", 1)[1].split("/")
-        job = self.job(tail[0])
-        if len(tail) == 2 and tail[1] == "cancel" and method == "POST":
-            self.store.cancel(job)
-        if len(tail) == 2 and tail[1] == "results":
-            self.store.advance(job)
-            if job.done is None:
-                raise BadRequest(f"Batch {job.id} is still processing", status=404)
-            lines = "".join(job.line(r[0], _batch_result(r)) for r in job.results)
-            return Send(200, lines.encode(), "application/binary")
-        return json_send(200, self._json(job))
-
-    def online(self, job: Job) -> tuple[str, str]:
-        return AnthropicMessages.name, "/v1/messages"
-
-    def _create(self, body: Mapping[str, Any]) -> Job:
-        items = body.get("requests")
-        if not isinstance(items, list) or not items:
-            raise BadRequest("requests: Field required")
-        if len(items) > 100_000:
-            raise BadRequest("requests: a batch may hold 100,000 requests at most")
-        requests: list[tuple[str, dict[str, Any]]] = []
-        seen: set[str] = set()
-        for item in items:
-            custom_id = item.get("custom_id") if isinstance(item, Mapping) else None
-            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 64 or custom_id in seen:
-                raise BadRequest("custom_id must be 1 to 64 characters and unique in a batch")
-            seen.add(custom_id)
-            requests.append((custom_id, dict(item.get("params") or {})))
-        return self.add(Job(self.name, new_id("msgbatch_", 24), requests, time.time()))
-
-    def _json(self, job: Job) -> dict[str, Any]:
-        self.store.advance(job)
-        counts = job.counts()
-        ended = job.done is not None
-        return {
-            "id": job.id,
-            "type": "message_batch",
-            "processing_status": "ended" if ended else "in_progress",
-            "request_counts": {
-                "processing": 0 if ended else len(job.requests),
-                "succeeded": counts["ok"],
-                "errored": counts["error"],
-                "canceled": counts["canceled"],
-                "expired": counts["expired"],
-            },
-            "ended_at": stamp(job.done) if job.done is not None else None,
-            "created_at": stamp(job.created),
-            "expires_at": stamp(job.created + 86400),
-            "archived_at": None,
-            "cancel_initiated_at": stamp(job.done) if job.cancelled and job.done else None,
-            "results_url": (
-                f"{self.store.base}/v1/messages/batches/{job.id}/results" if ended else None
-            ),
-        }
 
 
 def _batch_result(result: tuple[str, str, Any]) -> dict[str, Any]:

@@ -52,6 +52,10 @@ class VertexRawPredict(AnthropicMessages):
 
     name = "anthropic.vertex"
 
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return VERTEX_PATH.search(path) is not None
+
     def authorized(self, incoming: Incoming) -> bool:
         """A Google access token, as ``Authorization: Bearer``."""
         auth = incoming.headers.get("authorization", "")
@@ -71,6 +75,10 @@ class BedrockInvoke(AnthropicMessages):
     """Claude through Bedrock's ``InvokeModel`` and ``InvokeModelWithResponseStream``."""
 
     name = "anthropic.bedrock"
+
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return BEDROCK_PATH.search(path) is not None
 
     def authorized(self, incoming: Incoming) -> bool:
         """A Bedrock API key (``Bearer``) or a SigV4 signature (``AWS4-HMAC-SHA256 ...``)."""

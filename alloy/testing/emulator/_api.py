@@ -2,7 +2,7 @@
 
 A provider module reads its wire body into a :class:`Call`, renders a :class:`Turn` in its own
 JSON and streaming formats, and wraps failures in its own error envelope.  The dispatcher in
-``_app`` only talks to this interface, so adding an API is one new module.
+``_app`` only talks to this interface, so adding an API (with its batch API) is one new module.
 """
 
 from __future__ import annotations
@@ -81,10 +81,21 @@ class EmulatedAPI(ABC):
 
     provider: ClassVar[APIFamily]
     name: ClassVar[str]
+    #: The provider's batch API (an ``EmulatedBatchAPI`` subclass), served beside it; a class
+    #: named by several APIs is served once.
+    batches: ClassVar[type[Any] | None] = None
+    #: How its SDKs' base URL ends, and whether they must present a key (read by ``emu.env()``).
+    base_path: ClassVar[str] = ""
+    needs_key: ClassVar[bool] = True
 
     def __init__(self, prompt_cache: PromptCache) -> None:
         #: What the emulator's prompt caches hold, shared by its wire APIs (``_prompt_cache``).
         self.prompt_cache = prompt_cache
+
+    @classmethod
+    @abstractmethod
+    def serves(cls, path: str) -> bool:
+        """Whether a POST to ``path`` (after any prefix) is a call of this API."""
 
     def authorized(self, incoming: Incoming) -> bool:
         """Whether the request carries a usable key (any non-empty one)."""

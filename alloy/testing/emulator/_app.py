@@ -17,28 +17,23 @@ import json
 import re
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from math import ceil
 from typing import Any
 from urllib.parse import unquote
 
-from ._anthropic import AnthropicBatches, AnthropicMessages
-from ._anthropic_clouds import BEDROCK_PATH as BEDROCK_INVOKE_PATH
-from ._anthropic_clouds import VERTEX_PATH as VERTEX_CLAUDE_PATH
+from ._anthropic import AnthropicMessages
 from ._anthropic_clouds import BedrockInvoke, VertexRawPredict
 from ._api import BadRequest, EmulatedAPI, Reason, Splitter, count_tokens, output_tokens, splitting
 from ._batches import BatchStore
-from ._bedrock import PATH as BEDROCK_PATH
 from ._bedrock import BedrockConverse
 from ._call import Call, Turn
 from ._gemini import CACHES_PATH as GEMINI_CACHES_PATH
-from ._gemini import PATH as GEMINI_PATH
-from ._gemini import GeminiBatches, GeminiGenerate
+from ._gemini import GeminiGenerate
 from ._http import Drop, Incoming, Outcome, Send, Stream, json_send
 from ._limits import Limits
 from ._ollama import VERSION, OllamaChat, tags
-from ._openai import OpenAIBatches
 from ._openai_chat import OpenAIChat
 from ._openai_responses import OpenAIResponses
 from ._personas import Persona
@@ -67,34 +62,51 @@ from ._script import (
 
 _FAULT_MODEL = re.compile(r"^error-(\d{3})$")
 
+#: The HTTP APIs the emulator serves, in the order they are asked whether they serve a path;
+#: each module brings its API, and the API names its batch API.
+APIS: tuple[type[EmulatedAPI], ...] = (
+    OpenAIResponses,
+    OpenAIChat,
+    AnthropicMessages,
+    VertexRawPredict,
+    BedrockInvoke,
+    GeminiGenerate,
+    OllamaChat,
+    BedrockConverse,
+)
+
 
 class App:
     """Everything the emulator does, minus the sockets (see ``_server``)."""
 
     def __init__(
-        self, *, seed: int = 0, strict_schemas: bool = True, default_text: str = DEFAULT_TEXT
+        self,
+        *,
+        seed: int = 0,
+        strict_schemas: bool = True,
+        default_text: str = DEFAULT_TEXT,
+        apis: Sequence[type[EmulatedAPI]] = (),
     ) -> None:
-        self.script = Script()
+        classes = (*apis, *APIS)  # the caller's first: they may claim any path
+        self.script = Script(dict.fromkeys(api.provider for api in classes))
         #: How streamed text and tool arguments are cut into deltas (None: 12 characters).
         self.split: Splitter | None = None
         self.seed = seed
         self.strict_schemas = strict_schemas
         self.default_text = default_text
         self.prompt_cache = PromptCache()
-        self.openai_responses = OpenAIResponses(self.prompt_cache)
-        self.openai_chat = OpenAIChat(self.prompt_cache)
-        self.anthropic = AnthropicMessages(self.prompt_cache)
-        self.anthropic_vertex = VertexRawPredict(self.prompt_cache)
-        self.anthropic_bedrock = BedrockInvoke(self.prompt_cache)
-        self.gemini = GeminiGenerate(self.prompt_cache)
-        self.ollama = OllamaChat(self.prompt_cache)
-        self.bedrock = BedrockConverse(self.prompt_cache)
+        self.apis = tuple(api(self.prompt_cache) for api in classes)
+        #: Per API family: how its SDKs' base URL ends, and whether they present a key.
+        self.base_paths: dict[str, tuple[str, bool]] = {
+            api.provider: (api.base_path, api.needs_key) for api in reversed(classes)
+        }
         #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
         self.limits: dict[APIFamily, Limits] = {}
         #: Whether default answers differ per request (``Emulator.vary_answers``).
         self.vary = False
         #: The batch APIs' files and jobs (``_batches``), asked in this order.
-        self.batches = BatchStore(self, (OpenAIBatches, AnthropicBatches, GeminiBatches))
+        batches = dict.fromkeys(api.batches for api in classes if api.batches is not None)
+        self.batches = BatchStore(self, batches)
         #: The endpoint whose quirks the emulator plays (``Emulator.persona``); None: none.
         self.persona: Persona | None = None
 
@@ -102,30 +114,13 @@ class App:
 
     def api_named(self, name: str) -> EmulatedAPI:
         """The online API called ``name`` (``EmulatedAPI.name``)."""
-        apis = (self.openai_responses, self.openai_chat, self.anthropic, self.gemini)
-        return next(api for api in (*apis, self.ollama, self.bedrock) if api.name == name)
+        return next(api for api in self.apis if api.name == name)
 
     def route(self, method: str, path: str) -> EmulatedAPI | None:
-        """The wire API serving ``POST path`` (a path prefix before ``/v1`` is allowed)."""
+        """The API serving ``POST path`` (a path prefix before ``/v1`` is allowed)."""
         if method != "POST":
             return None
-        if path.endswith("/responses"):
-            return self.openai_responses
-        if path.endswith("/chat/completions"):
-            return self.openai_chat
-        if path.endswith("/v1/messages"):
-            return self.anthropic
-        if VERTEX_CLAUDE_PATH.search(path):
-            return self.anthropic_vertex
-        if BEDROCK_INVOKE_PATH.search(path):
-            return self.anthropic_bedrock
-        if GEMINI_PATH.search(path):
-            return self.gemini
-        if path.endswith("/api/chat"):
-            return self.ollama
-        if BEDROCK_PATH.search(path):
-            return self.bedrock
-        return None
+        return next((api for api in self.apis if api.serves(path)), None)
 
     def handle(self, incoming: Incoming) -> Outcome:
         """Answer one request."""
@@ -333,7 +328,7 @@ class App:
         elif method == "POST" and GEMINI_CACHES_PATH.search(path):
             provider, outcome = (
                 "gemini",
-                self.gemini.create_cache(incoming, _parse(incoming.body)[0]),
+                self._gemini.create_cache(incoming, _parse(incoming.body)[0]),
             )
         elif path.startswith("/api/"):
             outcome = Send(404, b"404 page not found", "text/plain")
@@ -352,6 +347,12 @@ class App:
         body, _ = _parse(incoming.body)
         self._record(incoming, provider, None, body, None)
         return outcome
+
+    @property
+    def _gemini(self) -> GeminiGenerate:
+        gemini = self.api_named(GeminiGenerate.name)
+        assert isinstance(gemini, GeminiGenerate)
+        return gemini
 
     def limit_counts(self) -> dict[str, dict[str, Any]]:
         """Per rate-limited wire: its limits and the requests it admitted and refused (served

@@ -2,7 +2,7 @@
 compressed, so the real SDKs drive whole batch flows.
 
 Each provider's emulator module defines its batch API's routes and JSON shapes as a
-:class:`BatchAPI` (``OpenAIBatches`` in ``_openai``, ``AnthropicBatches`` in ``_anthropic``,
+:class:`EmulatedBatchAPI` (``OpenAIBatches`` in ``_openai``, ``AnthropicBatches`` in ``_anthropic``,
 ``GeminiBatches`` in ``_gemini``); the :class:`BatchStore` holds what they share: the uploaded
 and written files, the jobs, and how a job finishes. Each request of a batch is answered exactly
 as the same request sent online would be (its online API reads it, the script's next item or
@@ -55,10 +55,10 @@ class BatchOptions:
 
 
 @dataclass
-class Job:
+class BatchJob:
     """One batch: its requests as (custom id, body), and once done its results."""
 
-    api: str  #: the name of the batch API that made it (``BatchAPI.name``)
+    api: str  #: the name of the batch API that made it (``EmulatedBatchAPI.name``)
     id: str
     requests: list[tuple[str, dict[str, Any]]]
     created: float
@@ -101,7 +101,7 @@ class Answering(Protocol):
     def apply(self, item: Item | None, api: EmulatedAPI, call: Call) -> Outcome: ...
 
 
-class BatchAPI:
+class EmulatedBatchAPI:
     """One provider's batch API: its routes and JSON shapes over the shared :class:`BatchStore`.
 
     ``route`` answers the paths it serves (None for any other); ``online`` names the online API
@@ -119,25 +119,25 @@ class BatchAPI:
     def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
         raise NotImplementedError
 
-    def online(self, job: Job) -> tuple[str, str]:
+    def online(self, job: BatchJob) -> tuple[str, str]:
         raise NotImplementedError
 
-    def finished(self, job: Job) -> None:
+    def finished(self, job: BatchJob) -> None:
         """Nothing by default."""
 
-    def jobs(self) -> list[Job]:
+    def jobs(self) -> list[BatchJob]:
         """This API's jobs, newest first."""
         mine = [job for job in self.store.jobs.values() if job.api == self.name]
         return sorted(mine, key=lambda job: job.created, reverse=True)
 
-    def job(self, job_id: str) -> Job:
+    def job(self, job_id: str) -> BatchJob:
         """A job of this API, or its 404."""
         job = self.store.jobs.get(job_id)
         if job is None or job.api != self.name:
             raise BadRequest(f"No batch found with id '{job_id}'", status=404)
         return job
 
-    def add(self, job: Job) -> Job:
+    def add(self, job: BatchJob) -> BatchJob:
         with self.store.lock:
             self.store.jobs[job.id] = job
         return job
@@ -146,15 +146,15 @@ class BatchAPI:
 class BatchStore:
     """Every batch and file the emulator holds, and the batch APIs that serve them."""
 
-    def __init__(self, app: Answering, apis: Iterable[type[BatchAPI]]) -> None:
+    def __init__(self, app: Answering, apis: Iterable[type[EmulatedBatchAPI]]) -> None:
         self.app = app
         self.options = BatchOptions()
         self.files: dict[str, tuple[str, str, bytes, float]] = {}  # id: name, purpose, bytes, at
-        self.jobs: dict[str, Job] = {}
+        self.jobs: dict[str, BatchJob] = {}
         self.lock = threading.RLock()
         self.base = "http://127.0.0.1"  # where results are fetched from (the Host asked)
         #: Asked in this order; each answers only the paths it serves.
-        self.apis: Sequence[BatchAPI] = tuple(api(self) for api in apis)
+        self.apis: Sequence[EmulatedBatchAPI] = tuple(api(self) for api in apis)
         self._by_name = {api.name: api for api in self.apis}
 
     def reset(self) -> None:
@@ -196,7 +196,7 @@ class BatchStore:
 
     # -- the lifecycle -------------------------------------------------------------------------
 
-    def cancel(self, job: Job) -> None:
+    def cancel(self, job: BatchJob) -> None:
         with self.lock:
             if job.done is None:
                 job.cancelled = True
@@ -204,7 +204,7 @@ class BatchStore:
                 job.results = [(custom_id, "canceled", None) for custom_id, _ in job.requests]
                 self._by_name[job.api].finished(job)
 
-    def advance(self, job: Job) -> None:
+    def advance(self, job: BatchJob) -> None:
         """Finish the batch once its time has come: answer every request, in some order."""
         with self.lock:
             if job.done is not None or time.time() < job.created + self.options.seconds:
@@ -230,7 +230,9 @@ class BatchStore:
             job.done = time.time()
             api.finished(job)
 
-    def _answer(self, batch: BatchAPI, job: Job, body: dict[str, Any]) -> tuple[str, Any]:
+    def _answer(
+        self, batch: EmulatedBatchAPI, job: BatchJob, body: dict[str, Any]
+    ) -> tuple[str, Any]:
         """What the online API answers to ``body``: (ok, body) or (error, (status, body))."""
         name, path = batch.online(job)
         api = self.app.api_named(name)
@@ -283,4 +285,4 @@ def multipart(incoming: Incoming) -> dict[str, tuple[str | None, bytes]]:
     return fields
 
 
-__all__ = ["JSON", "JSONL", "BatchAPI", "BatchOptions", "BatchStore", "Job"]
+__all__ = ["JSON", "JSONL", "EmulatedBatchAPI", "BatchOptions", "BatchStore", "BatchJob"]

@@ -101,6 +101,10 @@ class BedrockConverse(EmulatedAPI):
     provider = "bedrock"
     name = "bedrock.converse"
 
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return PATH.search(path) is not None
+
     def authorized(self, incoming: Incoming) -> bool:
         """A SigV4 signature or a Bedrock API key (``Authorization: Bearer``)."""
         auth = incoming.headers.get("authorization", "")

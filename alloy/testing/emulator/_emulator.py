@@ -17,6 +17,7 @@ from typing import Any
 
 from ...providers import providers
 from ...providers._builtin import BUILTIN_PROVIDERS
+from ._api import EmulatedAPI
 from ._app import App
 from ._batches import BatchOptions, BatchStore
 from ._limits import Limits
@@ -31,16 +32,6 @@ DEFAULT_API_KEY = "alloy-emulator-key"
 #: fixtures clear them all (providers.md 1.0). ``alloy.providers.env_prefixes()`` also covers
 #: the providers registered since.
 SDK_ENV_PREFIXES = tuple(dict.fromkeys(p for d in BUILTIN_PROVIDERS for p in d.env_prefixes))
-
-#: Per API family the emulator speaks (a descriptor's ``api_family``): the path its SDKs' base
-#: URL ends in, and whether they must present a key (Ollama needs none).
-BASE_PATHS: dict[str, tuple[str, bool]] = {
-    "openai": ("/v1", True),
-    "anthropic": ("", True),
-    "gemini": ("", True),
-    "ollama": ("", False),
-    "bedrock": ("", True),
-}
 
 #: Providers whose SDK's base URL ends in a path of their own, or whose client needs more than
 #: a key and an endpoint (a region, a project): that path, and the variables ``env()`` adds.
@@ -58,7 +49,9 @@ class Emulator:
     """A local server speaking the OpenAI, Anthropic, Gemini and Ollama wire APIs.
 
     ``port=0`` picks a free port.  ``strict_schemas=False`` turns off the per-provider strict
-    schema checks; ``seed`` and ``default_text`` shape the default answers.
+    schema checks; ``seed`` and ``default_text`` shape the default answers. ``apis`` adds
+    HTTP APIs of your own (``EmulatedAPI`` subclasses, each naming its batch API if it has one)
+    before the built-in ones.
     """
 
     def __init__(
@@ -70,10 +63,13 @@ class Emulator:
         strict_schemas: bool = True,
         default_text: str = DEFAULT_TEXT,
         persona: str | Persona | None = None,
+        apis: Sequence[type[EmulatedAPI]] = (),
     ) -> None:
         self.host = host
         self._requested_port = port
-        self.app = App(seed=seed, strict_schemas=strict_schemas, default_text=default_text)
+        self.app = App(
+            seed=seed, strict_schemas=strict_schemas, default_text=default_text, apis=apis
+        )
         self._persona = persona
         if persona is not None:
             self.persona(persona)
@@ -173,7 +169,7 @@ class Emulator:
         """
         variables: dict[str, str] = {}
         for provider in providers().values():
-            path, keyed = BASE_PATHS.get(provider.api_family or "", (None, False))
+            path, keyed = self.app.base_paths.get(provider.api_family or "", (None, False))
             if path is None:
                 continue
             if provider.name in CLOUDS:
@@ -403,4 +399,4 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "BASE_PATHS", "Emulator", "serve_forever"]
+__all__ = ["DEFAULT_API_KEY", "SDK_ENV_PREFIXES", "Emulator", "serve_forever"]

@@ -27,7 +27,7 @@ from ._api import (
     output_tokens,
     pieces,
 )
-from ._batches import JSON, BatchAPI, Job, json_body, stamp
+from ._batches import JSON, BatchJob, EmulatedBatchAPI, json_body, stamp
 from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._http import Incoming, Outcome, Send, Stream, json_send, sse_frame
 from ._schema_rules import gemini_problem
@@ -81,12 +81,142 @@ def _get(mapping: Mapping[str, Any], camel: str, snake: str) -> Any:
     return mapping.get(camel, mapping.get(snake))
 
 
+_CREATE_BATCH = ":batchGenerateContent"
+
+
+class GeminiBatches(EmulatedBatchAPI):
+    """The Gemini Batch API: ``POST /v1beta/models/{model}:batchGenerateContent`` with inline
+    requests (``{request, metadata: {key}}``) or a file of them, ``GET /v1beta/batches[/{name}]``,
+    ``POST /v1beta/batches/{name}:cancel``, and the resumable upload and ``:download`` of files.
+    The answers come back inline in the batch's ``output`` (or in a responses file), and its
+    ``batchStats`` count the requests. Asked after the other batch APIs: its batch paths are
+    the least particular."""
+
+    name = "gemini"
+    server_error: ClassVar[dict[str, Any]] = {
+        "error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}
+    }
+
+    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
+        if "x-goog-upload-protocol" in incoming.headers or "upload_id" in incoming.query:
+            return self._upload(incoming)
+        if path.endswith(":download") and "/files/" in path:
+            return self.store.file_content(path.split("/")[-1].split(":")[0])
+        if path.endswith(_CREATE_BATCH) and method == "POST":
+            model = path.split("/")[-1][: -len(_CREATE_BATCH)]
+            return self._create(model, json_body(incoming))
+        if "/batches" not in path or "/v1" not in path:
+            return None
+        tail = path.split("/batches", 1)[1].strip("/")
+        if not tail:
+            return json_send(200, {"operations": [self._json(j) for j in self.jobs()]})
+        name, _, action = tail.partition(":")
+        job = self.job("batches/" + name)
+        if action == "cancel" and method == "POST":
+            self.store.cancel(job)
+            return json_send(200, {})
+        return json_send(200, self._json(job))
+
+    def online(self, job: BatchJob) -> tuple[str, str]:
+        return "gemini.generate", f"/v1beta/models/{job.model}:generateContent"
+
+    def _create(self, model: str, body: Mapping[str, Any]) -> Outcome:
+        batch = body.get("batch") or {}
+        source = batch.get("inputConfig") or batch.get("input_config") or {}
+        inline = (source.get("requests") or {}).get("requests")
+        file_name = source.get("fileName") or source.get("file_name")
+        requests = []
+        if isinstance(file_name, str):
+            if file_name.removeprefix("files/") not in self.store.files:
+                raise BadRequest(f"File {file_name} not found", status=404)
+            content = self.store.files[file_name.removeprefix("files/")][2]
+            for number, line in enumerate(content.decode().splitlines(), 1):
+                if line.strip():
+                    item = json.loads(line)
+                    requests.append((str(item.get("key", number)), dict(item.get("request") or {})))
+        elif isinstance(inline, list) and inline:
+            for index, item in enumerate(inline):
+                key = str((item.get("metadata") or {}).get("key", index))
+                requests.append((key, dict(item.get("request") or {})))
+        if not requests:
+            raise BadRequest("batch.input_config: inline requests or a file name is required")
+        job = BatchJob(self.name, "batches/" + new_id("", 20).lower(), requests, time.time())
+        job.model = model.split("/")[-1]
+        job.display_name = str(batch.get("displayName") or batch.get("display_name") or "")
+        job.input_file_id = file_name if isinstance(file_name, str) else None
+        return json_send(200, self._json(self.add(job)))
+
+    def _json(self, job: BatchJob) -> dict[str, Any]:
+        self.store.advance(job)
+        if job.cancelled:
+            state = "BATCH_STATE_CANCELLED"
+        elif job.done is None:
+            state = "BATCH_STATE_RUNNING"
+        else:
+            state = "BATCH_STATE_SUCCEEDED"
+        metadata: dict[str, Any] = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
+            "name": job.id,
+            "model": f"models/{job.model}",
+            "displayName": job.display_name,
+            "createTime": stamp(job.created),
+            "updateTime": stamp(job.done or job.created),
+            "state": state,
+            "batchStats": _batch_stats(job),
+        }
+        if job.done is not None:
+            metadata["endTime"] = stamp(job.done)
+            if not job.cancelled and job.input_file_id:  # requests in a file, answers in one
+                if job.output_file_id is None:
+                    lines = "".join(job.line(r[0], _batch_line(r)) for r in job.results)
+                    job.output_file_id = self.store.add_file(
+                        f"{job.id}.jsonl", "batch_output", lines.encode(), new_id("", 16).lower()
+                    )
+                metadata["output"] = {"responsesFile": f"files/{job.output_file_id}"}
+            elif not job.cancelled:
+                answers = [_batch_result(result) for result in job.results]
+                metadata["output"] = {"inlinedResponses": {"inlinedResponses": answers}}
+        return {"name": job.id, "metadata": metadata, "done": job.done is not None}
+
+    def _upload(self, incoming: Incoming) -> Outcome:
+        """The resumable upload: ``start`` answers with an upload URL; ``upload`` sends bytes
+        there, and ``finalize`` makes them a file."""
+        command = incoming.headers.get("x-goog-upload-command", "")
+        store = self.store
+        if command == "start":
+            upload_id = store.add_file("upload.jsonl", "batch", b"", new_id("", 16).lower())
+            url = f"{store.base}/upload/v1beta/files?upload_id={upload_id}"
+            return Send(200, b"{}", JSON, (("x-goog-upload-url", url),))
+        upload_id = incoming.query_value("upload_id") or ""
+        if upload_id not in store.files:
+            raise BadRequest("No such upload", status=404)
+        name, purpose, content, at = store.files[upload_id]
+        with store.lock:
+            store.files[upload_id] = (name, purpose, content + incoming.body, at)
+        if "finalize" not in command:
+            return Send(200, b"", JSON, (("x-goog-upload-status", "active"),))
+        file = {
+            "name": f"files/{upload_id}",
+            "mimeType": "application/jsonl",
+            "sizeBytes": str(len(store.files[upload_id][2])),
+            "state": "ACTIVE",
+            "uri": f"{store.base}/v1beta/files/{upload_id}",
+        }
+        final = (("x-goog-upload-status", "final"),)
+        return Send(200, json.dumps({"file": file}).encode(), JSON, final)
+
+
 class GeminiGenerate(EmulatedAPI):
     """``/{v1,v1beta}/models/{model}:generateContent`` and ``:streamGenerateContent``, at the
     Gemini API's paths and Vertex AI's."""
 
     provider = "gemini"
     name = "gemini.generate"
+    batches = GeminiBatches
+
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return PATH.search(path) is not None
 
     def authorized(self, incoming: Incoming) -> bool:
         """``x-goog-api-key``, ``?key=`` or an OAuth Bearer token."""
@@ -420,132 +550,7 @@ def openapi_to_json_schema(schema: Any) -> Any:
     return out
 
 
-_CREATE_BATCH = ":batchGenerateContent"
-
-
-class GeminiBatches(BatchAPI):
-    """The Gemini Batch API: ``POST /v1beta/models/{model}:batchGenerateContent`` with inline
-    requests (``{request, metadata: {key}}``) or a file of them, ``GET /v1beta/batches[/{name}]``,
-    ``POST /v1beta/batches/{name}:cancel``, and the resumable upload and ``:download`` of files.
-    The answers come back inline in the batch's ``output`` (or in a responses file), and its
-    ``batchStats`` count the requests. Asked after the other batch APIs: its batch paths are
-    the least particular."""
-
-    name = "gemini"
-    server_error: ClassVar[dict[str, Any]] = {
-        "error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}
-    }
-
-    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
-        if "x-goog-upload-protocol" in incoming.headers or "upload_id" in incoming.query:
-            return self._upload(incoming)
-        if path.endswith(":download") and "/files/" in path:
-            return self.store.file_content(path.split("/")[-1].split(":")[0])
-        if path.endswith(_CREATE_BATCH) and method == "POST":
-            model = path.split("/")[-1][: -len(_CREATE_BATCH)]
-            return self._create(model, json_body(incoming))
-        if "/batches" not in path or "/v1" not in path:
-            return None
-        tail = path.split("/batches", 1)[1].strip("/")
-        if not tail:
-            return json_send(200, {"operations": [self._json(j) for j in self.jobs()]})
-        name, _, action = tail.partition(":")
-        job = self.job("batches/" + name)
-        if action == "cancel" and method == "POST":
-            self.store.cancel(job)
-            return json_send(200, {})
-        return json_send(200, self._json(job))
-
-    def online(self, job: Job) -> tuple[str, str]:
-        return GeminiGenerate.name, f"/v1beta/models/{job.model}:generateContent"
-
-    def _create(self, model: str, body: Mapping[str, Any]) -> Outcome:
-        batch = body.get("batch") or {}
-        source = batch.get("inputConfig") or batch.get("input_config") or {}
-        inline = (source.get("requests") or {}).get("requests")
-        file_name = source.get("fileName") or source.get("file_name")
-        requests = []
-        if isinstance(file_name, str):
-            if file_name.removeprefix("files/") not in self.store.files:
-                raise BadRequest(f"File {file_name} not found", status=404)
-            content = self.store.files[file_name.removeprefix("files/")][2]
-            for number, line in enumerate(content.decode().splitlines(), 1):
-                if line.strip():
-                    item = json.loads(line)
-                    requests.append((str(item.get("key", number)), dict(item.get("request") or {})))
-        elif isinstance(inline, list) and inline:
-            for index, item in enumerate(inline):
-                key = str((item.get("metadata") or {}).get("key", index))
-                requests.append((key, dict(item.get("request") or {})))
-        if not requests:
-            raise BadRequest("batch.input_config: inline requests or a file name is required")
-        job = Job(self.name, "batches/" + new_id("", 20).lower(), requests, time.time())
-        job.model = model.split("/")[-1]
-        job.display_name = str(batch.get("displayName") or batch.get("display_name") or "")
-        job.input_file_id = file_name if isinstance(file_name, str) else None
-        return json_send(200, self._json(self.add(job)))
-
-    def _json(self, job: Job) -> dict[str, Any]:
-        self.store.advance(job)
-        if job.cancelled:
-            state = "BATCH_STATE_CANCELLED"
-        elif job.done is None:
-            state = "BATCH_STATE_RUNNING"
-        else:
-            state = "BATCH_STATE_SUCCEEDED"
-        metadata: dict[str, Any] = {
-            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
-            "name": job.id,
-            "model": f"models/{job.model}",
-            "displayName": job.display_name,
-            "createTime": stamp(job.created),
-            "updateTime": stamp(job.done or job.created),
-            "state": state,
-            "batchStats": _batch_stats(job),
-        }
-        if job.done is not None:
-            metadata["endTime"] = stamp(job.done)
-            if not job.cancelled and job.input_file_id:  # requests in a file, answers in one
-                if job.output_file_id is None:
-                    lines = "".join(job.line(r[0], _batch_line(r)) for r in job.results)
-                    job.output_file_id = self.store.add_file(
-                        f"{job.id}.jsonl", "batch_output", lines.encode(), new_id("", 16).lower()
-                    )
-                metadata["output"] = {"responsesFile": f"files/{job.output_file_id}"}
-            elif not job.cancelled:
-                answers = [_batch_result(result) for result in job.results]
-                metadata["output"] = {"inlinedResponses": {"inlinedResponses": answers}}
-        return {"name": job.id, "metadata": metadata, "done": job.done is not None}
-
-    def _upload(self, incoming: Incoming) -> Outcome:
-        """The resumable upload: ``start`` answers with an upload URL; ``upload`` sends bytes
-        there, and ``finalize`` makes them a file."""
-        command = incoming.headers.get("x-goog-upload-command", "")
-        store = self.store
-        if command == "start":
-            upload_id = store.add_file("upload.jsonl", "batch", b"", new_id("", 16).lower())
-            url = f"{store.base}/upload/v1beta/files?upload_id={upload_id}"
-            return Send(200, b"{}", JSON, (("x-goog-upload-url", url),))
-        upload_id = incoming.query_value("upload_id") or ""
-        if upload_id not in store.files:
-            raise BadRequest("No such upload", status=404)
-        name, purpose, content, at = store.files[upload_id]
-        with store.lock:
-            store.files[upload_id] = (name, purpose, content + incoming.body, at)
-        if "finalize" not in command:
-            return Send(200, b"", JSON, (("x-goog-upload-status", "active"),))
-        file = {
-            "name": f"files/{upload_id}",
-            "mimeType": "application/jsonl",
-            "sizeBytes": str(len(store.files[upload_id][2])),
-            "state": "ACTIVE",
-            "uri": f"{store.base}/v1beta/files/{upload_id}",
-        }
-        final = (("x-goog-upload-status", "final"),)
-        return Send(200, json.dumps({"file": file}).encode(), JSON, final)
-
-
-def _batch_stats(job: Job) -> dict[str, str]:
+def _batch_stats(job: BatchJob) -> dict[str, str]:
     """A batch's ``batchStats``: int64 counts as JSON strings, zeros left out (proto3 JSON);
     requests not yet answered, or never run in a cancelled batch, are pending."""
     counts = job.counts()

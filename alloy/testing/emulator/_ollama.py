@@ -36,6 +36,11 @@ class OllamaChat(EmulatedAPI):
 
     provider = "ollama"
     name = "ollama.chat"
+    needs_key = False
+
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return path.endswith("/api/chat")
 
     def authorized(self, incoming: Incoming) -> bool:
         """Ollama has no authentication."""

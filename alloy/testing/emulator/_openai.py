@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._api import BadRequest, EmulatedAPI, Failure, SchemaProblem, count_tokens, new_id, request_id
-from ._batches import BatchAPI, Job, json_body, multipart
+from ._batches import BatchJob, EmulatedBatchAPI, json_body, multipart
 from ._call import Call, ToolDef
 from ._http import Incoming, Outcome, Send, json_send, sse_frame
 from ._prompt_cache import prefixes
@@ -60,10 +60,186 @@ _TYPES_CODES: dict[str, tuple[str, str | None]] = {
 MAX_PROMPT_CACHE_KEY = 64
 
 
+class OpenAIBatches(EmulatedBatchAPI):
+    """OpenAI's Batch API: ``POST /v1/files`` (multipart, ``purpose=batch``),
+    ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and
+    ``POST /v1/batches/{id}/cancel``. The input file is JSON Lines of ``{custom_id, method, url,
+    body}``; the output and error files are JSON Lines of ``{id, custom_id, response:
+    {status_code, request_id, body}, error}``."""
+
+    name = "openai"
+    server_error: ClassVar[dict[str, Any]] = {
+        "error": {
+            "message": "The server had an error processing your request.",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+
+    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
+        if _google(incoming) or path.endswith(":download"):  # Gemini's, on the same paths
+            return None
+        if path.endswith("/v1/files") and method == "POST":
+            return self._upload(incoming)
+        if "/v1/files/" in path and method == "GET":
+            file_id = path.split("/")[-2 if path.endswith("/content") else -1]
+            if path.endswith("/content"):
+                return self.store.file_content(file_id)
+            return json_send(200, self._file_json(file_id))
+        if not (path.endswith("/v1/batches") or "/v1/batches/batch_" in path):
+            return None
+        if path.endswith("/v1/batches"):
+            if method == "POST":
+                return json_send(200, self._json(self._create(json_body(incoming))))
+            return json_send(200, self._list(incoming))
+        tail = path.split("/v1/batches/", 1)[1].split("/")
+        job = self.job(tail[0])
+        if len(tail) == 2 and tail[1] == "cancel" and method == "POST":
+            self.store.cancel(job)
+        return json_send(200, self._json(job))
+
+    def online(self, job: BatchJob) -> tuple[str, str]:
+        api = "openai.responses" if job.endpoint == "/v1/responses" else "openai.chat"
+        return api, job.endpoint
+
+    def _upload(self, incoming: Incoming) -> Outcome:
+        fields = multipart(incoming)
+        data = fields.get("file")
+        purpose = fields.get("purpose", (None, b""))[1].decode()
+        if data is None:
+            raise BadRequest("'file' is a required property", status=400)
+        file_id = self.store.add_file(data[0] or "upload.jsonl", purpose, data[1])
+        return json_send(200, self._file_json(file_id))
+
+    def _file_json(self, file_id: str) -> dict[str, Any]:
+        name, purpose, content, at = self.store.file(file_id)
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(at),
+            "filename": name,
+            "purpose": purpose,
+            "status": "processed",
+        }
+
+    def _create(self, body: Mapping[str, Any]) -> BatchJob:
+        file_id = body.get("input_file_id")
+        endpoint = body.get("endpoint")
+        if body.get("completion_window") != "24h":
+            raise BadRequest("completion_window must be '24h'")
+        if endpoint not in ("/v1/chat/completions", "/v1/responses"):
+            raise BadRequest(f"endpoint {endpoint!r} is not one the emulator batches")
+        content = self.store.file(str(file_id))[2]
+        requests: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        models: set[str] = set()
+        for number, line in enumerate(content.decode().splitlines(), 1):
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            custom_id = item.get("custom_id")
+            if item.get("url") != endpoint or item.get("method") != "POST":
+                raise BadRequest(f"line {number}: url must be {endpoint} and method POST")
+            if not isinstance(custom_id, str) or custom_id in seen:
+                raise BadRequest(f"line {number}: custom_id must be unique in a batch")
+            seen.add(custom_id)
+            models.add(str(item.get("body", {}).get("model")))
+            requests.append((custom_id, item.get("body") or {}))
+        if len(models) > 1:
+            raise BadRequest(f"a batch file may name one model, this one names {sorted(models)}")
+        if len(requests) > 50_000:
+            raise BadRequest("a batch may hold 50,000 requests at most")
+        job = BatchJob(self.name, new_id("batch_", 24), requests, time.time(), endpoint=endpoint)
+        job.input_file_id, job.metadata = str(file_id), dict(body.get("metadata") or {})
+        return self.add(job)
+
+    def _json(self, job: BatchJob) -> dict[str, Any]:
+        self.store.advance(job)
+        counts = job.counts()
+        if job.cancelled:
+            status = "cancelled"
+        elif job.done is None:
+            status = "in_progress"
+        elif job.results and all(kind == "expired" for _, kind, _ in job.results):
+            status = "expired"
+        else:
+            status = "completed"
+        return {
+            "id": job.id,
+            "object": "batch",
+            "endpoint": job.endpoint,
+            "errors": None,
+            "input_file_id": job.input_file_id,
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": job.output_file_id,
+            "error_file_id": job.error_file_id,
+            "created_at": int(job.created),
+            "in_progress_at": int(job.created),
+            "expires_at": int(job.created) + 86400,
+            "completed_at": int(job.done) if job.done and not job.cancelled else None,
+            "cancelled_at": int(job.done) if job.cancelled and job.done else None,
+            "request_counts": {
+                "total": len(job.requests),
+                "completed": counts["ok"],
+                "failed": counts["error"] + counts["expired"],
+            },
+            "metadata": job.metadata or None,
+        }
+
+    def _list(self, incoming: Incoming) -> dict[str, Any]:
+        jobs = self.jobs()
+        limit = int(incoming.query_value("limit") or 20)
+        after = incoming.query_value("after")
+        if after is not None:
+            ids = [j.id for j in jobs]
+            jobs = jobs[ids.index(after) + 1 :] if after in ids else []
+        page = jobs[:limit]
+        return {
+            "object": "list",
+            "data": [self._json(j) for j in page],
+            "first_id": page[0].id if page else None,
+            "last_id": page[-1].id if page else None,
+            "has_more": len(jobs) > limit,
+        }
+
+    def finished(self, job: BatchJob) -> None:
+        """Write the output and error files of a finished batch."""
+        output: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+        for custom_id, kind, payload in job.results:
+            line: dict[str, Any] = {"id": new_id("batch_req_", 24), "custom_id": custom_id}
+            if kind in ("expired", "canceled"):
+                line["response"] = None
+                line["error"] = {
+                    "code": "batch_expired",
+                    "message": "This request could not be executed before the "
+                    "completion window expired.",
+                }
+            else:
+                status, body = (200, payload) if kind == "ok" else payload
+                line["response"] = {
+                    "status_code": status,
+                    "request_id": new_id("req_", 24),
+                    "body": body,
+                }
+                line["error"] = None
+            (output if kind == "ok" else errors).append(line)
+        for lines, attribute in ((output, "output_file_id"), (errors, "error_file_id")):
+            if lines:
+                content = "".join(job.line(line["custom_id"], line) for line in lines).encode()
+                name = f"{job.id}_{attribute}.jsonl"
+                setattr(job, attribute, self.store.add_file(name, "batch_output", content))
+
+
 class OpenAIBase(EmulatedAPI):
     """Shared behaviour of ``/v1/responses`` and ``/v1/chat/completions``."""
 
     provider = "openai"
+    batches = OpenAIBatches
+    base_path = "/v1"
 
     def authorized(self, incoming: Incoming) -> bool:
         """A Bearer key, or on an Azure path (``/openai/...``) also an ``api-key`` header,
@@ -186,180 +362,6 @@ def forced_tool(choice: Any, tools: tuple[ToolDef, ...]) -> str | None:
             names = [t.get("name") for t in choice["tools"] if isinstance(t, Mapping)]
             return next((n for n in names if isinstance(n, str)), None)
     return None
-
-
-class OpenAIBatches(BatchAPI):
-    """OpenAI's Batch API: ``POST /v1/files`` (multipart, ``purpose=batch``),
-    ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and
-    ``POST /v1/batches/{id}/cancel``. The input file is JSON Lines of ``{custom_id, method, url,
-    body}``; the output and error files are JSON Lines of ``{id, custom_id, response:
-    {status_code, request_id, body}, error}``."""
-
-    name = "openai"
-    server_error: ClassVar[dict[str, Any]] = {
-        "error": {
-            "message": "The server had an error processing your request.",
-            "type": "server_error",
-            "param": None,
-            "code": None,
-        }
-    }
-
-    def route(self, incoming: Incoming, path: str, method: str) -> Outcome | None:
-        if _google(incoming) or path.endswith(":download"):  # Gemini's, on the same paths
-            return None
-        if path.endswith("/v1/files") and method == "POST":
-            return self._upload(incoming)
-        if "/v1/files/" in path and method == "GET":
-            file_id = path.split("/")[-2 if path.endswith("/content") else -1]
-            if path.endswith("/content"):
-                return self.store.file_content(file_id)
-            return json_send(200, self._file_json(file_id))
-        if not (path.endswith("/v1/batches") or "/v1/batches/batch_" in path):
-            return None
-        if path.endswith("/v1/batches"):
-            if method == "POST":
-                return json_send(200, self._json(self._create(json_body(incoming))))
-            return json_send(200, self._list(incoming))
-        tail = path.split("/v1/batches/", 1)[1].split("/")
-        job = self.job(tail[0])
-        if len(tail) == 2 and tail[1] == "cancel" and method == "POST":
-            self.store.cancel(job)
-        return json_send(200, self._json(job))
-
-    def online(self, job: Job) -> tuple[str, str]:
-        api = "openai.responses" if job.endpoint == "/v1/responses" else "openai.chat"
-        return api, job.endpoint
-
-    def _upload(self, incoming: Incoming) -> Outcome:
-        fields = multipart(incoming)
-        data = fields.get("file")
-        purpose = fields.get("purpose", (None, b""))[1].decode()
-        if data is None:
-            raise BadRequest("'file' is a required property", status=400)
-        file_id = self.store.add_file(data[0] or "upload.jsonl", purpose, data[1])
-        return json_send(200, self._file_json(file_id))
-
-    def _file_json(self, file_id: str) -> dict[str, Any]:
-        name, purpose, content, at = self.store.file(file_id)
-        return {
-            "id": file_id,
-            "object": "file",
-            "bytes": len(content),
-            "created_at": int(at),
-            "filename": name,
-            "purpose": purpose,
-            "status": "processed",
-        }
-
-    def _create(self, body: Mapping[str, Any]) -> Job:
-        file_id = body.get("input_file_id")
-        endpoint = body.get("endpoint")
-        if body.get("completion_window") != "24h":
-            raise BadRequest("completion_window must be '24h'")
-        if endpoint not in ("/v1/chat/completions", "/v1/responses"):
-            raise BadRequest(f"endpoint {endpoint!r} is not one the emulator batches")
-        content = self.store.file(str(file_id))[2]
-        requests: list[tuple[str, dict[str, Any]]] = []
-        seen: set[str] = set()
-        models: set[str] = set()
-        for number, line in enumerate(content.decode().splitlines(), 1):
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            custom_id = item.get("custom_id")
-            if item.get("url") != endpoint or item.get("method") != "POST":
-                raise BadRequest(f"line {number}: url must be {endpoint} and method POST")
-            if not isinstance(custom_id, str) or custom_id in seen:
-                raise BadRequest(f"line {number}: custom_id must be unique in a batch")
-            seen.add(custom_id)
-            models.add(str(item.get("body", {}).get("model")))
-            requests.append((custom_id, item.get("body") or {}))
-        if len(models) > 1:
-            raise BadRequest(f"a batch file may name one model, this one names {sorted(models)}")
-        if len(requests) > 50_000:
-            raise BadRequest("a batch may hold 50,000 requests at most")
-        job = Job(self.name, new_id("batch_", 24), requests, time.time(), endpoint=endpoint)
-        job.input_file_id, job.metadata = str(file_id), dict(body.get("metadata") or {})
-        return self.add(job)
-
-    def _json(self, job: Job) -> dict[str, Any]:
-        self.store.advance(job)
-        counts = job.counts()
-        if job.cancelled:
-            status = "cancelled"
-        elif job.done is None:
-            status = "in_progress"
-        elif job.results and all(kind == "expired" for _, kind, _ in job.results):
-            status = "expired"
-        else:
-            status = "completed"
-        return {
-            "id": job.id,
-            "object": "batch",
-            "endpoint": job.endpoint,
-            "errors": None,
-            "input_file_id": job.input_file_id,
-            "completion_window": "24h",
-            "status": status,
-            "output_file_id": job.output_file_id,
-            "error_file_id": job.error_file_id,
-            "created_at": int(job.created),
-            "in_progress_at": int(job.created),
-            "expires_at": int(job.created) + 86400,
-            "completed_at": int(job.done) if job.done and not job.cancelled else None,
-            "cancelled_at": int(job.done) if job.cancelled and job.done else None,
-            "request_counts": {
-                "total": len(job.requests),
-                "completed": counts["ok"],
-                "failed": counts["error"] + counts["expired"],
-            },
-            "metadata": job.metadata or None,
-        }
-
-    def _list(self, incoming: Incoming) -> dict[str, Any]:
-        jobs = self.jobs()
-        limit = int(incoming.query_value("limit") or 20)
-        after = incoming.query_value("after")
-        if after is not None:
-            ids = [j.id for j in jobs]
-            jobs = jobs[ids.index(after) + 1 :] if after in ids else []
-        page = jobs[:limit]
-        return {
-            "object": "list",
-            "data": [self._json(j) for j in page],
-            "first_id": page[0].id if page else None,
-            "last_id": page[-1].id if page else None,
-            "has_more": len(jobs) > limit,
-        }
-
-    def finished(self, job: Job) -> None:
-        """Write the output and error files of a finished batch."""
-        output: list[dict[str, Any]] = []
-        errors: list[dict[str, Any]] = []
-        for custom_id, kind, payload in job.results:
-            line: dict[str, Any] = {"id": new_id("batch_req_", 24), "custom_id": custom_id}
-            if kind in ("expired", "canceled"):
-                line["response"] = None
-                line["error"] = {
-                    "code": "batch_expired",
-                    "message": "This request could not be executed before the "
-                    "completion window expired.",
-                }
-            else:
-                status, body = (200, payload) if kind == "ok" else payload
-                line["response"] = {
-                    "status_code": status,
-                    "request_id": new_id("req_", 24),
-                    "body": body,
-                }
-                line["error"] = None
-            (output if kind == "ok" else errors).append(line)
-        for lines, attribute in ((output, "output_file_id"), (errors, "error_file_id")):
-            if lines:
-                content = "".join(job.line(line["custom_id"], line) for line in lines).encode()
-                name = f"{job.id}_{attribute}.jsonl"
-                setattr(job, attribute, self.store.add_file(name, "batch_output", content))
 
 
 def _google(incoming: Incoming) -> bool:

@@ -24,6 +24,10 @@ class OpenAIChat(OpenAIBase):
 
     name = "openai.chat"
 
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return path.endswith("/chat/completions")
+
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
         """``response_format`` json_schema / json_object, function tools, stream options."""
         self.check_azure(incoming)

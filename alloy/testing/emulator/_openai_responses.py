@@ -25,6 +25,10 @@ class OpenAIResponses(OpenAIBase):
 
     name = "openai.responses"
 
+    @classmethod
+    def serves(cls, path: str) -> bool:
+        return path.endswith("/responses")
+
     def inspect(self, body: Mapping[str, Any], incoming: Incoming) -> Call:
         """``text.format`` json_schema / json_object, function tools, ``tool_choice``."""
         self.check_azure(incoming)

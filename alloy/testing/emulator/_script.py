@@ -414,9 +414,9 @@ class RecordedRequest:
 class Script:
     """Per-provider FIFO queues of replies and faults plus the request log; thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, families: Iterable[str] = PROVIDERS) -> None:
         self._lock = threading.Lock()
-        self._queues: dict[str, deque[Item]] = {p: deque() for p in PROVIDERS}
+        self._queues: dict[str, deque[Item]] = {family: deque() for family in families}
         self._log: list[RecordedRequest] = []
 
     def push(self, provider: APIFamily, items: Sequence[Item]) -> None:
@@ -469,6 +469,6 @@ class Script:
         """The queue of a known provider (a typo in the name fails loudly)."""
         if provider not in self._queues:
             raise ValueError(
-                f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+                f"unknown provider {provider!r}; expected one of {', '.join(self._queues)}"
             )
         return self._queues[provider]
