@@ -29,7 +29,7 @@ from alloy.testing.emulator import (
 )
 
 from ..conftest import Call
-from ..hardening.conftest import PROVIDERS
+from ..hardening.conftest import PROVIDERS, per_adapter
 
 
 def recording(answer: str = '{"value": 4}') -> tuple[FunctionModel, list[Request]]:
@@ -432,7 +432,9 @@ def weather(model: str) -> Any:
     return ask
 
 
-@pytest.mark.parametrize("first", sorted(PROVIDERS))
+# Started on each adapter's provider and carried on to every provider (the clouds sharing an
+# adapter start one under `make fuzz`).
+@pytest.mark.parametrize("first", per_adapter())
 def test_a_conversation_with_a_tool_round_continues_on_every_provider(
     first: str, emu: Emulator, run_result: Call
 ) -> None:
@@ -643,7 +645,9 @@ def test_a_typed_streams_result_is_there_with_its_last_partial() -> None:
     assert items.result.messages[-1] == Assistant('{"value": [1, 2]}')
 
 
-@pytest.mark.parametrize("first", sorted(PROVIDERS))
+# Started on each adapter's provider and carried on to every provider (the clouds sharing an
+# adapter start one under `make fuzz`).
+@pytest.mark.parametrize("first", per_adapter())
 def test_a_streamed_tool_round_is_carried_on_to_every_provider_streamed(
     first: str, emu: Emulator, streamed: Call
 ) -> None:
