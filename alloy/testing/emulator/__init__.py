@@ -41,6 +41,7 @@ from ._api import BadRequest, EmulatedAPI, Failure
 from ._batches import BatchJob, BatchStore, EmulatedBatchAPI
 from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
 from ._emulator import DEFAULT_API_KEY, SDK_ENV_PREFIXES, Emulator, serve_forever
+from ._http import Incoming, Send, Stream, json_send
 from ._personas import PERSONAS, Persona, PersonaRefusal
 from ._script import (
     DEFAULT_TEXT,
@@ -126,6 +127,7 @@ __all__ = [
     "Failure",
     "Fault",
     "HttpError",
+    "Incoming",
     "Item",
     "Mutated",
     "Overloaded",
@@ -146,10 +148,13 @@ __all__ = [
     "ReplyToolCall",
     "ReplyToolCalls",
     "SchemaRejected",
+    "Send",
     "Slow",
+    "Stream",
     "StreamError",
     "ToolDef",
     "Turn",
     "Unauthorized",
+    "json_send",
     "serve_forever",
 ]
