@@ -1,6 +1,6 @@
 """A batch run as its checkpoint recorded it, read from any process (``alloy batch``).
 
-The checkpoint of a batch run names each job it submitted, with the provider wire and model,
+The checkpoint of a batch run names each job it submitted, with the batch API and model,
 and the command that made the run, so the jobs can be looked at, waited for and cancelled, and
 the answers of ended jobs read in, without the run that submitted them.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,8 +25,8 @@ class RecordedJob:
     """One provider batch job as the run recorded it."""
 
     tag: str
-    #: The batch wire the job went through (``openai``, ``anthropic``, ``gemini``...).
-    wire: str
+    #: The batch API the job went through (``openai``, ``anthropic``, ``gemini``...).
+    batch_api: str
     model: str
     #: The provider's job id; None when the run died before recording it (the provider may
     #: have it: ``BatchAPI.find`` looks for it by ``tag``).
@@ -34,6 +35,12 @@ class RecordedJob:
     requests: int
     #: When the run meant to submit it (seconds since the epoch).
     intended: float
+
+    @property
+    def wire(self) -> str:
+        """Deprecated: :attr:`batch_api`."""
+        warnings.warn("RecordedJob.wire is now RecordedJob.batch_api", DeprecationWarning, 2)
+        return self.batch_api
 
 
 class RecordedRun:

@@ -104,7 +104,7 @@ def _list(run: RecordedRun, as_json: bool) -> int:
     jobs = [
         {
             "tag": job.tag,
-            "provider": job.wire,
+            "provider": job.batch_api,
             "model": job.model,
             "job": job.job,
             "state": job.state,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from alloy import ConfigurationError, register_provider
-from alloy.batch import BatchAPI, batch_api_for
+from alloy.batch import BatchAPI, RecordedJob, batch_api_for
 from alloy.providers import get_model, providers
 from alloy.providers.anthropic_batch import AnthropicBatchAPI
 from alloy.providers.gemini_batch import GeminiBatchAPI
@@ -111,3 +111,6 @@ def test_the_names_wire_had_still_work_with_a_warning() -> None:
         assert provider.wire == "openai"
     replaced = dataclasses.replace(provider, name="acme-new")  # no warning: not an old name
     assert replaced.api_family == "openai"
+    job = RecordedJob("tag", "openai", "openai:gpt-4o", None, "intended", 1, 0.0)
+    with pytest.warns(DeprecationWarning, match=r"RecordedJob\.wire is now RecordedJob\.batch_api"):
+        assert job.wire == job.batch_api == "openai"

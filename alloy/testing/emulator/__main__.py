@@ -30,8 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--rate-limit",
         action="append",
         default=[],
-        metavar="WIRE:RPM[:TPM]",
-        help="keep a wire API (openai, anthropic, gemini, ollama) to requests and tokens per "
+        metavar="FAMILY:RPM[:TPM]",
+        help="keep an API family (openai, anthropic, gemini, ollama, bedrock) to requests and tokens per "
         "minute, e.g. openai:600:100000 (an empty RPM: tokens only); repeatable",
     )
     parser.add_argument(
@@ -60,21 +60,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def rate_limits(given: Sequence[str]) -> dict[APIFamily, tuple[float | None, float | None]]:
-    """``WIRE:RPM[:TPM]`` flags as a mapping; ValueError naming a bad one."""
+    """``FAMILY:RPM[:TPM]`` flags as a mapping; ValueError naming a bad one."""
     limits: dict[APIFamily, tuple[float | None, float | None]] = {}
     for flag in given:
-        wire, _, numbers = flag.partition(":")
+        family, _, numbers = flag.partition(":")
         rpm_text, _, tpm_text = numbers.partition(":")
-        if wire not in PROVIDERS:
-            raise ValueError(f"--rate-limit {flag!r}: the wire is one of {', '.join(PROVIDERS)}")
+        if family not in PROVIDERS:
+            raise ValueError(f"--rate-limit {flag!r}: the family is one of {', '.join(PROVIDERS)}")
         try:
             rpm = float(rpm_text) if rpm_text else None
             tpm = float(tpm_text) if tpm_text else None
         except ValueError:
-            raise ValueError(f"--rate-limit {flag!r}: expected WIRE:RPM[:TPM] numbers") from None
+            raise ValueError(f"--rate-limit {flag!r}: expected FAMILY:RPM[:TPM] numbers") from None
         if (rpm is None and tpm is None) or any(v is not None and not v > 0 for v in (rpm, tpm)):
             raise ValueError(f"--rate-limit {flag!r}: give RPM and/or TPM above 0")
-        limits[wire] = (rpm, tpm)
+        limits[family] = (rpm, tpm)
     return limits
 
 

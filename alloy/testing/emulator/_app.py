@@ -100,7 +100,7 @@ class App:
         self.base_paths: dict[str, tuple[str, bool]] = {
             api.provider: (api.base_path, api.needs_key) for api in reversed(classes)
         }
-        #: Per wire API, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
+        #: Per API family, the rate limits it keeps to (``Emulator.rate_limit``); none by default.
         self.limits: dict[APIFamily, Limits] = {}
         #: Whether default answers differ per request (``Emulator.vary_answers``).
         self.vary = False
@@ -127,14 +127,14 @@ class App:
         incoming = replace(incoming, path=unquote(incoming.path))
         batch = self.batches.route(incoming)
         if batch is not None:
-            wire, outcome = batch
+            name, outcome = batch
             body = (
                 _parse(incoming.body)[0]
                 if "multipart" not in incoming.headers.get("content-type", "")
                 else None
             )
-            provider = wire if wire in ("openai", "anthropic", "gemini") else None
-            self._record(incoming, provider, f"{wire}.batches", body, None)  # type: ignore[arg-type]
+            provider = name if name in ("openai", "anthropic", "gemini") else None
+            self._record(incoming, provider, f"{name}.batches", body, None)  # type: ignore[arg-type]
             return outcome
         api = self.route(incoming.method, incoming.path)
         if api is None:
@@ -355,16 +355,16 @@ class App:
         return gemini
 
     def limit_counts(self) -> dict[str, dict[str, Any]]:
-        """Per rate-limited wire: its limits and the requests it admitted and refused (served
+        """Per rate-limited API family: its limits and the requests it admitted and refused (served
         at ``GET /_alloy/limits``, for a client in another process, such as a benchmark)."""
         return {
-            wire: {
+            family: {
                 "rpm": limits.rpm,
                 "tpm": limits.tpm,
                 "admitted": limits.admitted,
                 "refused": limits.refused,
             }
-            for wire, limits in self.limits.items()
+            for family, limits in self.limits.items()
         }
 
     def _record(

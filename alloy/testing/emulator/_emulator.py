@@ -163,9 +163,9 @@ class Emulator:
     def env(self, api_key: str = DEFAULT_API_KEY) -> dict[str, str]:
         """Variables pointing every registered provider's SDK here, with a dummy key.
 
-        Read from the provider descriptors: for each provider whose wire API the emulator
-        speaks, its first endpoint variable and (where the wire asks for one) its first key
-        variable, the ones its SDK reads first.
+        Read from the provider descriptors: for each provider whose API family the emulator
+        speaks (``api_family``), its first endpoint variable and (where the family's SDKs send
+        one) its first key variable, the ones its SDK reads first.
         """
         variables: dict[str, str] = {}
         for provider in providers().values():
@@ -233,7 +233,7 @@ class Emulator:
         tpm: float | None = None,
         burst: float = 1.0,
     ) -> Limits:
-        """Make ``provider``'s wire keep to ``rpm`` requests and ``tpm`` tokens a minute, as
+        """Make ``provider``'s API family keep to ``rpm`` requests and ``tpm`` tokens a minute, as
         the provider would: refilled continuously, ``burst`` seconds' worth at most at once,
         a 429 with ``retry-after`` beyond it, and the limits in every reply's headers (OpenAI's
         ``x-ratelimit-*``, Anthropic's ``anthropic-ratelimit-*``). Returns the limits, which
@@ -350,12 +350,12 @@ def serve_forever(
     """Serve in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly.
 
     ``announce`` receives the startup banner (default: print to stdout, flushed, so a parent
-    process can read the URL). ``rate_limits`` maps wire APIs to (requests, tokens) per minute
+    process can read the URL). ``rate_limits`` maps API families to (requests, tokens) per minute
     (see :meth:`Emulator.rate_limit`). ``options`` go to :class:`Emulator`.
     """
     emulator = Emulator(host, port, **options)
-    for wire, (rpm, tpm) in (rate_limits or {}).items():
-        emulator.rate_limit(wire, rpm=rpm, tpm=tpm)
+    for family, (rpm, tpm) in (rate_limits or {}).items():
+        emulator.rate_limit(family, rpm=rpm, tpm=tpm)
     emulator.vary_answers(vary_answers)
     say = announce or _print
     with _terminate_as_interrupt(), emulator:

@@ -1,6 +1,6 @@
 """Rate limits as the providers enforce and state them, for tests of pacing.
 
-``Emulator.rate_limit("openai", rpm=600, tpm=60_000)`` makes one wire API keep to a per-minute
+``Emulator.rate_limit("openai", rpm=600, tpm=60_000)`` makes one API family keep to a per-minute
 request and token allowance. As the providers describe theirs, the allowance refills
 continuously and is enforced over short periods (OpenAI: "60,000 requests/minute may be enforced
 as 1,000 requests/second"), so a bucket holds ``burst`` seconds' worth. A request that finds too
@@ -56,7 +56,7 @@ class _Bucket:
 
 @dataclass
 class Limits:
-    """One wire API's allowance; counts what it admitted and refused (``admitted``, ``refused``)."""
+    """One API family's allowance; counts what it admitted and refused (``admitted``, ``refused``)."""
 
     rpm: float | None
     tpm: float | None
@@ -99,8 +99,8 @@ class Limits:
                 self._tokens.refill(time.monotonic())
                 self._tokens.level -= tokens
 
-    def headers(self, wire: APIFamily) -> tuple[tuple[str, str], ...]:
-        """The limits as ``wire``'s provider states them (none for Gemini and Ollama)."""
+    def headers(self, family: APIFamily) -> tuple[tuple[str, str], ...]:
+        """The limits as ``family``'s provider states them (none for Gemini and Ollama)."""
         with self._lock:
             now = time.monotonic()
             windows = []
@@ -115,13 +115,13 @@ class Limits:
                 max(0, int(bucket.level)),
                 bucket.until_full(),
             )
-            if wire == "openai":
+            if family == "openai":
                 found += [
                     (f"x-ratelimit-limit-{kind}", str(limit)),
                     (f"x-ratelimit-remaining-{kind}", str(left)),
                     (f"x-ratelimit-reset-{kind}", f"{int(reset * 1000)}ms"),
                 ]
-            elif wire == "anthropic":
+            elif family == "anthropic":
                 at = datetime.now(timezone.utc) + timedelta(seconds=reset)
                 found += [
                     (f"anthropic-ratelimit-{kind}-limit", str(limit)),
