@@ -378,3 +378,31 @@ def test_the_command_line_is_the_top_and_uses_public_faces() -> None:
         if not _in_cli(target) and any(part.startswith("_") for part in target.split(".")[2:])
     )
     assert not private, "the command line reaching into privates:\n" + "\n".join(private)
+
+
+def test_the_emulators_batch_store_and_api_base_name_no_provider() -> None:
+    """Each provider's emulator module brings its HTTP API and its batch API (issue 28): the
+    batch store (``_batches``) and the base every API stands on (``_api``) pick nothing by a
+    provider's name and import no provider's module, so a provider added to the emulator
+    changes neither. And no module of alloy imports a deprecated alias module."""
+    from alloy.providers import providers
+
+    names = {provider.name for provider in providers().values() if provider.sdk_module}
+    provider_modules = "_openai _openai_chat _openai_responses _anthropic _anthropic_clouds"
+    emulated = {
+        f"alloy.testing.emulator.{m}"
+        for m in f"{provider_modules} _gemini _ollama _bedrock".split()
+    }
+    found = []
+    for name in ("alloy.testing.emulator._batches", "alloy.testing.emulator._api"):
+        source = modules()[name].read_text(encoding="utf-8")
+        found += [f"{name} {where}" for where in provider_names_in(source, names, emulated, name)]
+    assert not found, "provider names in the emulator's shared modules:\n" + "\n".join(found)
+    deprecated = {"alloy.providers.batch_wire"}
+    for name, path in modules().items():
+        if name not in deprecated:
+            source = path.read_text(encoding="utf-8")
+            found += [
+                f"{name} {where}" for where in provider_names_in(source, set(), deprecated, name)
+            ]
+    assert not found, "modules importing a deprecated alias module:\n" + "\n".join(found)
