@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 from ...providers.offline import sample_value
 from ._call import Call, ReplyToolCall, Turn
@@ -278,30 +278,8 @@ Fault = Union[
 ]
 Item = Union[Reply, Fault]
 
-_REPLY_TYPES = (
-    ReplyText,
-    ReplyJson,
-    ReplyToolCalls,
-    ReplyRefusal,
-    ReplyMaxTokens,
-    ReplyMalformedJson,
-    ReplyEmpty,
-    ReplyAuto,
-    ReplyRaw,
-)
-_ITEM_TYPES = (
-    *_REPLY_TYPES,
-    HttpError,
-    RateLimited,
-    Overloaded,
-    Unauthorized,
-    SchemaRejected,
-    CutStream,
-    StreamError,
-    Slow,
-    Disconnect,
-    Mutated,
-)
+_REPLY_TYPES: tuple[type, ...] = get_args(Reply)
+_ITEM_TYPES: tuple[type, ...] = get_args(Item)  # the unions flatten: every reply and fault
 
 
 def reaches_model(item: Item | None) -> bool:
