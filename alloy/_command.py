@@ -65,9 +65,10 @@ _Q = ParamSpec("_Q")
 
 
 def _keywords_of(written: Callable[_Q, object]) -> Callable[[Callable[..., T]], Callable[_Q, T]]:
-    """The decorated method (an async twin) takes the parameters of ``written``, whose keywords
-    are written out once, there: type checkers and ``inspect.signature`` see them. It returns
-    what it returns itself, and reads its ``**keywords`` with :func:`_keywords`."""
+    """The decorated method (a twin: async, or streamed) takes the parameters of ``written``,
+    whose keywords are written out once, there: type checkers and ``inspect.signature`` see
+    them. It returns what it returns itself; its ``**keywords`` are what ``written`` takes
+    (filled in with :func:`_keywords` where the defaults matter)."""
 
     def twin(method: Callable[..., T]) -> Callable[_Q, T]:
         returns = inspect.signature(method).return_annotation
@@ -861,47 +862,33 @@ class _Ask:
     ) -> str:
         return self._command(tools, options)(_with_context(prompt, context))
 
-    async def acall(
-        self,
-        prompt: str,
-        *,
-        tools: Sequence[Any] | None = None,
-        context: Any = None,
-        **options: Unpack[Options],
-    ) -> str:
-        return await self._command(tools, options).acall(_with_context(prompt, context))
+    @_keywords_of(__call__)
+    async def acall(self, prompt: str, **keywords: Any) -> str:
+        command, text = self._asked(prompt, keywords)
+        return await command.acall(text)
 
-    def stream(
-        self,
-        prompt: str,
-        *,
-        tools: Sequence[Any] | None = None,
-        context: Any = None,
-        **options: Unpack[Options],
-    ) -> Iterator[str]:
-        return self._command(tools, options).stream(_with_context(prompt, context))
+    @_keywords_of(__call__)
+    def stream(self, prompt: str, **keywords: Any) -> Iterator[str]:
+        command, text = self._asked(prompt, keywords)
+        return command.stream(text)
 
-    def astream(
-        self,
-        prompt: str,
-        *,
-        tools: Sequence[Any] | None = None,
-        context: Any = None,
-        **options: Unpack[Options],
-    ) -> AsyncIterator[str]:
-        return self._command(tools, options).astream(_with_context(prompt, context))
+    @_keywords_of(__call__)
+    def astream(self, prompt: str, **keywords: Any) -> AsyncIterator[str]:
+        command, text = self._asked(prompt, keywords)
+        return command.astream(text)
 
-    def stream_async(
-        self,
-        prompt: str,
-        *,
-        tools: Sequence[Any] | None = None,
-        context: Any = None,
-        **options: Unpack[Options],
-    ) -> AsyncIterator[str]:
+    @_keywords_of(__call__)
+    def stream_async(self, prompt: str, **keywords: Any) -> AsyncIterator[str]:
         """alloy-ai's name for :meth:`astream`."""
         deprecated("ask.stream_async() is alloy-ai's name: use ask.astream()")
-        return self.astream(prompt, tools=tools, context=context, **options)
+        command, text = self._asked(prompt, keywords)
+        return command.astream(text)
+
+    def _asked(self, prompt: str, keywords: dict[str, Any]) -> tuple[Command[[str], str], str]:
+        """The command that answers a call given ``keywords`` (``tools=``, ``context=`` and the
+        options), and the prompt it is given."""
+        tools, context = keywords.pop("tools", None), keywords.pop("context", None)
+        return self._command(tools, keywords), _with_context(prompt, context)
 
 
 def _with_context(prompt: str, context: Any) -> str:
