@@ -171,7 +171,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",),
         example_models=("claude-sonnet-4-6", "claude-haiku-4-5"),
         prices=_CLAUDE_PRICES,
-        profiles=cloud.ANTHROPIC_FOUNDRY,
+        profiles=cloud.CLAUDE_ON_CLOUDS,
         genai_name="anthropic",
     ),
     _ANTHROPIC_SDK(
@@ -182,7 +182,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
         base_url_env=("ANTHROPIC_VERTEX_BASE_URL",),
         example_models=("claude-haiku-4-5@20251001", "claude-sonnet-4-6"),
         prices=_CLAUDE_PRICES,
-        profiles=cloud.ANTHROPIC_VERTEX,
+        profiles=cloud.CLAUDE_ON_CLOUDS,
         genai_name="gcp.vertex_ai",
     ),
     _ANTHROPIC_SDK(
@@ -196,7 +196,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
             "global.anthropic.claude-sonnet-4-6",
         ),
         prices=_claude_on_bedrock(),
-        profiles=cloud.ANTHROPIC_BEDROCK,
+        profiles=cloud.CLAUDE_ON_CLOUDS,
         genai_name="aws.bedrock",
     ),
     _BEDROCK_SDK(

@@ -17,14 +17,7 @@ from collections.abc import Mapping
 
 from .._profile import Profile, ToolChoice
 
-__all__ = [
-    "ANTHROPIC_BEDROCK",
-    "ANTHROPIC_FOUNDRY",
-    "ANTHROPIC_VERTEX",
-    "BEDROCK",
-    "CLAUDE_ON_CLOUDS",
-    "VERTEX",
-]
+__all__ = ["BEDROCK", "CLAUDE_ON_CLOUDS", "VERTEX"]
 
 _CLAUDE = Profile(json_object=False, strict_tools=True)
 _CLAUDE_TOOLS_ONLY = Profile(json_schema="no", json_object=False)
@@ -45,9 +38,6 @@ CLAUDE_ON_CLOUDS: Mapping[str, Profile] = {
     "": _CLAUDE,
     **dict.fromkeys(_CLAUDE_BEFORE_4_5, _CLAUDE_TOOLS_ONLY),
 }
-ANTHROPIC_BEDROCK = CLAUDE_ON_CLOUDS
-ANTHROPIC_FOUNDRY = CLAUDE_ON_CLOUDS
-ANTHROPIC_VERTEX = CLAUDE_ON_CLOUDS
 
 _ANY_OR_AUTO: frozenset[ToolChoice] = frozenset({"auto", "required", "none"})
 #: Bedrock Converse: ``toolChoice`` ``auto`` and ``any`` for every model with tool use, a named
