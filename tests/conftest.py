@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,6 +25,34 @@ def pytest_configure(config: pytest.Config) -> None:
     """The plugin's fixtures, also when alloy is not installed through its pytest11 entry point."""
     if not config.pluginmanager.has_plugin("alloy"):
         config.pluginmanager.import_plugin("alloy.testing.pytest_plugin")
+    _load_certificates_when_first_used()
+
+
+_DEFERRED = "_tests_deferred_verify_locations"
+_load_verify_locations = ssl.SSLContext.load_verify_locations
+
+
+def _load_certificates_when_first_used() -> None:
+    """Every SDK client builds a TLS context and loads the public CA bundle into it (certifi's
+    ~150 certificates, 40-80 ms a client): the suite builds thousands of clients that only ever
+    speak plain HTTP to the emulator on 127.0.0.1, and this was a fifth of the key-leak
+    matrix's time. A context loads its certificates when it is first used for TLS instead, so a
+    test that does use TLS sees them as before."""
+
+    def deferred(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.setdefault(_DEFERRED, []).append((args, kwargs))
+
+    def load_first(method: Callable[..., Any]) -> Callable[..., Any]:
+        def loaded(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> Any:
+            for pending_args, pending_kwargs in self.__dict__.pop(_DEFERRED, ()):
+                _load_verify_locations(self, *pending_args, **pending_kwargs)
+            return method(self, *args, **kwargs)
+
+        return loaded
+
+    ssl.SSLContext.load_verify_locations = deferred  # type: ignore[method-assign]
+    for name in ("wrap_socket", "wrap_bio", "get_ca_certs", "cert_store_stats"):
+        setattr(ssl.SSLContext, name, load_first(getattr(ssl.SSLContext, name)))
 
 
 @pytest.fixture(autouse=True)
