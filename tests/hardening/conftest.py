@@ -20,15 +20,16 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     # another endpoint: tests/providers/test_presets.py covers it, not every matrix again.
     if p.api_family is not None and p.default_base_url is None
 }
-#: One provider per adapter and wire code path: OpenAI's Responses and Chat, Anthropic's
-#: Messages (and, on Bedrock, its AWS event-stream framing), Gemini, Bedrock's Converse and
-#: Ollama. The other clouds (Azure, Vertex AI, Foundry, Claude on Vertex) run one of these
-#: adapters through another endpoint and credential: the suite runs a matrix once per adapter,
-#: keeps what differs for a cloud (credentials, request paths, key leaks, error mapping) in
-#: its own tests, and runs the full cross under `make fuzz`.
-ADAPTERS = frozenset(
-    {"openai", "openai-chat", "anthropic", "anthropic-bedrock", "gemini", "bedrock", "ollama"}
+#: The clouds that run another provider's adapter and wire through their own endpoint and
+#: credential (Azure: OpenAI's; Vertex AI: Gemini's; Foundry and Vertex AI: Anthropic's).
+#: Claude on Bedrock is not one: its streams come in AWS event-stream framing.
+SHARES_AN_ADAPTER = frozenset(
+    {"azure", "azure-chat", "vertex", "anthropic-foundry", "anthropic-vertex"}
 )
+#: One provider per adapter and wire code path (a new provider is one unless listed above): the
+#: suite runs a matrix once per adapter, keeps what differs for a cloud (credentials, request
+#: paths, key leaks, error mapping) in its own tests, and runs the full cross under `make fuzz`.
+ADAPTERS = frozenset(PROVIDERS) - SHARES_AN_ADAPTER
 #: The marks of a cell only the full cross runs (see ``pytest_collection_modifyitems``).
 CROSS = (pytest.mark.fuzz, pytest.mark.cross)
 
