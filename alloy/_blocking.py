@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -57,3 +57,18 @@ def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
 async def _await(awaitable: Awaitable[T]) -> T:
     """A coroutine around any awaitable (``asyncio.run`` takes coroutines only)."""
     return await awaitable
+
+
+def close(stream: Iterator[Any] | None) -> None:
+    """Close a stream (a model's, and so the SDK's) now, not when it is collected."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+async def aclose(stream: AsyncIterator[Any] | None) -> None:
+    """Async twin of :func:`close`: an async generator left open is closed only later, by
+    the event loop, when it is collected."""
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import assert_never
 
+from ._blocking import aclose as aclose
+from ._blocking import close as close
 from ._blocking import run_blocking
 from ._engine import (
     Abandoned,
@@ -312,21 +314,6 @@ async def read_async(
     for output in reader.finish(step):
         await _emit_async(tell(output), runtime)
         yield output
-
-
-def close(events: Iterator[Any] | None) -> None:
-    """Close a stream (a model's, and so the SDK's) now, not when it is collected."""
-    close = getattr(events, "close", None)
-    if close is not None:
-        close()
-
-
-async def aclose(events: AsyncIterator[Any] | None) -> None:
-    """Async twin of :func:`close`: an async generator left open is closed only later, by
-    the event loop, when it is collected."""
-    close = getattr(events, "aclose", None)
-    if close is not None:
-        await close()
 
 
 # -- what both colors share ---------------------------------------------------------------

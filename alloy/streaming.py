@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, Union, overload
 
 from typing_extensions import Self
 
+from . import _blocking
 from ._partial_json import Live, Snapshot, materialize, open_path
 from ._types import Result
 
@@ -294,9 +295,7 @@ class Stream(_Ended[R], Iterator[Y], Generic[Y, R]):
 
     def close(self) -> None:
         """Stop the stream (and the call) early."""
-        close = getattr(self._outputs, "close", None)
-        if close is not None:
-            close()
+        _blocking.close(self._outputs)
 
 
 class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
@@ -313,9 +312,7 @@ class AsyncStream(_Ended[R], AsyncIterator[Y], Generic[Y, R]):
 
     async def aclose(self) -> None:
         """Stop the stream (and the call) early."""
-        close = getattr(self._outputs, "aclose", None)
-        if close is not None:
-            await close()
+        await _blocking.aclose(self._outputs)
 
 
 class ItemStream(_Ended[list[E]], Iterator[E]):
@@ -358,9 +355,7 @@ class ItemStream(_Ended[list[E]], Iterator[E]):
 
     def close(self) -> None:
         """Stop the stream (and the call) early."""
-        close = getattr(self._pairs, "close", None)
-        if close is not None:
-            close()
+        _blocking.close(self._pairs)
 
 
 class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
@@ -397,6 +392,4 @@ class AsyncItemStream(_Ended[list[E]], AsyncIterator[E]):
 
     async def aclose(self) -> None:
         """Stop the stream (and the call) early."""
-        close = getattr(self._pairs, "aclose", None)
-        if close is not None:
-            await close()
+        await _blocking.aclose(self._pairs)
