@@ -754,54 +754,32 @@ def _check_output_tool_name(output: OutputType, tools: tuple[Tool[Any], ...]) ->
 _MISSING: Any = object()
 
 
+class _DecoratorOptions(Options, total=False):
+    """What ``@command(...)`` takes besides ``output=``: the options, tools, rails, examples."""
+
+    tools: Sequence[Any] | None
+    rails: Sequence[Any] | None
+    examples: Sequence[tuple[Any, Any]] | None
+
+
 @overload
 def command(fn: Callable[P, Awaitable[Prompt]], /) -> AsyncCommand[P, str]: ...
 @overload
 def command(fn: Callable[P, Prompt], /) -> Command[P, str]: ...
 @overload
-def command(
-    *,
-    output: type[T],
-    tools: Sequence[Any] | None = None,
-    rails: Sequence[Any] | None = None,
-    examples: Sequence[tuple[Any, Any]] | None = None,
-    **options: Unpack[Options],
-) -> _Decorator[T]: ...
+def command(*, output: type[T], **options: Unpack[_DecoratorOptions]) -> _Decorator[T]: ...
 @overload
-def command(
-    *,
-    output: None,
-    tools: Sequence[Any] | None = None,
-    rails: Sequence[Any] | None = None,
-    examples: Sequence[tuple[Any, Any]] | None = None,
-    **options: Unpack[Options],
-) -> _Decorator[None]: ...
+def command(*, output: None, **options: Unpack[_DecoratorOptions]) -> _Decorator[None]: ...
 @overload
 def command(
     *,
     output: TypeForm[T],  # Iterable[int], int | None, Literal[...]: types that are no class
-    tools: Sequence[Any] | None = None,
-    rails: Sequence[Any] | None = None,
-    examples: Sequence[tuple[Any, Any]] | None = None,
-    **options: Unpack[Options],
+    **options: Unpack[_DecoratorOptions],
 ) -> _Decorator[T]: ...
 @overload
-def command(
-    *,
-    output: Any,
-    tools: Sequence[Any] | None = None,
-    rails: Sequence[Any] | None = None,
-    examples: Sequence[tuple[Any, Any]] | None = None,
-    **options: Unpack[Options],
-) -> _Decorator[Any]: ...
+def command(*, output: Any, **options: Unpack[_DecoratorOptions]) -> _Decorator[Any]: ...
 @overload
-def command(
-    *,
-    tools: Sequence[Any] | None = None,
-    rails: Sequence[Any] | None = None,
-    examples: Sequence[tuple[Any, Any]] | None = None,
-    **options: Unpack[Options],
-) -> _Decorator[str]: ...
+def command(**options: Unpack[_DecoratorOptions]) -> _Decorator[str]: ...
 def command(
     fn: Callable[..., Any] | None = None,
     /,
