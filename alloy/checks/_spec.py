@@ -17,23 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
-from ._builtin import (
-    BugFreePython,
-    BugFreeSql,
-    EndsWith,
-    IsJson,
-    Length,
-    LowerCase,
-    OneLine,
-    ReadingTime,
-    RegexMatch,
-    TwoWords,
-    UpperCase,
-    ValidChoices,
-    ValidEmail,
-    ValidRange,
-    ValidUrl,
-)
+from ._builtin import BUILTINS, IsJson, Length, ReadingTime, ValidChoices, ValidRange
 from ._criterion import Action, Criterion
 
 
@@ -114,10 +98,7 @@ _LENGTH = _numbers(Length, ("min", True), ("max", True))
 _RANGE = _numbers(ValidRange, ("min", False), ("max", False))
 
 CRITERIA: dict[str, Factory] = {
-    "two-words": _plain(TwoWords),
-    "upper-case": _plain(UpperCase),
-    "lower-case": _plain(LowerCase),
-    "one-line": _plain(OneLine),
+    **{criterion._name: _plain(criterion) for criterion in BUILTINS},  # by their own names
     "length": _LENGTH,
     "valid-length": _LENGTH,
     "min-len": _only("min")(_LENGTH),
@@ -126,14 +107,7 @@ CRITERIA: dict[str, Factory] = {
     "min-val": _only("min")(_RANGE),
     "max-val": _only("max")(_RANGE),
     "valid-choices": _choices,
-    "regex-match": _plain(RegexMatch),
-    "valid-url": _plain(ValidUrl),
-    "valid-email": _plain(ValidEmail),
-    "ends-with": _plain(EndsWith),
-    "is-json": _plain(IsJson),
     "valid-json": _plain(IsJson),
-    "bug-free-python": _plain(BugFreePython),
-    "bug-free-sql": _plain(BugFreeSql),
     "reading-time": _numbers(ReadingTime, ("max_minutes", False), ("words_per_minute", True)),
 }
 
