@@ -84,11 +84,15 @@ def declared_profile(provider: Provider | None, model_id: str) -> Profile | None
 
 def declared_in(profiles: Mapping[str, Profile], model_id: str) -> Profile | None:
     """The profile of ``profiles``' longest prefix of ``model_id``, tried on the id as given
-    and as its family knows it; None when no prefix matches."""
+    and as its family knows it; a key ending in ``$`` matches a whole id only. None when no key
+    matches."""
     best: tuple[str, Profile] | None = None
     for candidate in dict.fromkeys((model_id, family_id(model_id))):
         for prefix, profile in profiles.items():
-            if candidate.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+            matches = (
+                candidate == prefix[:-1] if prefix.endswith("$") else candidate.startswith(prefix)
+            )
+            if matches and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, profile)
     return best[1] if best is not None else None
 
@@ -227,11 +231,14 @@ def store_probe(
     versions["latest"] = server_version or ""
     entries[key] = versions
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_suffix(target.suffix + ".tmp")
+    # A temporary file of this process's own, whose time the replaced file keeps: read after
+    # the replace, another process's save in between would be taken for this one.
+    temporary = target.with_suffix(f"{target.suffix}.{os.getpid()}.tmp")
     temporary.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
+    written = _mtime(temporary)
     temporary.replace(target)
     with _LOCK:
-        _STORES[str(target)] = _Store(_mtime(target), monotonic(), entries)
+        _STORES[str(target)] = _Store(written, monotonic(), entries)
     return target
 
 

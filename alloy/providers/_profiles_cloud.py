@@ -1,6 +1,7 @@
 """What each cloud endpoint declares it supports, by model id prefix after normalisation
 (:func:`~alloy.providers.family_id`: ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` and
-``claude-sonnet-4-5@20250929`` are both ``claude-sonnet-4-5...``); ``""`` is every other model.
+``claude-sonnet-4-5@20250929`` are both ``claude-sonnet-4-5...``); ``""`` is every other model,
+and a key ending in ``$`` is one whole id (``claude-sonnet-4$`` is Sonnet 4, not 4.5).
 Sources are in docs/providers.md, under each cloud's section.
 
 Claude's structured outputs (``output_config.format``, Converse's ``outputConfig.textFormat``)
@@ -22,14 +23,17 @@ __all__ = ["BEDROCK", "CLAUDE_ON_CLOUDS", "VERTEX"]
 _CLAUDE = Profile(json_object=False, strict_tools=True)
 _CLAUDE_TOOLS_ONLY = Profile(json_schema="no", json_object=False)
 #: Claude before 4.5: no structured outputs on any cloud (the family lookup's 4.1 has them only
-#: on Anthropic's API). ``claude-sonnet-4-2025`` is Sonnet 4's dated id, not 4.5's.
+#: on Anthropic's API). ``claude-sonnet-4-2025`` is Sonnet 4's dated id, not 4.5's, and
+#: ``claude-sonnet-4$`` its undated one (Vertex AI's ``claude-sonnet-4@20250514``, Foundry's).
 _CLAUDE_BEFORE_4_5 = (
     "claude-instant",
     "claude-2",
     "claude-3",
+    "claude-opus-4$",
     "claude-opus-4-0",
     "claude-opus-4-1",
     "claude-opus-4-2025",
+    "claude-sonnet-4$",
     "claude-sonnet-4-0",
     "claude-sonnet-4-2025",
 )

@@ -410,3 +410,29 @@ def test_every_example_model_has_a_price(provider: str) -> None:
 
     for model_id in providers()[provider].example_models:
         assert price_for(f"{provider}:{model_id}") is not None, model_id
+
+
+@pytest.mark.parametrize(
+    ("model", "native"),
+    [
+        # Vertex AI's ids carry the date after "@", Foundry's none: Sonnet 4 and Opus 4 are not
+        # 4.5 however their id ends.
+        ("anthropic-vertex:claude-sonnet-4@20250514", False),
+        ("anthropic-vertex:claude-opus-4@20250514", False),
+        ("anthropic-vertex:claude-opus-4-1@20250805", False),
+        ("anthropic-vertex:claude-sonnet-4-5@20250929", True),
+        ("anthropic-foundry:claude-sonnet-4", False),
+        ("anthropic-foundry:claude-opus-4", False),
+        ("anthropic-foundry:claude-sonnet-4-5", True),
+        ("anthropic-bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0", False),
+        ("anthropic-bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", True),
+    ],
+)
+def test_claude_before_4_5_on_a_cloud_declares_no_structured_outputs(
+    model: str, native: bool
+) -> None:
+    from alloy.providers import get_model, profile_for
+
+    profile = profile_for(get_model(model))
+    assert (profile.json_schema == "strict") is native and profile.strict_tools is native
+    assert profile.source == "declared"
