@@ -182,7 +182,10 @@ def build(request: Request, model_id: str, capabilities: Profile) -> dict[str, A
             spec.name, OUTPUT_TOOL_DESCRIPTION, spec.schema, spec.strict, spec.dialect_schema
         )
         tools.append(tool_spec(output_tool, strict_ok))
-        choice = {"any": {}} if request.tools else {"tool": {"name": spec.name}}
+        # ``any`` with the output tool alone forces it too, and every model with tool use
+        # takes it; a named ``tool`` is documented for Claude and Nova only.
+        named = not request.tools and "named" in capabilities.tool_choice
+        choice = {"tool": {"name": spec.name}} if named else {"any": {}}
     if request.tools and request.tool_choice is not None:
         forced = request.tool_choice
         choice = {"any": {}} if forced == "required" else {"tool": {"name": forced}}

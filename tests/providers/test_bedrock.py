@@ -203,6 +203,16 @@ def test_tool_mode_forces_the_output_tool() -> None:
     assert "strict" not in config["tools"][0]["toolSpec"]  # Nova has no strict tools
 
 
+def test_tool_mode_on_a_model_without_named_tool_choice_forces_the_output_tool_with_any() -> None:
+    # Converse documents a named toolChoice for Claude and Nova only; with the output tool
+    # alone, ``any`` forces it.
+    llama = "meta.llama3-3-70b-instruct-v1:0"
+    spec = OutputSpec("Capital", SCHEMA, mode="tool")
+    body = body_for(request(user("hi"), output=spec, model=llama), llama)
+    assert body["toolConfig"]["toolChoice"] == {"any": {}}
+    assert [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]] == ["Capital"]
+
+
 def test_tool_mode_with_the_commands_tools_asks_for_any_tool() -> None:
     spec = OutputSpec("Capital", SCHEMA, mode="tool")
     body = body_for(request(user("hi"), output=spec, tools=(WEATHER_TOOL,)))
