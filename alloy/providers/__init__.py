@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 from .._profile import ENFORCEMENTS, Profile, forget_observed
 from ..errors import ConfigurationError
 from ._builtin import BUILTIN_PROVIDERS
-from ._descriptor import BatchAPIFactory, BatchWireFactory, Dialect, ModelFactory, Provider
+from ._descriptor import BatchAPIFactory, Dialect, ModelFactory, Provider
 from ._presets import PRESETS
 from ._price import Price
 from ._profiles import (
@@ -92,7 +93,8 @@ def register_provider(
     api_family: str | None = None,
     genai_name: str | None = None,
     profiles: Mapping[str, Profile] | None = None,
-    **renamed: Any,
+    wire: str | None = None,
+    batch_wire: BatchAPIFactory | str | None = None,
 ) -> Provider:
     """Add (or replace) a provider, given as a :class:`Provider` or as its fields.
 
@@ -100,31 +102,40 @@ def register_provider(
     ``wire=`` and ``batch_wire=``, the old spellings of ``api_family=`` and ``batch_api=``,
     still work, with a DeprecationWarning.
     """
+    for old, new, value in (("wire", "api_family", wire), ("batch_wire", "batch_api", batch_wire)):
+        if value is not None:
+            warnings.warn(
+                f"register_provider({old}=...) is now register_provider({new}=...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+    fields: dict[str, Any] = {
+        "extra": extra,
+        "sdk_module": sdk_module,
+        "needs_model_id": needs_model_id,
+        "prefixes": prefixes,
+        "key_env": key_env,
+        "base_url_env": base_url_env,
+        "dialect": dialect,
+        "batch_api": batch_api if batch_api is not None else batch_wire,
+        "example_models": example_models,
+        "prices": prices or {},
+        "api_family": api_family if api_family is not None else wire,
+        "genai_name": genai_name,
+        "profiles": profiles or {},
+    }
     if isinstance(name, Provider):
-        if factory is not None:
-            raise TypeError("register_provider(Provider(...)) takes no other arguments")
+        given = sorted(field for field, value in fields.items() if value)
+        if factory is not None or given:
+            raise TypeError(
+                "register_provider(Provider(...)) takes no other arguments, "
+                f"not {', '.join(['factory'] * (factory is not None) + given)}"
+            )
         provider = name
     elif factory is None:
         raise TypeError(f"register_provider({name!r}) needs a factory")
     else:
-        provider = Provider(
-            name,
-            factory,
-            extra=extra,
-            sdk_module=sdk_module,
-            needs_model_id=needs_model_id,
-            prefixes=prefixes,
-            key_env=key_env,
-            base_url_env=base_url_env,
-            dialect=dialect,
-            batch_api=batch_api,
-            example_models=example_models,
-            prices=prices or {},
-            api_family=api_family,
-            genai_name=genai_name,
-            profiles=profiles or {},
-            **renamed,
-        )
+        provider = Provider(name, factory, **fields)
     _REGISTRY[provider.name] = provider
     clear_model_cache()
     return provider
@@ -239,7 +250,7 @@ def get_model(
             cached = provider.load_factory()(model_id, api_key=api_key, base_url=base_url)
             _name_for(cached, provider_name)
             if missing_key is not None:
-                _lacks_key(cached, missing_key)
+                _lacks_key(cached, missing_key, provider.key_env)
             _MODELS[key] = cached
             while len(_MODELS) > limit:
                 evicted.append(_MODELS.popitem(last=False)[1])
@@ -324,12 +335,13 @@ def _missing_key(provider: Provider, api_key: str | None) -> str | None:
     )
 
 
-def _lacks_key(model: Model, message: str) -> None:
-    """Make the model refuse to build a client, so its first call fails before any request."""
+def _lacks_key(model: Model, message: str, key_env: tuple[str, ...]) -> None:
+    """Make the model refuse to build a client until one of ``key_env`` is set, so its first
+    call without a key fails before any request."""
     from ._base import SDKModel
 
     if isinstance(model, SDKModel):
-        model.missing_key = message
+        model.missing_key, model.missing_key_env = message, key_env
 
 
 def _name_for(model: Model, provider_name: str) -> None:
@@ -355,7 +367,6 @@ __all__ = [
     "ENFORCEMENTS",
     "PROFILE_STORE_ENV",
     "BatchAPIFactory",
-    "BatchWireFactory",
     "Dialect",
     "ModelFactory",
     "Price",
@@ -376,3 +387,9 @@ __all__ = [
     "split_model",
     "store_probe",
 ]
+
+def __getattr__(name: str) -> Any:
+    """Old spellings, with a DeprecationWarning (docs/migrating.md)."""
+    from .._renamed import renamed
+
+    return renamed(__name__, {"BatchWireFactory": "BatchAPIFactory"}, globals())(name)

@@ -218,6 +218,9 @@ class SDKModel:
     #: ConfigurationError when its first client is built, before any request, so the model
     #: can still be named and inspected without it (set by the registry).
     missing_key: str | None = None
+    #: The variables that would give it one (a preset's own, ``GROQ_API_KEY``...): read again
+    #: whenever a client is to be built, so a key set after the model was made is taken.
+    missing_key_env: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -399,7 +402,11 @@ class SDKModel:
     def new_client(self, make: Callable[[], Any]) -> Any:
         """Build a client through ``make``, learning every key it may send for redaction."""
         if self.missing_key is not None:
-            raise ConfigurationError(self.missing_key)
+            key = next(filter(None, map(os.environ.get, self.missing_key_env)), None)
+            if key is None:
+                raise ConfigurationError(self.missing_key)
+            self._api_key, self.missing_key = SecretStr(key), None
+            self.redact.add(key)
         self.redact.add(*(os.environ.get(name) for name in self.key_env))
         client = self.call(make)
         self.redact.add(*self.client_keys(client))

@@ -155,6 +155,18 @@ def test_a_hosted_preset_without_its_key_fails_before_any_request(
     assert "a-key-given-as-an-option" in emu.last_request("openai").headers["authorization"]
 
 
+def test_a_key_set_after_the_missing_key_error_is_taken_by_the_same_command(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GROQ_API_KEY")
+    command = typed("groq:openai/gpt-oss-120b")
+    with pytest.raises(ConfigurationError, match="GROQ_API_KEY"):
+        command.run("Bern")
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-set-after-the-error-0123456789")
+    assert isinstance(command.run("Bern").value, City)
+    assert "gsk-set-after-the-error" in emu.last_request("openai").headers["authorization"]
+
+
 @pytest.mark.parametrize("name", LOCAL)
 def test_a_local_server_preset_works_without_a_key(
     name: str, emu: Emulator, monkeypatch: pytest.MonkeyPatch
