@@ -29,14 +29,12 @@ if TYPE_CHECKING:
     from .._model import Model
     from .batch_api import BatchAPI
 
-__all__ = ["BatchAPIFactory", "BatchWireFactory", "Dialect", "ModelFactory", "Provider"]
+__all__ = ["BatchAPIFactory", "Dialect", "ModelFactory", "Provider"]
 
 #: ``factory(model_id, api_key=..., base_url=...)`` returns a Model.
 ModelFactory = Callable[..., "Model"]
 #: ``batch_api(model)`` returns the provider's batch API for a model its factory built.
 BatchAPIFactory = Callable[[Any], "BatchAPI"]
-#: The name ``BatchAPIFactory`` had (kept for code that annotates with it).
-BatchWireFactory = BatchAPIFactory
 
 
 @dataclass(frozen=True)

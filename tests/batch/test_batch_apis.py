@@ -102,9 +102,17 @@ def test_the_names_wire_had_still_work_with_a_warning() -> None:
     assert old.Wire is BatchAPI
 
     factory = "alloy.providers.openai_chat:create"
-    with pytest.warns(DeprecationWarning, match=r"Provider\.wire is now Provider\.api_family"):
+    with pytest.warns(DeprecationWarning, match=r"register_provider\(wire=\.\.\.\) is now") as seen:
         provider = register_provider("acme-old", factory, wire="openai", batch_wire=None)
     assert provider.api_family == "openai" and provider.batch_api is None
+    assert seen[0].filename == __file__  # the caller's line, which default filters show
+    with (
+        pytest.raises(TypeError, match="takes no other arguments, not api_family"),
+        pytest.warns(DeprecationWarning),
+    ):
+        register_provider(provider, wire="openai")
+    with pytest.warns(DeprecationWarning, match="BatchWireFactory is now BatchAPIFactory"):
+        from alloy.providers import BatchWireFactory  # noqa: F401
     with pytest.warns(DeprecationWarning, match=r"Provider\.batch_wire is now"):
         assert provider.batch_wire is None
     with pytest.warns(DeprecationWarning, match=r"Provider\.wire is now"):
