@@ -87,8 +87,8 @@ class BatchRun(Run):
         given = 0
         try:
             api = batch_api_for(unwrapped(setup.prepared.runtime.model))
-            b = _Batching(setup, api, checkpoint)
-            pending, held = b.pending, b.held
+            batching = _Batching(setup, api, checkpoint)
+            pending, held = batching.pending, batching.held
             self._note(setup, checkpoint)
             if self.spec.tools:
                 raise ConfigurationError(
@@ -113,11 +113,11 @@ class BatchRun(Run):
                 given += 1
                 await self._hand_out(row, setup)
                 yield row
-            await self._recover(b)
-            await self._submit(b)
+            await self._recover(batching)
+            await self._submit(batching)
             rounds = 0
             while pending:
-                finished = await self._collect(b)
+                finished = await self._collect(batching)
                 for row in self._release(held, given, settings.as_completed):
                     given += 1
                     await self._hand_out(row, setup)
@@ -126,7 +126,7 @@ class BatchRun(Run):
                     break
                 if self._all_read(checkpoint):  # what is left, its batches did not answer
                     rounds += 1
-                    await self._retry(b, rounds)
+                    await self._retry(batching, rounds)
                     continue
                 if not finished:
                     await asyncio.sleep(settings.poll_interval)
@@ -162,7 +162,7 @@ class BatchRun(Run):
         left: Counter[str] = Counter()
         try:
             api = batch_api_for(unwrapped(setup.prepared.runtime.model))
-            b = _Batching(setup, api, checkpoint)
+            batching = _Batching(setup, api, checkpoint)
             for tag, _, _, job, state, requests, intended in checkpoint.batches():
                 keys = checkpoint.unfinished(tag)
                 if not keys:
@@ -180,7 +180,7 @@ class BatchRun(Run):
                     continue
                 outcomes = dict(await asyncio.to_thread(_read_all, api, job))
                 for key in keys:
-                    row = await self._read_one(b, key, outcomes.get(key))
+                    row = await self._read_one(batching, key, outcomes.get(key))
                     if isinstance(row, str):
                         left[row] += 1
                     else:
@@ -189,9 +189,11 @@ class BatchRun(Run):
             self._close(setup)
         return left
 
-    async def _read_one(self, b: _Batching, key: str, outcome: Outcome | None) -> Row[Any] | str:
+    async def _read_one(
+        self, batching: _Batching, key: str, outcome: Outcome | None
+    ) -> Row[Any] | str:
         """The row of ``key`` with its batch answer read, or why it needs the run."""
-        setup, stored = b.setup, b.checkpoint.batch_input(key)
+        setup, stored = batching.setup, batching.checkpoint.batch_input(key)
         if stored is None:
             return "its inputs are not in the checkpoint"
         if outcome is None or isinstance(outcome, Missed):
@@ -210,7 +212,7 @@ class BatchRun(Run):
             return "its call stopped before it read the answer"
         if not isinstance(first, CallModel):
             return "its call stopped before it read the answer"
-        reply = _reply(b.api, outcome, first.request)
+        reply = _reply(batching.api, outcome, first.request)
         if reply is None:
             call.engine.close()
             return "its answer needs a call online"
@@ -228,14 +230,19 @@ class BatchRun(Run):
     # -- submitting --
     async def _submit(
         self,
-        b: _Batching,
+        batching: _Batching,
         keys: list[str] | None = None,
         round_: int = 0,
         given_tag: str | None = None,
     ) -> None:
         """Send the rows of ``keys`` (by default every pending row not yet in a batch);
         ``given_tag`` names the one batch they go in (intended before, never submitted)."""
-        setup, api, pending, checkpoint = b.setup, b.api, b.pending, b.checkpoint
+        setup, api, pending, checkpoint = (
+            batching.setup,
+            batching.api,
+            batching.pending,
+            batching.checkpoint,
+        )
         if keys is None:
             keys = [key for key in pending if checkpoint.batch_of(key) is None]
         requests: list[tuple[str, dict[str, Any]]] = []
@@ -243,7 +250,9 @@ class BatchRun(Run):
             request = await self._first_request(setup, pending[key])
             if isinstance(request, BaseException):
                 rows = pending.pop(key)
-                self._finish(b, key, rows, Failed(rows.indices[0], key, rows.items[0], request))
+                self._finish(
+                    batching, key, rows, Failed(rows.indices[0], key, rows.items[0], request)
+                )
                 continue
             requests.append((key, api.model.build(request, stream=False)))
         chunks = [requests] if given_tag is not None else list(_chunks(requests, api))
@@ -284,19 +293,19 @@ class BatchRun(Run):
             )
         return rows.indices[0], json.dumps(arguments, ensure_ascii=True)
 
-    async def _recover(self, b: _Batching) -> None:
+    async def _recover(self, batching: _Batching) -> None:
         """Batches an earlier process meant to submit but did not record as submitted: the
         provider has the job (it died after submitting) or it does not (before)."""
-        checkpoint = b.checkpoint
+        checkpoint = batching.checkpoint
         for tag, _, _, job, _, requests, intended in checkpoint.batches():
             if job is not None:
                 continue
-            found = await asyncio.to_thread(b.api.find, tag, requests, intended - 5)
+            found = await asyncio.to_thread(batching.api.find, tag, requests, intended - 5)
             if found is not None:
                 checkpoint.submitted(tag, found)
                 continue
-            keys = [key for key in b.pending if checkpoint.batch_of(key) == tag]
-            await self._submit(b, keys, given_tag=tag)
+            keys = [key for key in batching.pending if checkpoint.batch_of(key) == tag]
+            await self._submit(batching, keys, given_tag=tag)
 
     async def _first_request(self, setup: _Setup, rows: _Pending) -> Request | BaseException:
         """The row's first model request, made by its call as the online call would make it
@@ -318,9 +327,9 @@ class BatchRun(Run):
         return CommandError("the call ended without asking the model", command=self.spec.name)
 
     # -- collecting --
-    async def _collect(self, b: _Batching) -> int:
+    async def _collect(self, batching: _Batching) -> int:
         """Poll every job not yet read; read the ended ones. Returns how many were read now."""
-        setup, api, checkpoint = b.setup, b.api, b.checkpoint
+        setup, api, checkpoint = batching.setup, batching.api, batching.checkpoint
         read = 0
         for tag, _, _, job, state, _, _ in checkpoint.batches():
             if state == "read" or job is None:
@@ -344,17 +353,17 @@ class BatchRun(Run):
                         counts=dict(status.counts),
                     ),
                 )
-            await self._read(b, tag, outcomes, status.detail)
+            await self._read(batching, tag, outcomes, status.detail)
             checkpoint.batch_state(tag, "read")
             read += 1
         self._show(setup, checkpoint)
         return read
 
     async def _read(
-        self, b: _Batching, tag: str, outcomes: dict[str, Outcome], detail: str
+        self, batching: _Batching, tag: str, outcomes: dict[str, Outcome], detail: str
     ) -> None:
         """Give each answer to its rows' engine; rows the batch did not answer wait for a retry."""
-        keys = [key for key in b.pending if b.checkpoint.batch_of(key) == tag]
+        keys = [key for key in batching.pending if batching.checkpoint.batch_of(key) == tag]
         gate = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(key: str) -> None:
@@ -364,12 +373,14 @@ class BatchRun(Run):
             if isinstance(outcome, Missed):
                 return  # left pending: it is retried once every batch has been read
             async with gate:
-                rows = b.pending.pop(key)
-                self._finish(b, key, rows, await self._answer(b, key, rows, outcome))
+                rows = batching.pending.pop(key)
+                self._finish(batching, key, rows, await self._answer(batching, key, rows, outcome))
 
         await asyncio.gather(*(one(key) for key in keys))
 
-    async def _answer(self, b: _Batching, key: str, rows: _Pending, outcome: Outcome) -> Row[Any]:
+    async def _answer(
+        self, batching: _Batching, key: str, rows: _Pending, outcome: Outcome
+    ) -> Row[Any]:
         """The row's call, with the batch's answer as the reply to its first request: a fresh
         call of the row is stepped to that request and sent the answer, and goes on as online
         (a re-ask or a tool round asks the model). An answer the adapter cannot read is asked
@@ -377,12 +388,12 @@ class BatchRun(Run):
         answered: list[Response] = []
 
         async def call() -> Result[Any]:
-            started = await b.setup.prepared.abegin(rows.args, dict(rows.kwargs))
+            started = await batching.setup.prepared.abegin(rows.args, dict(rows.kwargs))
             first = await started.astep()
             if not isinstance(first, CallModel):
                 assert isinstance(first, Result)
                 return first
-            reply = _reply(b.api, outcome, first.request)
+            reply = _reply(batching.api, outcome, first.request)
             if reply is None:
                 return await started.arun(await started.aask(first))
             answered.append(reply)
@@ -402,35 +413,35 @@ class BatchRun(Run):
                 row = replace(row, cost=row.cost - full * (1 - BATCH_PRICE))
         return row
 
-    async def _retry(self, b: _Batching, round_: int) -> None:
+    async def _retry(self, batching: _Batching, round_: int) -> None:
         """Rows their batch did not answer: online, or in a follow-up batch while rounds last."""
-        keys = list(b.pending)
+        keys = list(batching.pending)
         if self.settings.batch_retry == "batch" and round_ <= self.settings.batch_rounds:
-            await self._submit(b, keys, round_)
+            await self._submit(batching, keys, round_)
             return
         gate = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(key: str) -> None:
             async with gate:
-                rows = b.pending.pop(key)
-                call = b.setup.prepared.arun(rows.args, dict(rows.kwargs))
+                rows = batching.pending.pop(key)
+                call = batching.setup.prepared.arun(rows.args, dict(rows.kwargs))
                 self._finish(
-                    b, key, rows, await self._call(rows.indices[0], rows.items[0], key, call)
+                    batching, key, rows, await self._call(rows.indices[0], rows.items[0], key, call)
                 )
 
         await asyncio.gather(*(one(key) for key in keys))
 
     # -- rows --
-    def _finish(self, b: _Batching, key: str, rows: _Pending, row: Row[Any]) -> None:
+    def _finish(self, batching: _Batching, key: str, rows: _Pending, row: Row[Any]) -> None:
         """Record a key's row, and hold a record for each of its places in the input."""
-        _record(b.checkpoint, key, rows.indices[0], row, b.setup.reader)
+        _record(batching.checkpoint, key, rows.indices[0], row, batching.setup.reader)
         for position, (index, item) in enumerate(zip(rows.indices, rows.items, strict=True)):
             shared = replace(row, index=index, input=item)
             if position:  # one call answered every row of the key: count its cost once
                 shared = replace(
                     shared, usage=type(row.usage)(), cost=0.0 if row.cost is not None else None
                 )
-            b.held[index] = shared
+            batching.held[index] = shared
 
     def _all_read(self, checkpoint: Checkpoint) -> bool:
         return all(state == "read" for _, _, _, _, state, _, _ in checkpoint.batches())

@@ -224,7 +224,7 @@ class Groq(Persona):
     }
 
     def refusal(self, call: Call, incoming: Incoming) -> PersonaRefusal | None:
-        if not call.schema is not None:
+        if call.schema is None:
             return None
         if call.stream:
             return PersonaRefusal("response_format` does not support streaming")
