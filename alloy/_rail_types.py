@@ -13,8 +13,10 @@ values (text, the value, the ``ToolCall``), as :mod:`alloy.rails` describes.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from time import perf_counter
 from typing import Any, Literal, Union
 
 from typing_extensions import assert_never
@@ -26,6 +28,12 @@ from ._types import Media, Part, Text, ToolCall, ToolResult
 from .errors import ConfigurationError
 
 RailKind = Literal["input", "output", "tool"]
+
+#: How long an unmarked synchronous rail may hold the event loop before alloy says it should be
+#: marked blocking (asyncio's own debug threshold for a slow callback).
+SLOW_RAIL_SECONDS = 0.1
+_warned_slow: set[str] = set()
+logger = logging.getLogger("alloy")
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,18 @@ class Rail:
             # to_thread copies the context, so the call's Context (deps=) reaches the rail.
             outcome = await asyncio.to_thread(self._call, fn, args)
         else:
+            started = perf_counter()
             outcome = self._call(fn, args)
+            held = perf_counter() - started
+            if held > SLOW_RAIL_SECONDS and self.name not in _warned_slow:
+                _warned_slow.add(self.name)
+                logger.warning(
+                    "rail %r held the event loop for %.0f ms; if it waits on I/O, mark it "
+                    "blocking=True (e.g. @input_rail(blocking=True)) so async calls and alloy "
+                    "serve run it in a worker thread",
+                    self.name,
+                    held * 1000,
+                )
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return self._interpret(subject, outcome)

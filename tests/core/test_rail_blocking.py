@@ -192,3 +192,31 @@ def test_a_rail_s_signature_is_read_once_not_per_call(monkeypatch: pytest.Monkey
         assert echo([screen])("hi") == "ok"
         assert asyncio.run(echo([screen]).acall("hi")) == "ok"
     assert screen.fn not in read
+
+
+def test_an_unmarked_rail_that_holds_the_loop_is_named_once_with_the_fix(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A synchronous rail that waits on I/O but is not marked blocking stalls every call the
+    loop serves: alloy cannot know beforehand, so it says so the first time one does."""
+    import time
+
+    @input_rail(name="waits-on-io-unmarked")
+    def waits(text: str) -> None:
+        time.sleep(0.15)  # longer than SLOW_RAIL_SECONDS (0.1 s), however fast the machine
+
+    @input_rail(name="waits-on-io-marked", blocking=True)
+    def marked(text: str) -> None:
+        time.sleep(0.15)
+
+    async def main() -> None:
+        with override_model(script("ok", "ok")):
+            talk = echo([waits, marked])
+            await talk.acall("hi")
+            await talk.acall("hi again")
+
+    with caplog.at_level("WARNING", logger="alloy"):
+        asyncio.run(main())
+    slow = [r.getMessage() for r in caplog.records if "held the event loop" in r.getMessage()]
+    assert len(slow) == 1
+    assert "'waits-on-io-unmarked'" in slow[0] and "blocking=True" in slow[0]
