@@ -381,13 +381,11 @@ class Command(Generic[P, R]):
         ``scorers`` overrides the type-derived scorer per JSON path, ``seed`` makes every
         interval reproducible, ``settings`` (an :class:`alloy.rows.Settings`) tunes the runs
         further. Returns an :class:`alloy.eval.Report`; see the "Evaluating" guide."""
+        given = locals()  # the options, before anything else is named here
         from .eval import evaluate  # the eval machinery loads only when an eval is run
 
-        return evaluate(
-            self, cases, models=models, repeats=repeats, mode=mode, cache=cache,
-            checkpoint=checkpoint, scorers=scorers, concurrency=concurrency, seed=seed,
-            settings=settings,
-        )  # fmt: skip
+        options = {name: given[name] for name in _keyword_defaults(Command.eval)}
+        return evaluate(self, cases, **options)
 
     @_keywords_of(eval)
     async def aeval(self, cases: Any, **keywords: Any) -> Report:
