@@ -348,11 +348,14 @@ def _name_for(model: Model, provider_name: str) -> None:
     """Name a model after the provider it was asked of, when that provider borrowed an adapter.
 
     ``acme:llama`` served by the Chat Completions adapter would otherwise be called
-    ``openai-chat:llama`` in results, errors and price lookups.
+    ``openai-chat:llama`` in results, errors and price lookups, and its errors would name
+    ``openai-chat`` as the provider that failed.
     """
     adapter, sep, model_id = model.name.partition(":")
     if sep and adapter != provider_name and adapter in _REGISTRY:
         model.name = f"{provider_name}:{model_id}"
+        if hasattr(model, "provider"):
+            model.provider = provider_name
 
 
 def _digest(secret: str | None) -> str | None:
