@@ -391,6 +391,7 @@ __all__ = [
     "store_probe",
 ]
 
+
 def __getattr__(name: str) -> Any:
     """Old spellings, with a DeprecationWarning (docs/migrating.md)."""
     from .._renamed import renamed

@@ -58,7 +58,12 @@ def test_every_builtin_provider_is_described() -> None:
     for provider in described.values():
         assert isinstance(provider, Provider)
         if provider.sdk_module is not None:
-            assert provider.extra and provider.key_env and provider.base_url_env and provider.api_family
+            assert (
+                provider.extra
+                and provider.key_env
+                and provider.base_url_env
+                and provider.api_family
+            )
             assert provider.dialect and provider.example_models
             # An Azure deployment has no fixed model, so no price until set_price names it.
             assert provider.prices or provider.name.startswith("azure")
