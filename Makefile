@@ -57,15 +57,13 @@ chromium:
 	    $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; }
 
 ## pytest under coverage, in four workers (pytest-xdist: the suite waits on sockets and
-## subprocesses as much as it computes, so four keep two cores busy). Files go to the workers
-## in collection order, which puts the slowest first (tests/conftest.py SLOWEST_FILES), not
-## xdist's default of the most tests first, which left a slow file of four tests for last. Coverage starts before
+## subprocesses as much as it computes, so four keep two cores busy). Coverage starts before
 ## pytest and in every process it starts, so alloy's import-time lines count; the gate covers
 ## providers/ too, and pytest's own summary line is repeated last.
 PYTEST_WORKERS ?= 4
 unit: $(STAMP_DEV) redis-server chromium
 	rm -f .coverage .coverage.*
-	$(BIN)/python -m coverage run -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder 2>&1 | tee $(VENV)/pytest.log
+	$(BIN)/python -m coverage run -m pytest -n $(PYTEST_WORKERS) --dist loadfile 2>&1 | tee $(VENV)/pytest.log
 	$(BIN)/python -m coverage combine -q
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log

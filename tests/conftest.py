@@ -167,30 +167,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: The files that take longest, longest first (summed test seconds of a whole run under
-#: coverage; Ray's cluster first, as it is slowest on a busy machine). The Makefile runs xdist
-#: with ``--dist loadfile --no-loadscope-reorder``, so the workers take files in collection
-#: order: a long file collected last runs alone while the other workers wait, as
-#: tests/scale/test_ray.py did, for minutes, on a busy machine. Taken first, the long files
-#: run beside everything else.
+#: The files that take longest, longest first (summed test seconds of a whole run). Under
+#: ``--dist loadfile`` the workers take files in collection order, so a long file collected last
+#: runs alone while the other workers wait: tests/scale/test_ray.py did, for minutes, on a busy
+#: machine. Taken first, the long files run beside everything else.
 SLOWEST_FILES = (
-    "tests/scale/test_ray.py",
     "tests/streaming/test_transports.py",
+    "tests/hardening/test_resources.py",
     "tests/hardening/test_faults.py",
     "tests/hardening/test_key_leaks.py",
-    "tests/hardening/test_resources.py",
-    "tests/formats/test_parser_growth.py",
-    "tests/docs/test_docs.py",
-    "tests/hardening/test_reply_fuzz.py",
+    "tests/scale/test_ray.py",
     "tests/core/test_fallbacks_through_sdks.py",
     "tests/rows/test_pacing.py",
-    "tests/batch/test_batch_mode.py",
+    "tests/hardening/test_reply_fuzz.py",
+    "tests/docs/test_docs.py",
+    "tests/formats/test_parser_growth.py",
     "tests/serve/test_process.py",
-    "tests/bench/test_bench_smoke.py",
-    "tests/streaming/test_growth.py",
-    "tests/interop/test_python_clients.py",
-    "tests/rows/test_map_cli.py",
-    "tests/core/test_conversations.py",
     "tests/serve/test_playground.py",
 )
 
