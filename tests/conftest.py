@@ -167,33 +167,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: The files that take longest, longest first (summed test seconds of a whole run). Under
-#: ``--dist loadfile`` the workers take files in collection order, so a long file collected last
-#: runs alone while the other workers wait: tests/scale/test_ray.py did, for minutes, on a busy
-#: machine. Taken first, the long files run beside everything else.
-SLOWEST_FILES = (
-    "tests/streaming/test_transports.py",
-    "tests/hardening/test_resources.py",
-    "tests/hardening/test_faults.py",
-    "tests/hardening/test_key_leaks.py",
-    "tests/scale/test_ray.py",
-    "tests/core/test_fallbacks_through_sdks.py",
-    "tests/rows/test_pacing.py",
-    "tests/hardening/test_reply_fuzz.py",
-    "tests/docs/test_docs.py",
-    "tests/formats/test_parser_growth.py",
-    "tests/serve/test_process.py",
-    "tests/serve/test_playground.py",
-)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slowest files first (:data:`SLOWEST_FILES`; the rest keep their order). Cells marked
-    ``cross`` (a matrix run again on a provider sharing another's adapter, or a large count)
-    run only under ``make fuzz`` (``--fuzz-scale`` above 1): the suite keeps the one cell per
-    adapter, or the small honest count, that proves the same claim."""
-    rank = {path: index for index, path in enumerate(SLOWEST_FILES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+    """Cells marked ``cross`` (a matrix run again on a provider sharing another's adapter, or a
+    large count) run only under ``make fuzz`` (``--fuzz-scale`` above 1): the suite keeps the
+    one cell per adapter, or the small honest count, that proves the same claim."""
     if int(config.getoption("--fuzz-scale")) > 1:
         return
     crossed = [item for item in items if item.get_closest_marker("cross")]
