@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit bench fuzz docs clean redis-server chromium interop
+.PHONY: run test lint typecheck unit coverage bench fuzz docs clean redis-server chromium interop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,14 +56,20 @@ chromium:
 	    $$sudo apt-get update -qq >/dev/null && \
 	    $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; }
 
-## pytest under coverage, in four workers (pytest-xdist: the suite waits on sockets and
-## subprocesses as much as it computes, so four keep two cores busy). Coverage starts before
+## pytest in four workers (pytest-xdist: the suite waits on sockets and subprocesses as much as
+## it computes, so four keep two cores busy).
+PYTEST_WORKERS ?= 4
+PYTEST := -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+unit: $(STAMP_DEV) redis-server chromium
+	$(BIN)/python $(PYTEST)
+
+## The suite again under coverage, with its gate (CI runs it after `make test`; tracing every
+## line costs a fifth more CPU, so the everyday command leaves it out). Coverage starts before
 ## pytest and in every process it starts, so alloy's import-time lines count; the gate covers
 ## providers/ too, and pytest's own summary line is repeated last.
-PYTEST_WORKERS ?= 4
-unit: $(STAMP_DEV) redis-server chromium
+coverage: $(STAMP_DEV) redis-server chromium
 	rm -f .coverage .coverage.*
-	$(BIN)/python -m coverage run -m pytest -n $(PYTEST_WORKERS) --dist loadfile 2>&1 | tee $(VENV)/pytest.log
+	$(BIN)/python -m coverage run $(PYTEST) 2>&1 | tee $(VENV)/pytest.log
 	$(BIN)/python -m coverage combine -q
 	$(BIN)/python -m coverage report --fail-under=90
 	@tail -n 1 $(VENV)/pytest.log
@@ -102,4 +108,4 @@ docs: $(STAMP_DEV)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site $(INTEROP)/js/node_modules $(INTEROP_VENV)
+	rm -rf $(VENV) .coverage .coverage.* .pytest_cache .mypy_cache .ruff_cache site $(INTEROP)/js/node_modules $(INTEROP_VENV)
