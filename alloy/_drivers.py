@@ -218,13 +218,6 @@ def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:
     return result
 
 
-async def run_async(engine: Engine, runtime: Runtime) -> Result[Any]:
-    """A whole call, on the running event loop."""
-    result = await drive_async(engine, runtime)
-    assert isinstance(result, Result)
-    return result
-
-
 # -- streamed calls -----------------------------------------------------------------------
 
 
