@@ -12,15 +12,20 @@ from typing import Any
 
 
 def renamed(
-    module: str, names: Mapping[str, str], namespace: Mapping[str, Any]
+    module: str,
+    names: Mapping[str, str],
+    namespace: Mapping[str, Any],
+    why: Callable[[str], str] | None = None,
 ) -> Callable[[str], Any]:
-    """A module ``__getattr__`` that gives ``namespace[new]`` for each old name, warning."""
+    """A module ``__getattr__`` that gives ``namespace[new]`` for each old name, warning (with
+    ``why(new)`` after the new name, when given)."""
 
     def __getattr__(name: str) -> Any:
         new = names.get(name)
         if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warnings.warn(f"{module}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+        reason = f": {why(new)}" if why is not None else ""
+        warnings.warn(f"{module}.{name} is now {new}{reason}", DeprecationWarning, stacklevel=2)
         return namespace[new]
 
     return __getattr__

@@ -34,9 +34,7 @@ and error envelope, and its :class:`EmulatedBatchAPI` if it has one), passed as
 ``Emulator(apis=[...])``; docs/adding-a-provider.md walks through it.
 """
 
-import warnings
-from typing import Any
-
+from ..._renamed import renamed
 from ._api import BadRequest, EmulatedAPI, Failure
 from ._batches import BatchJob, BatchStore, EmulatedBatchAPI
 from ._call import Call, ReceivedToolResult, ReplyToolCall, ToolDef, Turn
@@ -91,21 +89,13 @@ _RENAMED = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module 'alloy.testing.emulator' has no attribute {name!r}")
-    why = (
-        "the name says what it is: the family of HTTP APIs a provider speaks"
-        if new == "APIFamily"
-        else "the emulator's names no longer shadow alloy's own types"
-    )
-    warnings.warn(
-        f"alloy.testing.emulator.{name} is now {new}: {why}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return globals()[new]
+def _why(new: str) -> str:
+    if new == "APIFamily":
+        return "the name says what it is: the family of HTTP APIs a provider speaks"
+    return "the emulator's names no longer shadow alloy's own types"
+
+
+__getattr__ = renamed(__name__, _RENAMED, globals(), _why)
 
 
 __all__ = [
