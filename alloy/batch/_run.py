@@ -338,7 +338,7 @@ class BatchRun(Run):
             if status.state == "running":
                 continue
             outcomes: dict[str, Outcome] = {}
-            if status.state == "done" or status.state == "cancelled":
+            if status.state in ("done", "cancelled"):
                 outcomes = dict(await asyncio.to_thread(_read_all, api, job))
             checkpoint.batch_state(tag, "done")
             if setup.handlers:

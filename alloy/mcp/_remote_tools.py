@@ -251,7 +251,7 @@ def mcp_tools(
     names = (
         list(include) if include is not None else sorted(CONNECTIONS.run(connection.list_tools()))
     )
-    tools: list[Tool[Any]] = []
-    for remote in dict.fromkeys(names):
-        tools.append(McpTool(connection, remote, tool_name(prefix, remote), cacheable=cacheable))
-    return tools
+    return [
+        McpTool(connection, remote, tool_name(prefix, remote), cacheable=cacheable)
+        for remote in dict.fromkeys(names)
+    ]
