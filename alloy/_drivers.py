@@ -24,7 +24,7 @@ from collections.abc import (
     Sequence,
 )
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import assert_never
@@ -207,8 +207,12 @@ def _refresh(runtime: Runtime, stale: Stale) -> bool:
 
 
 def priced(result: Result[Any]) -> Result[Any]:
-    """The Result the engine returned, with its cost (``alloy.pricing.call_cost``)."""
-    return replace(result, cost=call_cost(result.usage, result.usage_by_model))
+    """The Result the engine returned, with its cost (``alloy.pricing.call_cost``).
+
+    The engine made it for this call and no one else holds it yet, so the cost is set on it
+    rather than on a copy: ``replace`` rebuilds all ten fields, a twentieth of a cache hit."""
+    object.__setattr__(result, "cost", call_cost(result.usage, result.usage_by_model))
+    return result
 
 
 def run_sync(engine: Engine, runtime: Runtime) -> Result[Any]:

@@ -125,9 +125,10 @@ class CachedModel(WrapperModel):
         #: The last request keyed, whole and streamed, with its key (or why it has none) and
         #: whether it is repeatable (see ``_key``).
         self._keyed: list[tuple[Request, str | Unkeyable, bool] | None] = [None, None]
-        #: The last entry read, its reply made as a hit, and the bytes it came from: a hit
-        #: repeated in this process neither decodes the bytes nor builds the reply again.
-        self._last: tuple[bytes, Entry] | None = None
+        #: The last entry read, with its key and the bytes it came from: a hit repeated in this
+        #: process neither decodes the bytes nor builds the reply again. Its reply, made as a
+        #: hit, is handed out as it is: one object per key, so a refused hit names its key.
+        self._last: tuple[str, bytes, Entry] | None = None
         #: Replies of misses waiting for the engine to accept them, by the id of the reply
         #: handed to it (kept alive here, so the id stays its own): the reply, key and entry.
         self._pending: OrderedDict[int, tuple[Response, str, Entry]] = OrderedDict()
@@ -207,7 +208,7 @@ class CachedModel(WrapperModel):
         if self.policy.mode == "replay":
             return False
         with self._pending_lock:
-            found = self._hits.pop(id(response), None)
+            found = self._hits.get(id(response))  # kept: calls that share a hit may each refuse it
             if found is None or found[0] is not response:
                 return False
             key = found[1]
@@ -260,12 +261,14 @@ class CachedModel(WrapperModel):
             if policy.mode == "replay":
                 raise self._missing(request, key)
             return _Lookup("miss", key)
-        hit = replace(found[1])  # its own object: a refused hit names its key (see refresh)
+        hit = found.response
         with self._pending_lock:
-            self._hits[id(hit)] = (hit, key)
-            while len(self._hits) > PENDING:
-                self._hits.popitem(last=False)
-        return _Lookup("hit", key, found[0], hit)
+            hits = self._hits
+            hits[id(hit)] = (hit, key)
+            hits.move_to_end(id(hit))  # a hit handed out again is the latest
+            while len(hits) > PENDING:
+                hits.popitem(last=False)
+        return _Lookup("hit", key, found, hit)
 
     def _key(self, request: Request, stream: bool) -> tuple[str | Unkeyable, bool]:
         """The request's key (or why it has none) and whether it is repeatable.
@@ -287,8 +290,8 @@ class CachedModel(WrapperModel):
         self._keyed[stream] = (request, key, repeatable)
         return key, repeatable
 
-    def _read(self, key: str) -> tuple[Entry, Response] | None:
-        """The entry stored under ``key`` and its reply as a hit, or None."""
+    def _read(self, key: str) -> Entry | None:
+        """The entry stored under ``key``, its reply made as a hit, or None."""
         store = self.policy.store
         if self.policy.mode != "replay" and resting(store, "reading"):
             return None  # it failed a moment ago: a miss, without waiting on it again
@@ -305,13 +308,13 @@ class CachedModel(WrapperModel):
         if raw is None:
             return None
         last = self._last
-        if last is not None and (last[0] is raw or last[0] == raw):
-            return last[1], last[1].response
+        if last is not None and last[0] == key and (last[1] is raw or last[1] == raw):
+            return last[2]
         entry = decode(raw, hit=True)
         if entry is None:
             return None
-        self._last = (raw, entry)
-        return entry, entry.response
+        self._last = (key, raw, entry)
+        return entry
 
     def _save(self, key: str, entry: Entry) -> None:
         value = encode(entry)

@@ -89,3 +89,35 @@ def test_in_replay_mode_the_error_says_the_reply_came_from_the_cache(
     with replay, pytest.raises(ParseError, match="this reply came from the response cache"):
         reading(strict=True)("Rome")
     assert len(emu.requests_for(QUEUE)) == 1
+
+
+def test_a_hit_handed_out_again_and_again_is_still_asked_fresh_when_refused(
+    emu: Emulator,
+) -> None:
+    """A command answering the same request from the cache again hands out the reply it made
+    for the last hit, not a copy: refusing it still sends the request to the provider."""
+    strict = [False]
+
+    class Reading(BaseModel):
+        city: str
+        temp_c: float
+
+        @field_validator("temp_c")
+        @classmethod
+        def plausible(cls, value: float) -> float:
+            if strict[0] and value > 50:
+                raise ValueError("no city is that hot")
+            return value
+
+    @command(output=Reading, model=MODEL, temperature=0, max_reasks=0, cache="memory")
+    def read(city: str) -> str:
+        return f"Weather in {city}?"
+
+    emu.push(
+        QUEUE, ReplyJson({"city": "Rome", "temp_c": 99}), ReplyJson({"city": "Rome", "temp_c": 30})
+    )
+    hits = [read.run("Rome") for _ in range(3)]
+    assert [hit.cached for hit in hits] == [False, True, True]
+    strict[0] = True
+    assert read("Rome").temp_c == 30
+    assert read.run("Rome").cached and len(emu.requests_for(QUEUE)) == 2
