@@ -1,20 +1,27 @@
-"""Run one provider's calls in this fresh process and print what they left behind, as JSON.
+"""Run each provider's calls in a fresh process and print what they left behind, as JSON.
 
 ``test_resources`` runs this as a subprocess so that its counts of open files, live objects
 and resident memory measure these calls alone, not what earlier tests in the session left.
-Usage: ``python resource_probe.py MODEL CALLS WARM_UP``.
+The parent imports alloy, the emulator and each provider's adapter and SDK once, and makes no
+call; each provider then runs in a child forked from it (importing the SDKs again for every
+provider was most of the test's time). Usage:
+``python resource_probe.py CALLS WARM_UP MODEL [MODEL ...]``; prints ``{model: counts}``, where
+the counts are ``{"before": ..., "after": ...}`` or ``{"error": traceback}``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import json
 import os
 import sys
+import traceback
 from typing import Any
 
 from alloy import command
+from alloy.providers import providers
 from alloy.testing import loopback_only
 from alloy.testing.emulator import Emulator
 
@@ -73,6 +80,40 @@ def probe(model: str, calls: int, warm_up: int) -> dict[str, dict[str, float]]:
         return {"before": before, "after": measure(emu)}
 
 
+def import_once(model: str) -> None:
+    """Import ``model``'s adapter and SDK in the parent, so no child pays for it."""
+    provider = providers()[model.split(":", 1)[0]]
+    importlib.import_module(provider.factory.split(":", 1)[0])
+    if provider.sdk_module:
+        importlib.import_module(provider.sdk_module)
+
+
+def in_child(model: str, calls: int, warm_up: int) -> dict[str, Any]:
+    """``probe(model, ...)`` in a process forked from this one, which has made no call."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: probe, write the counts (or what went wrong) and leave
+        os.close(read_end)
+        try:
+            counts: dict[str, Any] = probe(model, calls, warm_up)
+        except BaseException:
+            counts = {"error": traceback.format_exc()}
+        with os.fdopen(write_end, "w") as out:
+            out.write(json.dumps(counts))
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as results:
+        text = results.read()
+    _, status = os.waitpid(pid, 0)
+    return json.loads(text) if text else {"error": f"the child ended with status {status}"}
+
+
 if __name__ == "__main__":
-    model, calls, warm_up = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    print(json.dumps(probe(model, calls, warm_up)))
+    calls, warm_up, models = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    for name in models:
+        import_once(name)
+    # What the parent imported is no child's doing: its collections leave it alone (and its
+    # pages unshared), so each one walks the child's own objects, not the SDKs' hundreds of
+    # thousands.
+    gc.freeze()
+    print(json.dumps({name: in_child(name, calls, warm_up) for name in models}))
