@@ -237,25 +237,6 @@ def _error_text(row: Row[Any]) -> str | None:
     return f"{type(row.error).__name__}: {row.error}"
 
 
-class _BudgetActor:
-    """The shared allowance, in one actor: every worker's pacer asks it."""
-
-    def __init__(self) -> None:
-        self.budget = LocalBudget()
-
-    def take(self, model: str, limits: Limits, tokens: float, burst: float) -> float:
-        return self.budget.take(model, limits, tokens, burst)
-
-    def give(self, model: str, tokens: float) -> None:
-        self.budget.give(model, tokens)
-
-    def cap(self, model: str, left: Limits, since: float) -> None:
-        self.budget.cap(model, left, since)
-
-    def pause(self, model: str, seconds: float) -> None:
-        self.budget.pause(model, seconds)
-
-
 class RayBudget:
     """A budget (see :class:`alloy.rows.Budget`) kept in a Ray actor that takes no CPU.
 
@@ -270,7 +251,7 @@ class RayBudget:
         options: dict[str, Any] = {"num_cpus": 0, "max_concurrency": 1}
         if name is not None:
             options.update(name=name, get_if_exists=True)
-        actor: Any = ray.remote(_BudgetActor)
+        actor: Any = ray.remote(LocalBudget)  # one allowance, in the actor every pacer asks
         self.name = name
         self._actor = actor.options(**options).remote()
 
