@@ -133,8 +133,9 @@ class CachedModel(WrapperModel):
         #: handed to it (kept alive here, so the id stays its own): the reply, key and entry.
         self._pending: OrderedDict[int, tuple[Response, str, Entry]] = OrderedDict()
         self._pending_lock = threading.Lock()
-        #: The keys of the latest hits, by the id of the reply handed out (kept alive here),
-        #: so that a hit the engine refuses names its entry (see :meth:`refresh`).
+        #: The keys of the latest entries read, by the id of their reply handed out as a hit
+        #: (kept alive here), so that a hit the engine refuses names its entry (see
+        #: :meth:`refresh`) after another entry took its place as the last.
         self._hits: OrderedDict[int, tuple[Response, str]] = OrderedDict()
         #: Keys whose next lookups go to the provider, and how many: each refused hit's call
         #: sends its request again once.
@@ -207,11 +208,15 @@ class CachedModel(WrapperModel):
         asks no provider, nor for a hit too old to be remembered."""
         if self.policy.mode == "replay":
             return False
+        last = self._last
         with self._pending_lock:
-            found = self._hits.get(id(response))  # kept: calls that share a hit may each refuse it
-            if found is None or found[0] is not response:
-                return False
-            key = found[1]
+            if last is not None and last[2].response is response:
+                key = last[0]
+            else:  # kept, not taken: calls that share a hit may each refuse it
+                found = self._hits.get(id(response))
+                if found is None or found[0] is not response:
+                    return False
+                key = found[1]
             self._stale[key] = self._stale.get(key, 0) + 1
         logger.debug("alloy cache: a reply from %s failed validation: asking again", self)
         return True
@@ -261,14 +266,7 @@ class CachedModel(WrapperModel):
             if policy.mode == "replay":
                 raise self._missing(request, key)
             return _Lookup("miss", key)
-        hit = found.response
-        with self._pending_lock:
-            hits = self._hits
-            hits[id(hit)] = (hit, key)
-            hits.move_to_end(id(hit))  # a hit handed out again is the latest
-            while len(hits) > PENDING:
-                hits.popitem(last=False)
-        return _Lookup("hit", key, found, hit)
+        return _Lookup("hit", key, found, found.response)
 
     def _key(self, request: Request, stream: bool) -> tuple[str | Unkeyable, bool]:
         """The request's key (or why it has none) and whether it is repeatable.
@@ -314,6 +312,11 @@ class CachedModel(WrapperModel):
         if entry is None:
             return None
         self._last = (key, raw, entry)
+        with self._pending_lock:  # what a refused hit that is no longer the last names
+            hits = self._hits
+            hits[id(entry.response)] = (entry.response, key)
+            while len(hits) > PENDING:
+                hits.popitem(last=False)
         return entry
 
     def _save(self, key: str, entry: Entry) -> None:
