@@ -57,9 +57,10 @@ chromium:
 	    $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; }
 
 ## pytest in four workers (pytest-xdist: the suite waits on sockets and subprocesses as much as
-## it computes, so four keep two cores busy).
+## it computes, so four keep two cores busy), handed whole files in the order tests/conftest.py
+## puts them (order_files: the most tests first, Ray's file midway).
 PYTEST_WORKERS ?= 4
-PYTEST := -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST := -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 unit: $(STAMP_DEV) redis-server chromium
 	$(BIN)/python $(PYTEST)
 

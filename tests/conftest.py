@@ -167,62 +167,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: Files xdist hands out once the files holding half the suite's tests are out, instead of in
-#: its own order (the files with the most tests first, under ``--dist loadfile``).
-#: tests/scale/test_ray.py has four tests and a minute of Ray processes: in xdist's order it
-#: came last and ran alone while three workers waited; first, it started beside the heaviest
-#: files, and on a busy machine one of its tests hit its timeout.
+#: Files handed out once the files holding half the suite's tests are out. The Makefile runs
+#: xdist with ``--dist loadfile --no-loadscope-reorder``, so it hands files out in the order
+#: :func:`order_files` gives: its own order (the files with the most tests first), but for
+#: these. tests/scale/test_ray.py has four tests and a minute of Ray processes: in xdist's
+#: order it came last and ran alone while three workers waited; first, it started beside the
+#: heaviest files, and on a busy machine one of its tests hit its timeout.
 MIDWAY_FILES = ("tests/scale/test_ray.py",)
 
 
-def hand_out_midway(queue: dict[str, dict[str, bool]]) -> None:
-    """Move :data:`MIDWAY_FILES` in xdist's queue of files (file -> its tests) to where half of
-    the queued tests come before them; the rest keep their order."""
-    moved = {path: queue.pop(path) for path in MIDWAY_FILES if path in queue}
-    if not moved:
-        return
-    order = list(queue.items())
-    half = sum(len(tests) for _, tests in order) / 2
-    queue.clear()
-    before = 0
-    for path, tests in order:
-        if moved and before >= half:
-            queue.update(moved)
-            moved = {}
-        queue[path] = tests
-        before += len(tests)
-    queue.update(moved)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` as xdist does it, but for :data:`MIDWAY_FILES`."""
-    if config.getoption("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class MidwayScheduling(LoadFileScheduling):
-        handed_out = False
-
-        def _assign_work_unit(self, node: Any) -> None:
-            if not self.handed_out:  # the queue is complete before the first file goes out
-                self.handed_out = True
-                hand_out_midway(self.workqueue)
-            super()._assign_work_unit(node)
-
-    return MidwayScheduling(config, log)
+def order_files(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` file by file, the files with the most tests first (ties in collection order),
+    and :data:`MIDWAY_FILES` where half of the tests come before them."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.partition("::")[0], []).append(item)
+    midway = [tests for path, tests in files.items() if path in MIDWAY_FILES]
+    order = sorted(
+        (tests for path, tests in files.items() if path not in MIDWAY_FILES),
+        key=len,
+        reverse=True,
+    )
+    ordered: list[pytest.Item] = []
+    for tests in order:
+        if midway and len(ordered) >= len(items) / 2:
+            ordered += [item for each in midway for item in each]
+            midway = []
+        ordered += tests
+    return ordered + [item for each in midway for item in each]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Cells marked ``cross`` (a matrix run again on a provider sharing another's adapter, or a
     large count) run only under ``make fuzz`` (``--fuzz-scale`` above 1): the suite keeps the
-    one cell per adapter, or the small honest count, that proves the same claim."""
-    if int(config.getoption("--fuzz-scale")) > 1:
-        return
-    crossed = [item for item in items if item.get_closest_marker("cross")]
-    if crossed:
-        config.hook.pytest_deselected(items=crossed)
-        items[:] = [item for item in items if not item.get_closest_marker("cross")]
+    one cell per adapter, or the small honest count, that proves the same claim. Then the files
+    are put in the order xdist hands them out (:func:`order_files`)."""
+    if int(config.getoption("--fuzz-scale")) <= 1:
+        crossed = [item for item in items if item.get_closest_marker("cross")]
+        if crossed:
+            config.hook.pytest_deselected(items=crossed)
+            items[:] = [item for item in items if not item.get_closest_marker("cross")]
+    items[:] = order_files(items)
 
 
 @pytest.fixture
