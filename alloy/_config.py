@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -425,69 +423,10 @@ def _read_watched() -> Mapping[str, str]:
     return MappingProxyType({name: value for name, value in values if value is not None})
 
 
-#: The watched variables that are set, kept by :func:`_on_audit` while ``os.environ`` is the
-#: object :func:`_watch_environment` read them from (None: not kept, read ``os.environ``).
-_env_now: Mapping[str, str] = _EMPTY
-_kept_environ: object = None
-_env_lock = threading.Lock()
-
-
-def _on_audit(event: str, args: tuple[Any, ...]) -> None:
-    """Keep ``_env_now`` from the audit events the standard library raises for every change to
-    the environment (``os.environ[...] =``, ``del``, ``update``, ``pop``, ``clear``,
-    ``os.putenv``, ``os.unsetenv``, pytest's ``monkeypatch.setenv``), before the change.
-
-    Every call checks the watched variables, and a pass over ``os.environ`` decodes every name
-    set: a third of a response-cache hit, more the more variables the machine sets (see the
-    benchmark report). This keeps the check O(1) and exact. It looks at those two events only
-    and must never raise (that would fail the caller's ``putenv``): what it cannot read makes
-    every later call read ``os.environ`` again.
-    """
-    if event != "os.putenv" and event != "os.unsetenv":
-        return
-    global _env_now, _kept_environ
-    try:
-        name = _env_text(args[0])
-        if os.name == "nt":
-            name = name.upper()  # Windows names ignore case; os.environ keeps them upper
-        if name not in _WATCHED:
-            return
-        with _env_lock:
-            now = dict(_env_now)
-            if event == "os.putenv":
-                now[name] = _env_text(args[1])
-            else:
-                now.pop(name, None)
-            _env_now = MappingProxyType(now)
-    except Exception:
-        _kept_environ = None
-
-
-def _env_text(value: Any) -> str:
-    """A name or value as ``os.environ`` shows it: bytes (POSIX) decoded as it decodes them."""
-    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
-
-
-def _watch_environment() -> None:
-    """Read the watched variables once, then keep them from the audit events."""
-    global _env_now, _kept_environ
-    try:
-        sys.addaudithook(_on_audit)
-    except Exception:  # another audit hook refused new hooks: read os.environ on every call
-        return
-    with _env_lock:
-        _env_now = _read_watched()
-        _kept_environ = os.environ
-
-
-_watch_environment()
-
-
 def _env_snapshot() -> Mapping[str, str]:
     """The variables alloy reads that are set, with their values. Read on every call: a command
-    keeps its plan only while they (and the other layers) stay the same. Code that puts another
-    object in place of ``os.environ`` has that object read."""
-    return _env_now if os.environ is _kept_environ else _read_watched()
+    keeps its plan only while they (and the other layers) stay the same."""
+    return _read_watched()
 
 
 def _env_layer() -> dict[str, Any]:

@@ -358,43 +358,6 @@ def test_the_environment_layer_holds_until_a_variable_changes(
     assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "77"
 
 
-def test_reading_the_environment_layer_does_not_walk_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every call reads the layers: it must not cost a pass over every variable set, and a
-    change still shows at the next read."""
-    import os
-
-    from alloy._config import layers_key
-
-    walks = 0
-    environ_type = type(os.environ)
-    walk = environ_type.__iter__
-
-    def counted(self: Any) -> Any:
-        nonlocal walks
-        walks += 1
-        return walk(self)
-
-    layers_key()
-    monkeypatch.setattr(environ_type, "__iter__", counted)
-    layers_key()
-    monkeypatch.setenv("ALLOY_MAX_TOKENS", "78")
-    assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "78"
-    monkeypatch.delenv("ALLOY_MAX_TOKENS")
-    assert "ALLOY_MAX_TOKENS" not in layers_key()[0]
-    assert walks == 0
-
-
-def test_an_object_put_in_place_of_os_environ_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    from alloy._config import layers_key
-
-    monkeypatch.setattr(os, "environ", {**os.environ, "ALLOY_MAX_TOKENS": "79"})
-    assert layers_key()[0]["ALLOY_MAX_TOKENS"] == "79"
-
-
 def test_a_variable_set_in_another_thread_reaches_the_next_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
