@@ -5,6 +5,7 @@ was never asked."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ from ..hardening.conftest import PROVIDERS
 MODEL, QUEUE, _ = PROVIDERS["anthropic"]
 
 
-def reading(strict: bool, **options: Any) -> Any:
-    """A command whose output type refuses more than 50 degrees when ``strict``: the same
-    schema, so the same cache key, either way."""
+def reading(strict: bool | Callable[[], bool], **options: Any) -> Any:
+    """A command whose output type refuses more than 50 degrees when ``strict`` (or, given a
+    function, whenever it says so): the same schema, so the same cache key, either way."""
 
     class Reading(BaseModel):
         city: str
@@ -31,7 +32,7 @@ def reading(strict: bool, **options: Any) -> Any:
         @field_validator("temp_c")
         @classmethod
         def plausible(cls, value: float) -> float:
-            if strict and value > 50:
+            if (strict() if callable(strict) else strict) and value > 50:
                 raise ValueError("no city is that hot")
             return value
 
@@ -97,22 +98,7 @@ def test_a_hit_handed_out_again_and_again_is_still_asked_fresh_when_refused(
     """A command answering the same request from the cache again hands out the reply it made
     for the last hit, not a copy: refusing it still sends the request to the provider."""
     strict = [False]
-
-    class Reading(BaseModel):
-        city: str
-        temp_c: float
-
-        @field_validator("temp_c")
-        @classmethod
-        def plausible(cls, value: float) -> float:
-            if strict[0] and value > 50:
-                raise ValueError("no city is that hot")
-            return value
-
-    @command(output=Reading, model=MODEL, temperature=0, max_reasks=0, cache="memory")
-    def read(city: str) -> str:
-        return f"Weather in {city}?"
-
+    read = reading(lambda: strict[0], cache="memory")
     emu.push(
         QUEUE, ReplyJson({"city": "Rome", "temp_c": 99}), ReplyJson({"city": "Rome", "temp_c": 30})
     )
